@@ -1,0 +1,56 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Layers (each only depends on the ones above it):
+//   SegnoDSP       pure math, no I/O, no dependencies (filters, pitch, peaks)
+//   SegnoWaveform  audiowaveform-compatible peak data, formats and pictures (pure)
+//   SegnoS3        SigV4 signing and an S3 client over URLSession (swift-crypto)
+//   SegnoCore      audio I/O (libsndfile, libsamplerate, libebur128), stages, specs, state, runner
+//   segno          the thin command line (swift-argument-parser)
+let package = Package(
+    name: "segno",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "segno", targets: ["segno"]),
+        .library(name: "SegnoCore", targets: ["SegnoCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto", exact: "4.5.2"),
+        .package(url: "https://github.com/jpsim/Yams", exact: "6.2.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+    ],
+    targets: [
+        .systemLibrary(name: "CSndFile", pkgConfig: "sndfile",
+                       providers: [.apt(["libsndfile1-dev"])]),
+        .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate",
+                       providers: [.apt(["libsamplerate0-dev"])]),
+        .systemLibrary(name: "CEbur128", pkgConfig: "libebur128",
+                       providers: [.apt(["libebur128-dev"])]),
+        .target(name: "SegnoDSP",
+                swiftSettings: [.unsafeFlags(["-Ounchecked"], .when(configuration: .release))]),
+        .target(name: "SegnoWaveform", dependencies: ["SegnoDSP"]),
+        .target(name: "SegnoS3", dependencies: [
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .target(name: "SegnoCore", dependencies: [
+            "SegnoDSP", "SegnoWaveform", "SegnoS3", "CSndFile", "CSampleRate", "CEbur128",
+            .product(name: "Yams", package: "Yams"),
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        .executableTarget(name: "segno", dependencies: [
+            "SegnoCore",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .testTarget(name: "SegnoDSPTests", dependencies: ["SegnoDSP"]),
+        .testTarget(name: "SegnoWaveformTests", dependencies: ["SegnoWaveform"]),
+        .testTarget(name: "SegnoS3Tests", dependencies: ["SegnoS3"]),
+        .testTarget(name: "SegnoCoreTests", dependencies: ["SegnoCore"]),
+        .testTarget(name: "SegnoCLITests", dependencies: ["SegnoCore"]),
+    ]
+)

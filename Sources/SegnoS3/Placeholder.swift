@@ -1,0 +1,1 @@
+public enum SegnoS3Version { public static let value = 1 }

@@ -1,0 +1,1 @@
+public enum SegnoWaveformVersion { public static let value = 1 }
