@@ -1,0 +1,278 @@
+import Foundation
+
+/// A real-input FFT of a fixed power-of-two size `n`, for the pitch shifter's phase vocoder.
+///
+/// The transform is a complex FFT of `n/2` points on the even/odd-packed input (Stockham
+/// autosort, radix 4 with one radix-2 stage when `log2(n/2)` is odd, split real/imaginary
+/// arrays), followed by the usual split into the `n/2 + 1` bins of the real spectrum.
+/// Twiddles are computed once, in Double, when the value is made; `forward` and `inverse`
+/// allocate nothing and never mutate the value, so one `RealFFT` can be shared freely.
+///
+/// Conventions: `forward` computes `X[k] = Σ x[t]·e^(−2πikt/n)` for `k = 0…n/2`;
+/// `inverse` computes `x[t] = Σ X[k]·e^(+2πikt/n)` over all `n` bins (the upper half taken
+/// as the conjugate mirror), unnormalised, so `inverse(forward(x)) == n·x`.
+public struct RealFFT: Sendable {
+    /// Real points per transform.
+    public let size: Int
+    /// Complex points of the inner transform (`size / 2`).
+    private let half: Int
+    /// Per-stage twiddles of the inner complex FFT, then the real split twiddles.
+    private let twiddles: [Float]
+    /// Offset in `twiddles` of the real split twiddles (`cos`, then `−sin` of `2πk/size`).
+    private let splitOffset: Int
+
+    /// Floats of scratch space `forward` and `inverse` need (`2 · size`).
+    public var scratchCount: Int { 2 * size }
+
+    /// Makes the transform for `size` real points; `size` must be a power of two, at least 4.
+    public init(size: Int) {
+        precondition(size >= 4 && size & (size - 1) == 0, "RealFFT size must be a power of two ≥ 4")
+        self.size = size
+        let m = size / 2
+        self.half = m
+        var table: [Float] = []
+        // Radix-4 stages: n = m, m/4, … while n ≥ 4; for each, w^p, w^2p, w^3p (re, im) for p < n/4.
+        var n = m
+        while n >= 4 {
+            let q = n / 4
+            for r in 1...3 {
+                for p in 0..<q {
+                    let a = -2.0 * Double.pi * Double(r * p) / Double(n)
+                    table.append(Float(cos(a)))
+                }
+                for p in 0..<q {
+                    let a = -2.0 * Double.pi * Double(r * p) / Double(n)
+                    table.append(Float(sin(a)))
+                }
+            }
+            n = q
+        }
+        // A final radix-2 stage (n == 2) needs no twiddles (w = 1).
+        self.splitOffset = table.count
+        for k in 0...m {
+            table.append(Float(cos(2.0 * Double.pi * Double(k) / Double(size))))
+        }
+        for k in 0...m {
+            table.append(Float(-sin(2.0 * Double.pi * Double(k) / Double(size))))
+        }
+        self.twiddles = table
+    }
+
+    /// Transforms `size` real samples at `input` into `size/2 + 1` bins written to `real`
+    /// and `imag` (each `size/2 + 1` long). `scratch` holds `scratchCount` floats; none of
+    /// the buffers may overlap.
+    public func forward(
+        _ input: UnsafePointer<Float>, real: UnsafeMutablePointer<Float>,
+        imag: UnsafeMutablePointer<Float>, scratch: UnsafeMutablePointer<Float>
+    ) {
+        let m = half
+        let ar = scratch, ai = scratch + m, br = scratch + 2 * m, bi = scratch + 3 * m
+        for t in 0..<m {
+            ar[t] = input[2 * t]
+            ai[t] = input[2 * t + 1]
+        }
+        twiddles.withUnsafeBufferPointer { tw in
+            let inB = complexFFT(ar, ai, br, bi, tw.baseAddress!)
+            let zr: UnsafeMutablePointer<Float> = inB ? br : ar
+            let zi: UnsafeMutablePointer<Float> = inB ? bi : ai
+            let wr = tw.baseAddress! + splitOffset
+            let wi = wr + (m + 1)
+            real[0] = zr[0] + zi[0]
+            imag[0] = 0
+            real[m] = zr[0] - zi[0]
+            imag[m] = 0
+            var k = 1
+            while k < m {
+                let a = zr[k], b = zi[k], c = zr[m - k], d = zi[m - k]
+                let er = 0.5 * (a + c), ei = 0.5 * (b - d)
+                let orr = 0.5 * (b + d), oi = -0.5 * (a - c)
+                let cr = wr[k], ci = wi[k]
+                real[k] = er + cr * orr - ci * oi
+                imag[k] = ei + cr * oi + ci * orr
+                k += 1
+            }
+        }
+    }
+
+    /// Transforms `size/2 + 1` bins (`real`, `imag`; the imaginary parts of bins 0 and
+    /// `size/2` are ignored) back into `size` real samples at `output`, scaled by `size`.
+    /// `scratch` holds `scratchCount` floats; none of the buffers may overlap.
+    public func inverse(
+        real: UnsafePointer<Float>, imag: UnsafePointer<Float>,
+        output: UnsafeMutablePointer<Float>, scratch: UnsafeMutablePointer<Float>
+    ) {
+        let m = half
+        let ar = scratch, ai = scratch + m, br = scratch + 2 * m, bi = scratch + 3 * m
+        twiddles.withUnsafeBufferPointer { tw in
+            let wr = tw.baseAddress! + splitOffset
+            let wi = wr + (m + 1)
+            // Z[k] = E + i·O with E = X[k] + conj(X[m−k]), O = (X[k] − conj(X[m−k]))·w^(−k).
+            // The inverse complex FFT is the forward one with real and imaginary swapped.
+            for k in 0..<m {
+                let a = real[k], b = k == 0 ? 0 : imag[k]
+                let c = real[m - k], d = k == 0 ? 0 : imag[m - k]
+                let er = a + c, ei = b - d
+                let dr = a - c, di = b + d
+                let cr = wr[k], ci = wi[k]
+                let orr = dr * cr + di * ci
+                let oi = di * cr - dr * ci
+                ar[k] = ei + orr  // imaginary part of Z, stored as "real" for the swap trick
+                ai[k] = er - oi  // real part of Z
+            }
+            let inB = complexFFT(ar, ai, br, bi, tw.baseAddress!)
+            let zi: UnsafeMutablePointer<Float> = inB ? br : ar
+            let zr: UnsafeMutablePointer<Float> = inB ? bi : ai
+            for t in 0..<m {
+                output[2 * t] = zr[t]
+                output[2 * t + 1] = zi[t]
+            }
+        }
+    }
+
+    /// Forward complex FFT of `half` points from (xr, xi), ping-ponging with (yr, yi).
+    /// Returns true when the result ended in (yr, yi).
+    @inline(__always)
+    private func complexFFT(
+        _ xr: UnsafeMutablePointer<Float>, _ xi: UnsafeMutablePointer<Float>,
+        _ yr: UnsafeMutablePointer<Float>, _ yi: UnsafeMutablePointer<Float>,
+        _ tw: UnsafePointer<Float>
+    ) -> Bool {
+        var sr = xr, si = xi, dr = yr, di = yi
+        var n = half, s = 1
+        var t = tw
+        var inY = false
+        while n >= 4 {
+            let q = n / 4
+            if s == 1 {
+                Self.radix4First(sr, si, dr, di, q, t)
+            } else {
+                Self.radix4(sr, si, dr, di, q, s, t)
+            }
+            t += 6 * q
+            n = q
+            s *= 4
+            swap(&sr, &dr)
+            swap(&si, &di)
+            inY.toggle()
+        }
+        if n == 2 {
+            Self.radix2Last(sr, si, dr, di, s)
+            inY.toggle()
+        }
+        return inY
+    }
+
+    /// First radix-4 stage (stride 1): one butterfly per p, twiddles vary with p.
+    @inline(__always)
+    private static func radix4First(
+        _ xr: UnsafeMutablePointer<Float>, _ xi: UnsafeMutablePointer<Float>,
+        _ yr: UnsafeMutablePointer<Float>, _ yi: UnsafeMutablePointer<Float>,
+        _ q: Int, _ tw: UnsafePointer<Float>
+    ) {
+        let w1r = tw, w1i = tw + q, w2r = tw + 2 * q, w2i = tw + 3 * q, w3r = tw + 4 * q, w3i = tw + 5 * q
+        for p in 0..<q {
+            let ar = xr[p], ai = xi[p]
+            let br = xr[p + q], bi = xi[p + q]
+            let cr = xr[p + 2 * q], ci = xi[p + 2 * q]
+            let dr = xr[p + 3 * q], di = xi[p + 3 * q]
+            let apcR = ar + cr, apcI = ai + ci
+            let amcR = ar - cr, amcI = ai - ci
+            let bpdR = br + dr, bpdI = bi + di
+            // −i·(b − d)
+            let jR = bi - di, jI = dr - br
+            let o = 4 * p
+            yr[o] = apcR + bpdR
+            yi[o] = apcI + bpdI
+            let x1r = amcR + jR, x1i = amcI + jI
+            let x2r = apcR - bpdR, x2i = apcI - bpdI
+            let x3r = amcR - jR, x3i = amcI - jI
+            yr[o + 1] = x1r * w1r[p] - x1i * w1i[p]
+            yi[o + 1] = x1r * w1i[p] + x1i * w1r[p]
+            yr[o + 2] = x2r * w2r[p] - x2i * w2i[p]
+            yi[o + 2] = x2r * w2i[p] + x2i * w2r[p]
+            yr[o + 3] = x3r * w3r[p] - x3i * w3i[p]
+            yi[o + 3] = x3r * w3i[p] + x3i * w3r[p]
+        }
+    }
+
+    /// A radix-4 stage with stride `s` (a multiple of 4): the inner loop runs over 4 lanes.
+    @inline(__always)
+    private static func radix4(
+        _ xr: UnsafeMutablePointer<Float>, _ xi: UnsafeMutablePointer<Float>,
+        _ yr: UnsafeMutablePointer<Float>, _ yi: UnsafeMutablePointer<Float>,
+        _ q: Int, _ s: Int, _ tw: UnsafePointer<Float>
+    ) {
+        typealias V = SIMD4<Float>
+        let w1r = tw, w1i = tw + q, w2r = tw + 2 * q, w2i = tw + 3 * q, w3r = tw + 4 * q, w3i = tw + 5 * q
+        let m = s * q
+        for p in 0..<q {
+            let c1r = V(repeating: w1r[p]), c1i = V(repeating: w1i[p])
+            let c2r = V(repeating: w2r[p]), c2i = V(repeating: w2i[p])
+            let c3r = V(repeating: w3r[p]), c3i = V(repeating: w3i[p])
+            let inBase = s * p
+            let outBase = 4 * s * p
+            var j = 0
+            while j < s {
+                let i0 = inBase + j
+                let ar = load(xr + i0), ai = load(xi + i0)
+                let br = load(xr + i0 + m), bi = load(xi + i0 + m)
+                let cr = load(xr + i0 + 2 * m), ci = load(xi + i0 + 2 * m)
+                let dr = load(xr + i0 + 3 * m), di = load(xi + i0 + 3 * m)
+                let apcR = ar + cr, apcI = ai + ci
+                let amcR = ar - cr, amcI = ai - ci
+                let bpdR = br + dr, bpdI = bi + di
+                let jR = bi - di, jI = dr - br
+                let o = outBase + j
+                store(apcR + bpdR, yr + o)
+                store(apcI + bpdI, yi + o)
+                let x1r = amcR + jR, x1i = amcI + jI
+                let x2r = apcR - bpdR, x2i = apcI - bpdI
+                let x3r = amcR - jR, x3i = amcI - jI
+                store(x1r * c1r - x1i * c1i, yr + o + s)
+                store(x1r * c1i + x1i * c1r, yi + o + s)
+                store(x2r * c2r - x2i * c2i, yr + o + 2 * s)
+                store(x2r * c2i + x2i * c2r, yi + o + 2 * s)
+                store(x3r * c3r - x3i * c3i, yr + o + 3 * s)
+                store(x3r * c3i + x3i * c3r, yi + o + 3 * s)
+                j += 4
+            }
+        }
+    }
+
+    /// The last stage when `log2(half)` is odd: radix 2 with n = 2 (no twiddles), stride `s`.
+    @inline(__always)
+    private static func radix2Last(
+        _ xr: UnsafeMutablePointer<Float>, _ xi: UnsafeMutablePointer<Float>,
+        _ yr: UnsafeMutablePointer<Float>, _ yi: UnsafeMutablePointer<Float>, _ s: Int
+    ) {
+        if s < 4 {
+            for j in 0..<s {
+                let ar = xr[j], ai = xi[j], br = xr[j + s], bi = xi[j + s]
+                yr[j] = ar + br
+                yi[j] = ai + bi
+                yr[j + s] = ar - br
+                yi[j + s] = ai - bi
+            }
+            return
+        }
+        var j = 0
+        while j < s {
+            let ar = load(xr + j), ai = load(xi + j), br = load(xr + j + s), bi = load(xi + j + s)
+            store(ar + br, yr + j)
+            store(ai + bi, yi + j)
+            store(ar - br, yr + j + s)
+            store(ai - bi, yi + j + s)
+            j += 4
+        }
+    }
+
+    @inline(__always)
+    private static func load(_ p: UnsafeMutablePointer<Float>) -> SIMD4<Float> {
+        UnsafeRawPointer(p).loadUnaligned(as: SIMD4<Float>.self)
+    }
+
+    @inline(__always)
+    private static func store(_ v: SIMD4<Float>, _ p: UnsafeMutablePointer<Float>) {
+        UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD4<Float>.self)
+    }
+}
