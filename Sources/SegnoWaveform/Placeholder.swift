@@ -1,1 +1,0 @@
-public enum SegnoWaveformVersion { public static let value = 1 }

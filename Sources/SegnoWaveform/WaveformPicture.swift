@@ -1,0 +1,198 @@
+/// A colour with 8-bit red, green, blue and alpha (255 = opaque).
+public struct RGBAColor: Sendable, Hashable, CustomStringConvertible {
+    public var red: UInt8
+    public var green: UInt8
+    public var blue: UInt8
+    public var alpha: UInt8
+
+    public init(red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8 = 255) {
+        self.red = red
+        self.green = green
+        self.blue = blue
+        self.alpha = alpha
+    }
+
+    /// Parses `#rrggbb` or `#rrggbbaa` (the `#` is optional, letters in either case).
+    public init(hex text: String) throws(WaveformError) {
+        var digits = Substring(text)
+        if digits.hasPrefix("#") { digits = digits.dropFirst() }
+        guard digits.count == 6 || digits.count == 8,
+              digits.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x66) }),
+              let v = UInt32(digits, radix: 16)
+        else { throw .invalidColor(text) }
+        let rgba = digits.count == 6 ? v << 8 | 0xFF : v
+        self.init(red: UInt8(rgba >> 24), green: UInt8(rgba >> 16 & 0xFF), blue: UInt8(rgba >> 8 & 0xFF),
+                  alpha: UInt8(rgba & 0xFF))
+    }
+
+    /// `#rrggbb`, or `#rrggbbaa` when not opaque.
+    public var description: String {
+        func hex2(_ b: UInt8) -> String { (b < 16 ? "0" : "") + String(b, radix: 16) }
+        return "#" + hex2(red) + hex2(green) + hex2(blue) + (alpha == 255 ? "" : hex2(alpha))
+    }
+
+    /// `#rrggbb` without alpha (for SVG `fill`, whose opacity goes in its own attribute).
+    var rgbHex: String { RGBAColor(red: red, green: green, blue: blue).description }
+
+    public static let white = RGBAColor(red: 255, green: 255, blue: 255)
+    public static let transparent = RGBAColor(red: 0, green: 0, blue: 0, alpha: 0)
+}
+
+/// How a waveform is drawn: size in pixels, colours and vertical scale. Draws PNG (`png(_:)`)
+/// and SVG (`svg(_:)`) pictures of the same shape.
+///
+/// The picture spans the whole data: column x (of `width`) shows the points
+/// [⌊x·L/W⌋, ⌊(x+1)·L/W⌋) (the point ⌊x·L/W⌋ when there are fewer points than columns) as one
+/// vertical bar from the largest max to the smallest min. Split channels get one lane each,
+/// stacked top to bottom. Silence draws a one-pixel line in the middle of the lane.
+public struct WaveformPicture: Sendable, Hashable {
+    /// Picture width in pixels.
+    public let width: Int
+    /// Picture height in pixels.
+    public let height: Int
+    /// Background; `RGBAColor.transparent` for none.
+    public let background: RGBAColor
+    /// Colour of the waveform bars.
+    public let waveform: RGBAColor
+    /// Colour of a one-pixel line along the middle of each lane, drawn under the waveform; nil for none.
+    public let axis: RGBAColor?
+    /// Vertical gain: 1 puts full scale at the lane's edges; 2 doubles bar heights (clipped).
+    public let amplitudeScale: Double
+
+    public static let defaultWaveform = RGBAColor(red: 0x33, green: 0x6E, blue: 0xC4)
+
+    /// Checks the sizes (width 1…16384, height 1…4096 pixels) and the scale (finite, > 0).
+    public init(width: Int = 1000, height: Int = 200, background: RGBAColor = .white,
+                waveform: RGBAColor = WaveformPicture.defaultWaveform, axis: RGBAColor? = nil,
+                amplitudeScale: Double = 1) throws(WaveformError) {
+        guard (1...16384).contains(width) else { throw .invalidSize("width", width) }
+        guard (1...4096).contains(height) else { throw .invalidSize("height", height) }
+        guard amplitudeScale.isFinite, amplitudeScale > 0 else { throw .invalidSize("amplitude scale", 0) }
+        self.width = width
+        self.height = height
+        self.background = background
+        self.waveform = waveform
+        self.axis = axis
+        self.amplitudeScale = amplitudeScale
+    }
+
+    /// One lane of the picture: rows `top..<top+height`.
+    struct Lane { let top: Int; let height: Int }
+
+    /// The lanes for `channels` channels; the last lane takes the rows left over.
+    func lanes(channels: Int) -> [Lane] {
+        let n = Swift.max(1, Swift.min(channels, height))
+        return (0..<n).map { k in
+            let top = k * height / n
+            return Lane(top: top, height: (k + 1) * height / n - top)
+        }
+    }
+
+    /// For each lane and column, the bar's first and last row (inclusive, picture coordinates),
+    /// or nil when the data has no points. Rows grow downward; the max is the upper end.
+    func bars(_ data: WaveformData) -> [[(top: Int, bottom: Int)]]? {
+        let length = data.length
+        guard length > 0 else { return nil }
+        let fullScale = data.bits == 8 ? 128.0 : 32768.0
+        let channelLanes = lanes(channels: data.channels)
+        return channelLanes.enumerated().map { c, lane in
+            func row(_ v: Int16) -> Int {
+                let a = Double(v) / fullScale * amplitudeScale  // +1 top … −1 bottom
+                let r = ((1 - a) * Double(lane.height - 1) / 2).rounded()
+                return lane.top + Int(Swift.min(Swift.max(r, 0), Double(lane.height - 1)))
+            }
+            return (0..<width).map { x in
+                let first = x * length / width
+                let end = Swift.max(first + 1, (x + 1) * length / width)
+                var lo = Int16.max, hi = Int16.min
+                for i in first..<end {
+                    lo = Swift.min(lo, data.min(channel: c, at: i))
+                    hi = Swift.max(hi, data.max(channel: c, at: i))
+                }
+                return (row(hi), row(lo))
+            }
+        }
+    }
+
+    /// The middle row of each lane (where the axis goes and where silence is drawn).
+    func axisRows(channels: Int) -> [Int] {
+        lanes(channels: channels).map { $0.top + ($0.height - 1) / 2 }
+    }
+
+    /// RGBA pixels, row after row, 4 bytes each.
+    func pixels(_ data: WaveformData) -> [UInt8] {
+        let bg = [background.red, background.green, background.blue, background.alpha]
+        var out = [UInt8](repeating: 0, count: width * height * 4)
+        for k in stride(from: 0, to: out.count, by: 4) {
+            out[k] = bg[0]; out[k + 1] = bg[1]; out[k + 2] = bg[2]; out[k + 3] = bg[3]
+        }
+        func put(_ x: Int, _ y: Int, _ c: RGBAColor) {
+            let k = (y * width + x) * 4
+            out[k] = c.red; out[k + 1] = c.green; out[k + 2] = c.blue; out[k + 3] = c.alpha
+        }
+        if let axis {
+            for y in axisRows(channels: data.channels) {
+                for x in 0..<width { put(x, y, axis) }
+            }
+        }
+        if let bars = bars(data) {
+            for lane in bars {
+                for (x, bar) in lane.enumerated() {
+                    for y in bar.top...bar.bottom { put(x, y, waveform) }
+                }
+            }
+        }
+        return out
+    }
+
+    /// A PNG picture of `data` (8-bit RGBA, zlib-compressed).
+    public func png(_ data: WaveformData) -> [UInt8] {
+        PNGEncoder.encodeRGBA(pixels(data), width: width, height: height)
+    }
+
+    /// An SVG picture of `data`: a background rectangle and, per lane, one filled outline that
+    /// covers the same pixels as the PNG's bars.
+    public func svg(_ data: WaveformData) -> String {
+        var s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(width)\" height=\"\(height)\""
+        s += " viewBox=\"0 0 \(width) \(height)\">\n"
+        if background.alpha > 0 {
+            s += "<rect width=\"\(width)\" height=\"\(height)\"\(Self.fill(background))/>\n"
+        }
+        if let axis, axis.alpha > 0 {
+            for y in axisRows(channels: data.channels) {
+                s += "<rect y=\"\(y)\" width=\"\(width)\" height=\"1\"\(Self.fill(axis))/>\n"
+            }
+        }
+        if let bars = bars(data), waveform.alpha > 0 {
+            for lane in bars {
+                s += "<path\(Self.fill(waveform)) d=\"\(Self.outline(lane))\"/>\n"
+            }
+        }
+        s += "</svg>\n"
+        return s
+    }
+
+    private static func fill(_ c: RGBAColor) -> String {
+        var s = " fill=\"\(c.rgbHex)\""
+        if c.alpha < 255 {
+            let opacity = (Double(c.alpha) / 255 * 1000).rounded() / 1000
+            s += " fill-opacity=\"\(opacity)\""
+        }
+        return s
+    }
+
+    /// The outline of a row of bars: along the tops left to right, back along the bottoms.
+    /// Bar x covers [x, x+1) × [top, bottom+1). Only corners are written.
+    private static func outline(_ bars: [(top: Int, bottom: Int)]) -> String {
+        let n = bars.count
+        var d = "M0 \(bars[0].top)"
+        for x in 1..<Swift.max(1, n) where bars[x].top != bars[x - 1].top {
+            d += "H\(x)V\(bars[x].top)"
+        }
+        d += "H\(n)V\(bars[n - 1].bottom + 1)"
+        for x in stride(from: n - 2, through: 0, by: -1) where bars[x].bottom != bars[x + 1].bottom {
+            d += "H\(x + 1)V\(bars[x].bottom + 1)"
+        }
+        return d + "H0Z"
+    }
+}
