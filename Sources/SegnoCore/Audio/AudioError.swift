@@ -1,0 +1,77 @@
+/// Why a recording could not be read or written. Every message names the file and the cause,
+/// so a user reading one line of a cron mail knows what to fix.
+public enum AudioError: Error, Sendable, CustomStringConvertible, Equatable {
+    /// The path does not exist.
+    case missing(path: String)
+    /// The path is a directory, a socket or another non-file.
+    case notAFile(path: String)
+    /// The file exists but could not be opened for reading (permissions).
+    case unreadable(path: String, reason: String)
+    /// The file is empty (0 bytes).
+    case empty(path: String)
+    /// The content is not audio segno can decode; `looksLike` names what it is when known.
+    case unrecognised(path: String, looksLike: String?, detail: String)
+    /// The header promises more audio than the file holds, or the decoder ran out early.
+    case truncated(path: String, detail: String)
+    /// The decoder failed in the middle of the stream.
+    case decodeFailed(path: String, detail: String)
+    /// The encoder could not be set up or failed while writing.
+    case encodeFailed(path: String, detail: String)
+    /// The requested output format is unknown or does not fit the audio (e.g. Opus at 44.1 kHz).
+    case unsupportedOutput(path: String, detail: String)
+    /// Creating, syncing or renaming an output file failed.
+    case io(path: String, detail: String)
+
+    public var path: String {
+        switch self {
+        case .missing(let p), .notAFile(let p), .unreadable(let p, _), .empty(let p),
+             .unrecognised(let p, _, _), .truncated(let p, _), .decodeFailed(let p, _),
+             .encodeFailed(let p, _), .unsupportedOutput(let p, _), .io(let p, _):
+            return p
+        }
+    }
+
+    /// True for failures that may go away on a retry (I/O), false for damaged or foreign content.
+    public var isTransient: Bool {
+        if case .io = self { return true }
+        return false
+    }
+
+    public var description: String {
+        let p = Self.quoted(path)
+        switch self {
+        case .missing: return "\(p): no such file"
+        case .notAFile: return "\(p): not a regular file"
+        case .unreadable(_, let r): return "\(p): cannot open: \(r)"
+        case .empty: return "\(p): empty file (0 bytes)"
+        case .unrecognised(_, let like, let d):
+            if let like { return "\(p): not audio segno can read: looks like \(like) (\(d))" }
+            return "\(p): not audio segno can read (\(d))"
+        case .truncated(_, let d): return "\(p): truncated: \(d)"
+        case .decodeFailed(_, let d): return "\(p): decode failed: \(d)"
+        case .encodeFailed(_, let d): return "\(p): encode failed: \(d)"
+        case .unsupportedOutput(_, let d): return "\(p): \(d)"
+        case .io(_, let d): return "\(p): \(d)"
+        }
+    }
+
+    /// A path as it appears in messages: control characters (newlines in hostile names) escaped,
+    /// so one error stays one line.
+    public static func quoted(_ path: String) -> String {
+        var out = ""
+        for scalar in path.unicodeScalars {
+            switch scalar {
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7F {
+                    out += "\\x" + String(scalar.value, radix: 16)
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+
+/// `segno convert`: one file through a chain of transforms into one encode tap, with the same
+/// stages a spec uses.
+public enum Convert {
+    /// What a conversion did.
+    public struct Result: Sendable {
+        public var source: SourceInfo
+        public var output: String
+        public var sourceFrames: Int
+    }
+
+    /// Converts `input` to `output`. The output appears only when complete (temporary name,
+    /// renamed). Throws `AudioError` or `StageStartError` naming the file.
+    public static func run(input: String, output: String, transforms: [any TransformConfig], encode: EncodeConfig,
+                           isCancelled: @escaping () -> Bool = { false }) throws -> Result {
+        let inAbs = URL(fileURLWithPath: input).standardizedFileURL.path
+        let outAbs = URL(fileURLWithPath: output).standardizedFileURL.path
+        if inAbs == outAbs {
+            throw AudioError.unsupportedOutput(path: output, detail: "is the input file; choose another output name")
+        }
+        let decoder = try DecoderFactory.open(path: input)
+        defer { decoder.close() }
+        var context = RecordingContext(sourcePath: inAbs, relativePath: (inAbs as NSString).lastPathComponent,
+                                       modified: Date(), source: decoder.info,
+                                       outputRoot: (outAbs as NSString).deletingLastPathComponent)
+        context.source = decoder.info
+        var elements: [ChainElement] = try transforms.map { .transform(try $0.makeTransform()) }
+        elements.append(.tap(try encode.makeTap(path: outAbs, context: context)))
+        var frames = 0
+        _ = try StageChain(elements: elements).run(decoder: decoder, isCancelled: isCancelled) { frames = $0 }
+        return Result(source: decoder.info, output: outAbs, sourceFrames: frames)
+    }
+}

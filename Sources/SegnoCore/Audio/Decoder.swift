@@ -1,0 +1,63 @@
+import SegnoDSP
+
+/// How the source stores its samples; decides how a waveform maps floats back to int16
+/// exactly as audiowaveform would have read the file.
+public enum SampleKind: String, Sendable, Codable {
+    /// Integer PCM (8/16/24/32-bit, ALAC): decoded floats are exact integer fractions.
+    case integer
+    /// Floating-point PCM (32/64-bit float).
+    case float
+    /// A lossy codec (MP3, Vorbis, Opus, AAC) decoded to float.
+    case lossy
+}
+
+/// Facts about a source recording, known once it is opened.
+public struct SourceInfo: Sendable, Equatable, Codable {
+    /// Container name, e.g. "WAV", "FLAC", "CAF".
+    public var container: String
+    /// Codec or sample encoding, e.g. "PCM_16", "FLAC", "Vorbis".
+    public var codec: String
+    /// Frames per second, in Hz.
+    public var sampleRate: Int
+    /// Channels per frame.
+    public var channels: Int
+    /// Frames the container declares (exact for PCM, FLAC, Ogg; an estimate for MP3).
+    public var frames: Int
+    /// How the samples are stored.
+    public var sampleKind: SampleKind
+
+    public init(container: String, codec: String, sampleRate: Int, channels: Int, frames: Int, sampleKind: SampleKind) {
+        self.container = container
+        self.codec = codec
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.frames = frames
+        self.sampleKind = sampleKind
+    }
+
+    /// Duration in seconds.
+    public var duration: Double { sampleRate > 0 ? Double(frames) / Double(sampleRate) : 0 }
+    /// The stream format.
+    public var format: AudioFormat { AudioFormat(sampleRate: sampleRate, channels: channels) }
+}
+
+/// The source of a chain: yields a recording's frames in blocks. One decoder belongs to one
+/// worker; it is opened once per recording, read to the end, then closed.
+public protocol AudioDecoder: AnyObject {
+    /// What was learnt when the file was opened.
+    var info: SourceInfo { get }
+    /// Fills `block` with up to `maxFrames` frames (interleaved Float32) and returns how many;
+    /// 0 means the end of the stream. Throws if the file turns out to be damaged.
+    /// Called once per block, from one thread.
+    func read(into block: inout AudioBlock, maxFrames: Int) throws -> Int
+    /// Releases the file (and any child process). Safe to call twice.
+    func close()
+}
+
+/// Opens sources: libsndfile first; other decoders (ffmpeg for AAC) register here later.
+public enum DecoderFactory {
+    /// Opens `path` for streaming decode, or throws an `AudioError` naming the file and the cause.
+    public static func open(path: String) throws -> any AudioDecoder {
+        try SndFileDecoder(path: path)
+    }
+}

@@ -1,0 +1,85 @@
+import CSndFile
+
+/// An output container/codec segno can write through libsndfile.
+public enum OutputFormat: String, Sendable, CaseIterable, Codable {
+    case wav, aiff, caf, flac, ogg, opus, mp3, w64, rf64
+
+    /// Picks the format from a file name's extension (case-insensitive); nil when unknown.
+    public init?(extensionOf path: String) {
+        let ext = (path.split(separator: "/").last.flatMap { n -> Substring? in
+            guard let dot = n.lastIndex(of: ".") else { return nil }
+            return n[n.index(after: dot)...]
+        } ?? "").lowercased()
+        switch ext {
+        case "wav", "wave": self = .wav
+        case "aif", "aiff", "aifc": self = .aiff
+        case "caf": self = .caf
+        case "flac": self = .flac
+        case "ogg", "oga": self = .ogg
+        case "opus": self = .opus
+        case "mp3": self = .mp3
+        case "w64": self = .w64
+        case "rf64": self = .rf64
+        default: return nil
+        }
+    }
+
+    /// True when the codec is lossy (bits do not apply; quality does).
+    public var isLossy: Bool { self == .ogg || self == .opus || self == .mp3 }
+
+    /// Sample rates the codec accepts, or nil for any.
+    public var allowedRates: [Int]? {
+        switch self {
+        case .opus: return [8000, 12000, 16000, 24000, 48000]
+        case .mp3: return [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000]
+        default: return nil
+        }
+    }
+
+    /// Bit depths the container accepts.
+    public var allowedBits: [SampleBits] {
+        switch self {
+        case .flac: return [.b8, .b16, .b24]
+        case .wav, .w64, .rf64, .caf, .aiff: return [.b8, .b16, .b24, .b32, .float, .double]
+        case .ogg, .opus, .mp3: return []
+        }
+    }
+
+    var majorFormat: Int32 {
+        switch self {
+        case .wav: return Int32(SF_FORMAT_WAV)
+        case .aiff: return Int32(SF_FORMAT_AIFF)
+        case .caf: return Int32(SF_FORMAT_CAF)
+        case .flac: return Int32(SF_FORMAT_FLAC)
+        case .ogg, .opus: return Int32(SF_FORMAT_OGG)
+        case .mp3: return Int32(SF_FORMAT_MPEG)
+        case .w64: return Int32(SF_FORMAT_W64)
+        case .rf64: return Int32(SF_FORMAT_RF64)
+        }
+    }
+}
+
+/// Bits per sample of an output (PCM/FLAC), or floating point.
+public enum SampleBits: String, Sendable, CaseIterable, Codable {
+    case b8 = "8", b16 = "16", b24 = "24", b32 = "32", float, double
+
+    /// Parses "8", "16", "24", "32", "float", "double".
+    public init?(text: String) { self.init(rawValue: text.lowercased()) }
+
+    /// The default depth for a source: keep integer depth (8-bit is widened to 16), keep float
+    /// as float where the container can, and use 16-bit after a lossy codec.
+    public static func defaultFor(source: SampleKind, sourceCodec: String, format: OutputFormat) -> SampleBits? {
+        if format.isLossy { return nil }
+        let wanted: SampleBits
+        switch source {
+        case .lossy: wanted = .b16
+        case .float: wanted = .float
+        case .integer:
+            if sourceCodec.hasSuffix("24") || sourceCodec.hasSuffix("20") { wanted = .b24 }
+            else if sourceCodec.hasSuffix("32") { wanted = .b32 }
+            else { wanted = .b16 }
+        }
+        if format.allowedBits.contains(wanted) { return wanted }
+        return format.allowedBits.contains(.b24) && wanted != .b16 ? .b24 : .b16
+    }
+}

@@ -1,0 +1,165 @@
+import CSndFile
+import Foundation
+import SegnoDSP
+
+/// Streaming decode through libsndfile (WAV/RF64/W64, AIFF, CAF with PCM or ALAC, FLAC,
+/// Ogg Vorbis/Opus, MP3). The format comes from the content; the name is only used in messages.
+public final class SndFileDecoder: AudioDecoder {
+    public let info: SourceInfo
+    private let path: String
+    private var handle: OpaquePointer?
+    private var framesRead = 0
+    /// Formats whose declared frame count is exact, so reading fewer frames means damage.
+    private let exactLength: Bool
+
+    /// Opens `path`; throws `AudioError` for missing, unreadable, empty, non-audio and
+    /// truncated files. Called once per recording.
+    public init(path: String) throws {
+        self.path = path
+        let fd = try Self.openChecked(path)
+        var sfinfo = SF_INFO()
+        guard let h = sf_open_fd(fd, Int32(SFM_READ), &sfinfo, 1) else {
+            let reason = String(cString: sf_strerror(nil))
+            let kind = ContentSniffer.sniff(path: path)
+            switch kind {
+            case .empty: throw AudioError.empty(path: path)
+            case .wav, .aiff, .caf, .flac, .rf64, .w64, .ogg:
+                throw AudioError.decodeFailed(path: path, detail: "damaged \(kind.rawValue) header: \(reason)")
+            case .unknown: throw AudioError.unrecognised(path: path, looksLike: nil, detail: reason)
+            default: throw AudioError.unrecognised(path: path, looksLike: kind.rawValue, detail: reason)
+            }
+        }
+        handle = h
+        let major = sfinfo.format & Int32(SF_FORMAT_TYPEMASK)
+        let sub = sfinfo.format & Int32(SF_FORMAT_SUBMASK)
+        let container = Self.formatName(major: major)
+        let codec = Self.subtypeName(sub)
+        let kind: SampleKind
+        switch Int(sub) {
+        case SF_FORMAT_FLOAT, SF_FORMAT_DOUBLE: kind = .float
+        case SF_FORMAT_VORBIS, SF_FORMAT_OPUS, SF_FORMAT_MPEG_LAYER_I, SF_FORMAT_MPEG_LAYER_II,
+             SF_FORMAT_MPEG_LAYER_III, SF_FORMAT_IMA_ADPCM, SF_FORMAT_MS_ADPCM, SF_FORMAT_GSM610,
+             SF_FORMAT_ULAW, SF_FORMAT_ALAW, SF_FORMAT_G721_32, SF_FORMAT_G723_24, SF_FORMAT_G723_40,
+             SF_FORMAT_VOX_ADPCM, SF_FORMAT_NMS_ADPCM_16, SF_FORMAT_NMS_ADPCM_24, SF_FORMAT_NMS_ADPCM_32:
+            kind = .lossy
+        default: kind = .integer
+        }
+        exactLength = major != Int32(SF_FORMAT_MPEG)  // MP3 lengths are estimates
+        info = SourceInfo(container: container, codec: codec, sampleRate: Int(sfinfo.samplerate),
+                          channels: Int(sfinfo.channels), frames: Int(sfinfo.frames), sampleKind: kind)
+        if sfinfo.channels < 1 || sfinfo.samplerate < 1 {
+            close()
+            throw AudioError.decodeFailed(path: path, detail: "header claims \(sfinfo.channels) channels at \(sfinfo.samplerate) Hz")
+        }
+        if let detail = Self.headerLengthMismatch(h) {
+            close()
+            throw AudioError.truncated(path: path, detail: detail)
+        }
+    }
+
+    deinit { close() }
+
+    public func read(into block: inout AudioBlock, maxFrames: Int) throws -> Int {
+        guard let h = handle else { return 0 }
+        block.reset(channels: info.channels, capacity: maxFrames)
+        let n = block.samples.withUnsafeMutableBufferPointer { buf in
+            sf_readf_float(h, buf.baseAddress, sf_count_t(maxFrames))
+        }
+        block.frames = Int(max(0, n))
+        framesRead += block.frames
+        if n <= 0 {
+            let err = sf_error(h)
+            if err != 0 {
+                throw AudioError.decodeFailed(path: path, detail: "\(String(cString: sf_strerror(h))) after \(framesRead) of \(info.frames) frames")
+            }
+            if exactLength && framesRead < info.frames {
+                throw AudioError.truncated(path: path, detail: "header declares \(info.frames) frames, only \(framesRead) could be read")
+            }
+        }
+        return block.frames
+    }
+
+    public func close() {
+        if let h = handle { sf_close(h) }
+        handle = nil
+    }
+
+    /// Opens the file descriptor ourselves so the error says precisely why (missing,
+    /// directory, permission, empty) before libsndfile sees it.
+    static func openChecked(_ path: String) throws -> Int32 {
+        var st = stat()
+        if stat(path, &st) != 0 {
+            if errno == ENOENT || errno == ENOTDIR { throw AudioError.missing(path: path) }
+            throw AudioError.unreadable(path: path, reason: String(cString: strerror(errno)))
+        }
+        if (st.st_mode & S_IFMT) != S_IFREG { throw AudioError.notAFile(path: path) }
+        if st.st_size == 0 { throw AudioError.empty(path: path) }
+        let fd = Foundation.open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 { throw AudioError.unreadable(path: path, reason: String(cString: strerror(errno))) }
+        return fd
+    }
+
+    /// libsndfile keeps going when a WAV/AIFF header claims more audio than the file holds, and
+    /// notes it in its log ("data : 352800 (should be 99956)"). Such a file is truncated.
+    static func headerLengthMismatch(_ h: OpaquePointer) -> String? {
+        var log = [CChar](repeating: 0, count: 8192)
+        _ = sf_command(h, Int32(SFC_GET_LOG_INFO), &log, Int32(log.count))
+        let text = String(decoding: log.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        for line in text.split(separator: "\n") {
+            let t = line.trimmingCharacters(in: .whitespaces)
+            guard t.hasPrefix("data ") || t.hasPrefix("SSND ") || t.hasPrefix("ds64") else { continue }
+            guard let r = t.range(of: "(should be ") else { continue }
+            let claimed = t[t.index(t.startIndex, offsetBy: 5)..<r.lowerBound]
+                .trimmingCharacters(in: CharacterSet(charactersIn: " :"))
+            let actual = t[r.upperBound...].prefix { $0.isNumber }
+            if let c = Int64(claimed), let a = Int64(actual), a < c {
+                return "header declares \(c) bytes of audio, the file holds \(a)"
+            }
+        }
+        return nil
+    }
+
+    static func formatName(major: Int32) -> String {
+        var fi = SF_FORMAT_INFO()
+        fi.format = major
+        if sf_command(nil, Int32(SFC_GET_FORMAT_INFO), &fi, Int32(MemoryLayout<SF_FORMAT_INFO>.size)) == 0, let n = fi.name {
+            let name = String(cString: n)
+            // libsndfile's names are long ("WAV (Microsoft)"); keep the short word users know.
+            return name.split(separator: " ").first.map(String.init) ?? name
+        }
+        return "0x" + String(major, radix: 16)
+    }
+
+    static func subtypeName(_ sub: Int32) -> String {
+        switch Int(sub) {
+        case SF_FORMAT_PCM_S8: return "PCM_S8"
+        case SF_FORMAT_PCM_U8: return "PCM_U8"
+        case SF_FORMAT_PCM_16: return "PCM_16"
+        case SF_FORMAT_PCM_24: return "PCM_24"
+        case SF_FORMAT_PCM_32: return "PCM_32"
+        case SF_FORMAT_FLOAT: return "FLOAT"
+        case SF_FORMAT_DOUBLE: return "DOUBLE"
+        case SF_FORMAT_ULAW: return "ULAW"
+        case SF_FORMAT_ALAW: return "ALAW"
+        case SF_FORMAT_IMA_ADPCM: return "IMA_ADPCM"
+        case SF_FORMAT_MS_ADPCM: return "MS_ADPCM"
+        case SF_FORMAT_GSM610: return "GSM610"
+        case SF_FORMAT_VORBIS: return "Vorbis"
+        case SF_FORMAT_OPUS: return "Opus"
+        case SF_FORMAT_ALAC_16: return "ALAC_16"
+        case SF_FORMAT_ALAC_20: return "ALAC_20"
+        case SF_FORMAT_ALAC_24: return "ALAC_24"
+        case SF_FORMAT_ALAC_32: return "ALAC_32"
+        case SF_FORMAT_MPEG_LAYER_I: return "MP1"
+        case SF_FORMAT_MPEG_LAYER_II: return "MP2"
+        case SF_FORMAT_MPEG_LAYER_III: return "MP3"
+        default:
+            var fi = SF_FORMAT_INFO()
+            fi.format = sub
+            if sf_command(nil, Int32(SFC_GET_FORMAT_INFO), &fi, Int32(MemoryLayout<SF_FORMAT_INFO>.size)) == 0, let n = fi.name {
+                return String(cString: n)
+            }
+            return "0x" + String(sub, radix: 16)
+        }
+    }
+}

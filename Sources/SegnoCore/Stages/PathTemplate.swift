@@ -1,0 +1,143 @@
+import Foundation
+
+/// A path template such as `{dir}/{stem}.flac` or `{date:%Y/%m}/{name}`, checked when the spec is
+/// loaded and resolved once per recording.
+///
+/// Variables: `{stem}` `{name}` `{ext}` `{dir}` `{relpath}` `{date:FORMAT}` (strftime, the
+/// source's modification time, UTC) `{duration}` (seconds, 3 decimals) `{rate}` `{channels}`,
+/// plus any names a stage adds (`{zoom}`, `{title}`). Resolved paths are relative to the output
+/// root and may never leave it.
+public struct PathTemplate: Sendable, Equatable, CustomStringConvertible {
+    enum Part: Sendable, Equatable {
+        case literal(String)
+        case variable(String, argument: String?)
+    }
+
+    /// The template as written.
+    public let text: String
+    let parts: [Part]
+
+    /// Variables every recording provides.
+    public static let standardVariables: Set<String> = ["stem", "name", "ext", "dir", "relpath", "date", "duration", "rate", "channels"]
+
+    /// Parses and checks a template. `extraVariables` are names the owning stage provides.
+    /// Throws a message (the caller adds the spec location) for unknown variables, unbalanced
+    /// braces, absolute paths and `..` components.
+    public init(_ text: String, extraVariables: Set<String> = []) throws(TemplateError) {
+        self.text = text
+        var parts: [Part] = []
+        var literal = ""
+        var i = text.startIndex
+        while i < text.endIndex {
+            let c = text[i]
+            if c == "{" {
+                guard let close = text[i...].firstIndex(of: "}") else { throw TemplateError("unclosed '{' in \"\(text)\"") }
+                let body = String(text[text.index(after: i)..<close])
+                if !literal.isEmpty { parts.append(.literal(literal)); literal = "" }
+                let name: String, arg: String?
+                if let colon = body.firstIndex(of: ":") {
+                    name = String(body[..<colon]); arg = String(body[body.index(after: colon)...])
+                } else { name = body; arg = nil }
+                guard Self.standardVariables.contains(name) || extraVariables.contains(name) else {
+                    let known = (Self.standardVariables.union(extraVariables)).sorted().map { "{\($0)}" }.joined(separator: " ")
+                    throw TemplateError("unknown variable {\(name)} in \"\(text)\" (known: \(known))")
+                }
+                if arg != nil && name != "date" { throw TemplateError("{\(name)} takes no format in \"\(text)\"") }
+                parts.append(.variable(name, argument: arg))
+                i = text.index(after: close)
+            } else if c == "}" {
+                throw TemplateError("unmatched '}' in \"\(text)\"")
+            } else {
+                literal.append(c)
+                i = text.index(after: i)
+            }
+        }
+        if !literal.isEmpty { parts.append(.literal(literal)) }
+        self.parts = parts
+        if text.hasPrefix("/") || text.hasPrefix("~") {
+            throw TemplateError("\"\(text)\" is absolute; output paths are relative to output.root")
+        }
+        for case .literal(let l) in parts {
+            for comp in l.split(separator: "/", omittingEmptySubsequences: false) where comp == ".." {
+                throw TemplateError("\"\(text)\" climbs out of output.root with '..'")
+            }
+        }
+        if text.isEmpty { throw TemplateError("empty path") }
+    }
+
+    /// True when the template uses `name` (e.g. `zoom`).
+    public func uses(_ name: String) -> Bool {
+        parts.contains { if case .variable(name, _) = $0 { return true } else { return false } }
+    }
+
+    /// Resolves against one recording and returns an absolute path inside `context.outputRoot`.
+    /// Throws when the result would leave the output root (a file named `..`, say) or has an
+    /// empty name.
+    public func resolve(_ context: RecordingContext) throws(TemplateError) -> String {
+        var out = ""
+        for part in parts {
+            switch part {
+            case .literal(let l): out += l
+            case .variable(let name, let arg): out += try value(name, arg, context)
+            }
+        }
+        var comps: [Substring] = []
+        for comp in out.split(separator: "/", omittingEmptySubsequences: true) {
+            if comp == "." { continue }
+            if comp == ".." { throw TemplateError("\"\(text)\" resolves to \"\(out)\", which leaves output.root") }
+            comps.append(comp)
+        }
+        guard let last = comps.last, !last.isEmpty, !out.hasSuffix("/") else {
+            throw TemplateError("\"\(text)\" resolves to \"\(out)\", which names no file")
+        }
+        let root = context.outputRoot.hasSuffix("/") ? String(context.outputRoot.dropLast()) : context.outputRoot
+        return root + "/" + comps.joined(separator: "/")
+    }
+
+    /// Resolves to a folder (upload prefixes, `--out-dir`): like `resolve` but may end in `/` or be empty.
+    public func resolveRelative(_ context: RecordingContext) throws(TemplateError) -> String {
+        var out = ""
+        for part in parts {
+            switch part {
+            case .literal(let l): out += l
+            case .variable(let name, let arg): out += try value(name, arg, context)
+            }
+        }
+        return out
+    }
+
+    private func value(_ name: String, _ arg: String?, _ c: RecordingContext) throws(TemplateError) -> String {
+        switch name {
+        case "stem": return c.stem
+        case "name": return c.name
+        case "ext": return c.ext
+        case "dir": return c.dir
+        case "relpath": return c.relativePath
+        case "date": return Self.strftime(arg ?? "%Y-%m-%d", c.modified)
+        case "duration": return c.source.map { String(format: "%.3f", $0.duration) } ?? ""
+        case "rate": return c.source.map { String($0.sampleRate) } ?? ""
+        case "channels": return c.source.map { String($0.channels) } ?? ""
+        default:
+            guard let v = c.extra[name] else { throw TemplateError("{\(name)} has no value for \(c.relativePath)") }
+            return v
+        }
+    }
+
+    static func strftime(_ format: String, _ date: Date) -> String {
+        var t = time_t(date.timeIntervalSince1970)
+        var tmv = tm()
+        gmtime_r(&t, &tmv)
+        var buf = [CChar](repeating: 0, count: 256)
+        let n = Foundation.strftime(&buf, buf.count, format, &tmv)
+        return String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    public var description: String { text }
+}
+
+/// A problem with a path template; the spec loader adds the file, line and key.
+public struct TemplateError: Error, Sendable, CustomStringConvertible, Equatable {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

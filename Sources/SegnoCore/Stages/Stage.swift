@@ -1,0 +1,92 @@
+import Foundation
+import SegnoDSP
+
+/// Where a stage stands in a chain.
+public enum StageKind: String, Sendable, Codable {
+    /// Takes blocks and gives blocks (mix, filters, pitch, resample, normalise).
+    case transform
+    /// Observes the stream where it stands and writes a file (encode, waveform, metadata).
+    case tap
+    /// Runs after the pass, on the files the taps produced.
+    case upload
+}
+
+/// The validated options of one stage, as loaded from a spec or built from `convert` flags.
+/// Immutable and shared by every worker; each recording gets fresh runtime objects from it,
+/// so no state carries over from one recording to the next (SoX copies `priv` per flow the same way).
+public protocol StageConfig: Sendable {
+    /// The spec key, e.g. "lowpass".
+    var name: String { get }
+    /// Transform, tap or upload.
+    var kind: StageKind { get }
+    /// Bumped whenever the stage's output for the same options changes; part of fingerprints.
+    var version: Int { get }
+    /// The resolved options as ordered key/value pairs: printed by `validate`, hashed into
+    /// fingerprints, compared by `--explain`. Values are canonical strings ("3400", "true").
+    var options: [(String, String)] { get }
+}
+
+extension StageConfig {
+    /// `name` followed by the options, as one stable line: `lowpass frequency=3400 order=4`.
+    public var canonical: String {
+        ([name + "@v\(version)"] + options.map { "\($0.0)=\($0.1)" }).joined(separator: " ")
+    }
+}
+
+/// A stage config that makes transforms.
+public protocol TransformConfig: StageConfig {
+    /// A fresh transform for one recording. Called once per recording, on its worker.
+    func makeTransform() throws -> any Transform
+}
+
+/// A stage config that makes taps.
+public protocol TapConfig: StageConfig {
+    /// The path template of the file this tap writes (relative to the output root).
+    var pathTemplate: PathTemplate { get }
+    /// A fresh tap for one recording, writing to `path`. Called once per recording, on its worker.
+    func makeTap(path: String, context: RecordingContext) throws -> any Tap
+}
+
+extension TransformConfig { public var kind: StageKind { .transform } }
+extension TapConfig { public var kind: StageKind { .tap } }
+
+/// A streaming transform, owned by one worker for one recording.
+/// Lifecycle: `start` once, `process` for each block, `finish` once.
+public protocol Transform: AnyObject {
+    /// Called once when the chain starts, with the upstream format; returns the format this
+    /// transform emits. Throws for anything that depends on the real input (lowpass above Nyquist).
+    func start(_ input: AudioFormat) throws -> AudioFormat
+    /// Transforms one block in place. A transform that changes the frame count or format writes
+    /// its result into its own buffer and swaps it with `block.samples` (no allocation per block).
+    /// May leave 0 frames while it holds samples back.
+    func process(_ block: inout AudioBlock) throws
+    /// Called once after the last block: `block` arrives empty in the output format; the
+    /// transform puts its held-back tail there (filters, pitch and resample have tails).
+    func finish(_ block: inout AudioBlock) throws
+}
+
+extension Transform {
+    public func finish(_ block: inout AudioBlock) throws { block.frames = 0 }
+}
+
+/// A file a tap produced, recorded in the state store.
+public struct ProducedFile: Sendable, Equatable, Codable {
+    /// The tap's spec key, e.g. "encode".
+    public var stage: String
+    /// Absolute path of the final file.
+    public var path: String
+    public init(stage: String, path: String) { self.stage = stage; self.path = path }
+}
+
+/// A streaming observer, owned by one worker for one recording.
+/// Lifecycle: `start` once, `observe` for each block, then `finish` or `abandon` once.
+public protocol Tap: AnyObject {
+    /// Called once when the chain starts, with the format of the stream at the tap's place.
+    func start(_ format: AudioFormat) throws
+    /// Sees one block; must not change it. Called for each block.
+    func observe(_ block: AudioBlock) throws
+    /// Called once after the stream ended: completes and renames the output into place.
+    func finish() throws -> ProducedFile
+    /// Called instead of `finish` when the recording fails or is interrupted: leaves nothing behind.
+    func abandon()
+}

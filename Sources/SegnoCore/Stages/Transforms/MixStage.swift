@@ -1,0 +1,75 @@
+import SegnoDSP
+
+/// `mix: mono` averages the channels; `mix: stereo` duplicates mono and folds 3–6 channels
+/// with the ITU-R BS.775 weights (centre and surrounds at −3 dB, LFE dropped), normalised so
+/// full scale stays full scale. Other layouts fold even channels left and odd channels right.
+public struct MixConfig: TransformConfig {
+    public enum Target: String, Sendable, CaseIterable { case mono, stereo }
+    public let target: Target
+    public var name: String { "mix" }
+    public var version: Int { 1 }
+    public var options: [(String, String)] { [("to", target.rawValue)] }
+    public init(target: Target) { self.target = target }
+    public func makeTransform() throws -> any Transform { MixTransform(target: target) }
+}
+
+final class MixTransform: Transform {
+    let target: MixConfig.Target
+    var inChannels = 1
+    var outChannels = 1
+    /// weights[out][in]
+    var weights: [[Float]] = []
+    var buffer: [Float] = []
+
+    init(target: MixConfig.Target) { self.target = target }
+
+    func start(_ input: AudioFormat) throws -> AudioFormat {
+        inChannels = input.channels
+        outChannels = target == .mono ? 1 : 2
+        weights = Self.weights(from: inChannels, to: target)
+        return AudioFormat(sampleRate: input.sampleRate, channels: outChannels)
+    }
+
+    static func weights(from n: Int, to target: MixConfig.Target) -> [[Float]] {
+        if target == .mono { return [[Float](repeating: 1 / Float(n), count: n)] }
+        let c: Float = 0.70710678
+        var l = [Float](repeating: 0, count: n), r = l
+        switch n {
+        case 1: l = [1]; r = [1]
+        case 2: l = [1, 0]; r = [0, 1]
+        case 3: l = [1, 0, c]; r = [0, 1, c]                     // L R C
+        case 4: l = [1, 0, c, 0]; r = [0, 1, 0, c]               // L R Ls Rs
+        case 5: l = [1, 0, c, c, 0]; r = [0, 1, c, 0, c]         // L R C Ls Rs
+        case 6: l = [1, 0, c, 0, c, 0]; r = [0, 1, c, 0, 0, c]   // L R C LFE Ls Rs
+        default:
+            for i in 0..<n { if i % 2 == 0 { l[i] = 1 } else { r[i] = 1 } }
+        }
+        let ls = l.reduce(0, +), rs = r.reduce(0, +)
+        return [l.map { $0 / ls }, r.map { $0 / rs }]
+    }
+
+    func process(_ block: inout AudioBlock) throws {
+        if inChannels == outChannels && (inChannels == 1 || target == .stereo && inChannels == 2) { return }
+        let frames = block.frames
+        if buffer.count < frames * outChannels { buffer = [Float](repeating: 0, count: max(frames, 4096) * outChannels) }
+        let inC = inChannels, outC = outChannels
+        block.samples.withUnsafeBufferPointer { src in
+            buffer.withUnsafeMutableBufferPointer { dst in
+                for o in 0..<outC {
+                    let w = weights[o]
+                    w.withUnsafeBufferPointer { w in
+                        for f in 0..<frames {
+                            var acc: Float = 0
+                            let base = f * inC
+                            for ch in 0..<inC { acc += src[base + ch] * w[ch] }
+                            dst[f * outC + o] = acc
+                        }
+                    }
+                }
+            }
+        }
+        swap(&block.samples, &buffer)
+        block.channels = outC
+        block.frames = frames
+    }
+}

@@ -1,0 +1,139 @@
+import CSampleRate
+import SegnoDSP
+
+/// `resample: { rate: 16000, quality: best }` through libsamplerate's streaming API.
+/// The output has exactly `round(inputFrames × rate / inputRate)` frames, time-aligned with the input.
+public struct ResampleConfig: TransformConfig {
+    /// libsamplerate converters: sinc best / medium / fastest.
+    public enum Quality: String, Sendable, CaseIterable {
+        case best, medium, fast
+        var converter: Int32 {
+            switch self {
+            case .best: return Int32(SRC_SINC_BEST_QUALITY)
+            case .medium: return Int32(SRC_SINC_MEDIUM_QUALITY)
+            case .fast: return Int32(SRC_SINC_FASTEST)
+            }
+        }
+    }
+    public let rate: Int
+    public let quality: Quality
+    public var name: String { "resample" }
+    public var version: Int { 1 }
+    public var options: [(String, String)] { [("rate", String(rate)), ("quality", quality.rawValue)] }
+    /// Valid output rates, in Hz.
+    public static let rateRange = 1000...384_000
+
+    public init(rate: Int, quality: Quality = .best) {
+        self.rate = rate
+        self.quality = quality
+    }
+    public func makeTransform() throws -> any Transform { ResampleTransform(rate: rate, quality: quality) }
+}
+
+/// Why a stage cannot start on a recording's real format; fails that recording only.
+public struct StageStartError: Error, Sendable, CustomStringConvertible {
+    public let stage: String
+    public let message: String
+    public init(stage: String, _ message: String) { self.stage = stage; self.message = message }
+    public var description: String { "\(stage): \(message)" }
+}
+
+final class ResampleTransform: Transform {
+    let rate: Int
+    let quality: ResampleConfig.Quality
+    var state: OpaquePointer?
+    var ratio = 1.0
+    var channels = 1
+    var passthrough = false
+    var inputFrames = 0
+    var outputFrames = 0
+    var buffer: [Float] = []
+
+    init(rate: Int, quality: ResampleConfig.Quality) {
+        self.rate = rate
+        self.quality = quality
+    }
+
+    deinit { if let s = state { src_delete(s) } }
+
+    func start(_ input: AudioFormat) throws -> AudioFormat {
+        channels = input.channels
+        passthrough = input.sampleRate == rate
+        ratio = Double(rate) / Double(input.sampleRate)
+        if !passthrough {
+            guard ratio >= 1.0 / 256, ratio <= 256 else {
+                throw StageStartError(stage: "resample", "\(input.sampleRate) Hz → \(rate) Hz is beyond libsamplerate's 256:1 limit")
+            }
+            var err: Int32 = 0
+            state = src_new(quality.converter, Int32(channels), &err)
+            if state == nil { throw StageStartError(stage: "resample", String(cString: src_strerror(err))) }
+        }
+        return AudioFormat(sampleRate: rate, channels: channels)
+    }
+
+    /// The exact output length for the input seen so far.
+    var expectedOutput: Int { Int((Double(inputFrames) * ratio).rounded()) }
+
+    func process(_ block: inout AudioBlock) throws {
+        if passthrough { return }
+        inputFrames += block.frames
+        try convert(&block, endOfInput: false)
+    }
+
+    func finish(_ block: inout AudioBlock) throws {
+        if passthrough { block.frames = 0; return }
+        block.frames = 0
+        try convert(&block, endOfInput: true)
+        // Trim or pad to the exact length the input implies.
+        let want = expectedOutput - (outputFrames - block.frames)
+        let have = block.frames
+        if want < have { block.frames = max(0, want) }
+        else if want > have {
+            block.reserve(frames: want)
+            block.samples.withUnsafeMutableBufferPointer { p in
+                for i in (have * channels)..<(want * channels) { p[i] = 0 }
+            }
+            block.frames = want
+        }
+        outputFrames = expectedOutput
+    }
+
+    /// Feeds `block` to libsamplerate until it is consumed, leaving the output in `block`.
+    private func convert(_ block: inout AudioBlock, endOfInput: Bool) throws {
+        let inFrames = block.frames
+        let capacity = Int((Double(inFrames) * ratio).rounded(.up)) + 64
+        let needed = (endOfInput ? max(capacity, 4096 + Int(ratio * 4096)) : capacity) * channels
+        if buffer.count < needed { buffer = [Float](repeating: 0, count: needed) }
+        var used = 0, produced = 0
+        var err: Int32 = 0
+        let ch = channels
+        repeat {
+            var data = SRC_DATA()
+            let cap = buffer.count / ch - produced
+            if cap <= 0 {
+                buffer.append(contentsOf: repeatElement(0, count: buffer.count))
+                continue
+            }
+            block.samples.withUnsafeBufferPointer { src in
+                buffer.withUnsafeMutableBufferPointer { dst in
+                    data.data_in = src.baseAddress.map { $0 + used * ch }
+                    data.input_frames = inFrames - used
+                    data.data_out = dst.baseAddress! + produced * ch
+                    data.output_frames = cap
+                    data.end_of_input = endOfInput ? 1 : 0
+                    data.src_ratio = ratio
+                    err = src_process(state, &data)
+                }
+            }
+            if err != 0 { throw StageStartError(stage: "resample", String(cString: src_strerror(err))) }
+            used += Int(data.input_frames_used)
+            produced += Int(data.output_frames_gen)
+            if endOfInput && data.output_frames_gen == 0 && used >= inFrames { break }
+            if !endOfInput && used >= inFrames && data.output_frames_gen == 0 { break }
+            if !endOfInput && used >= inFrames { break }
+        } while true
+        swap(&block.samples, &buffer)
+        block.frames = produced
+        outputFrames += produced
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+
+/// A JSON value that keeps object keys in the order given (reports, `info --json`, sidecars).
+public indirect enum JSONValue: Sendable, Equatable {
+    case null
+    case bool(Bool)
+    case int(Int)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([(String, JSONValue)])
+
+    public static func == (a: JSONValue, b: JSONValue) -> Bool { a.serialized() == b.serialized() }
+
+    /// Compact, one-line JSON.
+    public func serialized() -> String {
+        var out = ""
+        write(to: &out)
+        return out
+    }
+
+    func write(to out: inout String) {
+        switch self {
+        case .null: out += "null"
+        case .bool(let b): out += b ? "true" : "false"
+        case .int(let i): out += String(i)
+        case .double(let d):
+            if d.isFinite {
+                out += d == d.rounded() && abs(d) < 1e15 ? String(format: "%.1f", d) : String(format: "%.17g", d).trimmedNumber
+            } else { out += "null" }
+        case .string(let s): Self.escape(s, into: &out)
+        case .array(let a):
+            out += "["
+            for (i, v) in a.enumerated() { if i > 0 { out += "," }; v.write(to: &out) }
+            out += "]"
+        case .object(let o):
+            out += "{"
+            for (i, (k, v)) in o.enumerated() {
+                if i > 0 { out += "," }
+                Self.escape(k, into: &out)
+                out += ":"
+                v.write(to: &out)
+            }
+            out += "}"
+        }
+    }
+
+    static func escape(_ s: String, into out: inout String) {
+        out += "\""
+        for u in s.unicodeScalars {
+            switch u {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if u.value < 0x20 { out += String(format: "\\u%04x", u.value) } else { out.unicodeScalars.append(u) }
+            }
+        }
+        out += "\""
+    }
+
+    /// A number rounded to `places` decimals (durations: 3).
+    public static func rounded(_ v: Double, places: Int) -> JSONValue {
+        let p = pow(10, Double(places))
+        return .double((v * p).rounded() / p)
+    }
+}
+
+extension String {
+    /// "0.10000000000000001" → shortest form that round-trips.
+    var trimmedNumber: String {
+        if let d = Double(self) { return "\(d)" }
+        return self
+    }
+}

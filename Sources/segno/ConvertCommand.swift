@@ -1,0 +1,58 @@
+import ArgumentParser
+import Foundation
+import SegnoCore
+
+struct ConvertCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "convert",
+        abstract: "Convert one recording, through the same stages a spec uses.",
+        discussion: "Stages run in this order: mix, gain, resample, encode. The output appears only when complete.")
+
+    @Argument(help: "Input audio file.") var input: String
+    @Argument(help: "Output file; its extension picks the format unless --format is given.") var output: String
+
+    @Option(help: "Output sample rate in Hz (default: keep).") var rate: Int?
+    @Option(help: "Resampling quality: best, medium or fast.") var quality: String = "best"
+    @Option(help: "Mix to mono or stereo (default: keep channels).") var mix: String?
+    @Option(help: "Gain in dB (default: 0).") var gain: Double?
+    @Option(help: "Output format: wav, aiff, caf, flac, ogg, opus, mp3, w64, rf64 (default: from OUT's extension).") var format: String?
+    @Option(help: "Bits per sample: 8, 16, 24, 32, float (default: the source's depth).") var bits: String?
+    @Option(name: .customLong("encode-quality"), help: "Lossy quality 0…1 (higher is better) or FLAC effort.") var encodeQuality: Double?
+
+    func validate() throws {
+        if let rate, !ResampleConfig.rateRange.contains(rate) { throw ValidationError("--rate must be 1000…384000 Hz, got \(rate)") }
+        if ResampleConfig.Quality(rawValue: quality) == nil { throw ValidationError("--quality must be best, medium or fast") }
+        if let mix, MixConfig.Target(rawValue: mix) == nil { throw ValidationError("--mix must be mono or stereo") }
+        if let gain, !(-96...48).contains(gain) { throw ValidationError("--gain must be −96…48 dB") }
+        if let format, OutputFormat(rawValue: format.lowercased()) == nil { throw ValidationError("--format must be one of \(OutputFormat.allCases.map(\.rawValue).joined(separator: ", "))") }
+        if format == nil, OutputFormat(extensionOf: output) == nil { throw ValidationError("cannot tell the format from \"\(output)\"; add --format") }
+        if let bits, SampleBits(text: bits) == nil { throw ValidationError("--bits must be 8, 16, 24, 32, float or double") }
+        if let q = encodeQuality, !(0...1).contains(q) { throw ValidationError("--encode-quality must be 0…1") }
+    }
+
+    func run() throws {
+        var transforms: [any TransformConfig] = []
+        if let mix { transforms.append(MixConfig(target: MixConfig.Target(rawValue: mix)!)) }
+        if let gain, gain != 0 { transforms.append(GainConfig(db: gain)) }
+        if let rate { transforms.append(ResampleConfig(rate: rate, quality: ResampleConfig.Quality(rawValue: quality)!)) }
+        let template = try PathTemplate(output.lastComponent)
+        let encode = EncodeConfig(path: template, format: format.flatMap { OutputFormat(rawValue: $0.lowercased()) },
+                                  bits: bits.flatMap(SampleBits.init(text:)), quality: encodeQuality)
+        let watcher = SignalWatcher()
+        let stop = watcher.flag
+        do {
+            _ = try Convert.run(input: input, output: output, transforms: transforms, encode: encode,
+                                isCancelled: { stop.signal != nil })
+        } catch is Interrupted {
+            throw stop.signal == SIGTERM ? Exit.sigterm : Exit.sigint
+        } catch {
+            printError("segno: \(error)")
+            throw Exit.failures
+        }
+    }
+}
+
+/// The last path component of a string path.
+extension String {
+    var lastComponent: String { split(separator: "/").last.map(String.init) ?? self }
+}

@@ -1,0 +1,31 @@
+import ArgumentParser
+import SegnoCore
+
+struct InfoCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "info",
+        abstract: "Print format, rate, channels, frames and duration of audio files.",
+        discussion: "Each file is reported on its own line; a bad file gets an error line and the rest go on. Exit code 1 if any file failed.")
+
+    @Flag(name: .long, help: "One JSON object per line per input, in input order.")
+    var json = false
+
+    @Argument(help: "Audio files.")
+    var files: [String]
+
+    func run() throws {
+        var failed = false
+        for path in files {
+            let r = FileInfo.inspect(path: path)
+            if case .failure = r { failed = true }
+            if json {
+                printOut(FileInfo.json(path: path, r))
+            } else if case .failure = r {
+                printError("segno: " + FileInfo.text(path: path, r))
+            } else {
+                printOut(FileInfo.text(path: path, r))
+            }
+        }
+        if failed { throw Exit.failures }
+    }
+}

@@ -1,0 +1,20 @@
+import Foundation
+
+/// Unbuffered line output to stdout/stderr (safe from any thread).
+struct FileHandleOutput {
+    let fd: Int32
+    static let standardError = FileHandleOutput(fd: 2)
+    static let standardOutput = FileHandleOutput(fd: 1)
+
+    func write(_ s: String) {
+        var bytes = Array(s.utf8)
+        var off = 0
+        while off < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { Foundation.write(fd, $0.baseAddress! + off, $0.count - off) }
+            if n <= 0 { break }
+            off += n
+        }
+    }
+}
+
+func printOut(_ s: String) { FileHandleOutput.standardOutput.write(s + "\n") }
