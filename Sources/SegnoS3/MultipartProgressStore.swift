@@ -1,0 +1,67 @@
+import Foundation
+
+/// Which object a recorded multipart upload is for.
+public struct MultipartUploadKey: Hashable, Sendable, Codable, CustomStringConvertible {
+    public var bucket: String
+    public var key: String
+
+    public init(bucket: String, key: String) {
+        self.bucket = bucket
+        self.key = key
+    }
+
+    public var description: String { "s3://\(bucket)/\(key)" }
+}
+
+/// What is known of an unfinished multipart upload: enough to resume it after the process died.
+public struct MultipartProgress: Sendable, Equatable, Codable {
+    /// Lower-case hex SHA-256 of the local file being uploaded. A different hash on the next call
+    /// means the file changed: the old upload is aborted and a new one started.
+    public var fileSHA256: String
+    public var uploadId: String
+    /// Bytes per part (the last part may be shorter).
+    public var partSize: Int64
+    /// Finished parts: part number → ETag (no quotes).
+    public var parts: [Int: String]
+    /// When the upload was created (for aborting stale uploads).
+    public var startedAt: Date
+
+    public init(fileSHA256: String, uploadId: String, partSize: Int64, parts: [Int: String] = [:], startedAt: Date) {
+        self.fileSHA256 = fileSHA256
+        self.uploadId = uploadId
+        self.partSize = partSize
+        self.parts = parts
+        self.startedAt = startedAt
+    }
+}
+
+/// Where `S3Client.upload` records multipart progress, so that a run killed mid-upload resumes
+/// the same upload instead of starting over. SegnoCore implements it on its SQLite state store.
+///
+/// `upload` calls `load` once at the start, `save` after creating the upload and after every
+/// finished part (from several threads, but never two calls at once for one upload), and
+/// `clear` once the object is complete (or the record is useless). Implementations must be safe
+/// to call from any thread; errors they throw fail the upload.
+public protocol MultipartProgressStore: Sendable {
+    func load(_ key: MultipartUploadKey) throws -> MultipartProgress?
+    func save(_ progress: MultipartProgress, for key: MultipartUploadKey) throws
+    func clear(_ key: MultipartUploadKey) throws
+}
+
+/// A `MultipartProgressStore` in memory (tests, one-off uploads).
+public final class InMemoryMultipartProgressStore: MultipartProgressStore {
+    private let records = Locked([MultipartUploadKey: MultipartProgress]())
+
+    public init() {}
+
+    public func load(_ key: MultipartUploadKey) throws -> MultipartProgress? { records.value[key] }
+
+    public func save(_ progress: MultipartProgress, for key: MultipartUploadKey) throws {
+        records.withLock { $0[key] = progress }
+    }
+
+    public func clear(_ key: MultipartUploadKey) throws { _ = records.withLock { $0.removeValue(forKey: key) } }
+
+    /// Every record, for inspection.
+    public var all: [MultipartUploadKey: MultipartProgress] { records.value }
+}

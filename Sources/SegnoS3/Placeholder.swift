@@ -1,1 +1,0 @@
-public enum SegnoS3Version { public static let value = 1 }
