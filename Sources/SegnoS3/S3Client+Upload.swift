@@ -87,7 +87,8 @@ extension S3Client {
     /// - Parameters:
     ///   - metadata: user metadata (`x-amz-meta-*`); with `segno-sha256` at most 2 KB.
     ///   - contentType: e.g. `audio/flac`.
-    /// - Throws: `S3Error`; `metadataTooLarge` and `invalidConfiguration` before anything is sent.
+    /// - Throws: `S3Error` (`metadataTooLarge` and `invalidConfiguration` before anything is sent,
+    ///   `cancelled` when `shouldContinue` said stop), or whatever `progressStore` throws.
     @available(*, noasync, message: "blocks the calling thread; call it from a Dispatch worker")
     public func upload(file: URL, bucket: String, key: String, metadata: [String: String] = [:],
                        contentType: String? = nil, options: UploadOptions = UploadOptions(),
@@ -186,7 +187,7 @@ extension S3Client {
             pending.append(number)
         }
         let reused = done.count
-        let state = Locked((progress: plan, done: done, queue: pending[...], failure: S3Error?.none, sent: 0))
+        let state = Locked((progress: plan, done: done, queue: pending[...], failure: (any Error)?.none, sent: 0))
         if reused != plan.parts.count || done.contains(where: { plan.parts[$0.key] != $0.value.etag }) {
             try state.withLock { s in
                 s.progress.parts = s.done.mapValues(\.etag)
@@ -200,7 +201,7 @@ extension S3Client {
                 let next: Int? = state.withLock { s in
                     guard s.failure == nil, let n = s.queue.first else { return nil }
                     if options.shouldContinue?() == false {
-                        s.failure = .cancelled(resource: resource)
+                        s.failure = S3Error.cancelled(resource: resource)
                         return nil
                     }
                     s.queue.removeFirst()
@@ -221,10 +222,7 @@ extension S3Client {
                     options.partUploaded?(part)
                 } catch {
                     state.withLock { s in
-                        if s.failure == nil {
-                            s.failure = (error as? S3Error)
-                                ?? .unexpectedResponse(operation: "UploadPart", resource: resource, message: "\(error)")
-                        }
+                        if s.failure == nil { s.failure = error }
                     }
                     return
                 }
