@@ -1,7 +1,6 @@
 import ArgumentParser
 import SegnoCore
 
-@main
 struct SegnoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "segno",
@@ -11,7 +10,8 @@ struct SegnoCommand: ParsableCommand {
         75 another run holds the state; 130/143 interrupted (state is consistent).
         """,
         version: SegnoVersion.string,
-        subcommands: [InfoCommand.self, ConvertCommand.self]
+        subcommands: [RunCommand.self, StatusCommand.self, RetryCommand.self, ValidateCommand.self,
+                      ConvertCommand.self, InfoCommand.self]
     )
 }
 
@@ -29,4 +29,14 @@ func printError(_ message: String) {
     var line = message
     if !line.hasSuffix("\n") { line += "\n" }
     FileHandleOutput.standardError.write(line)
+}
+
+/// Entry point: `--force` alone means `--force=all` (ArgumentParser options need a value).
+@main
+enum Main {
+    static func main() {
+        var args = Array(CommandLine.arguments.dropFirst())
+        args = args.map { $0 == "--force" ? "--force=all" : $0 }
+        SegnoCommand.main(args)
+    }
 }

@@ -1,0 +1,68 @@
+# segno — build, test, demo, bench. `make test` and `make demo` work on a fresh Debian
+# bookworm machine with only Swift installed: `make deps` installs the rest (as root).
+
+SWIFT      ?= swift
+BUILD_DIR  ?= .build
+SEGNO_DBG   = $(BUILD_DIR)/debug/segno
+SEGNO_REL   = $(BUILD_DIR)/release/segno
+APT_BUILD   = pkg-config libsndfile1-dev libsamplerate0-dev libsqlite3-dev libebur128-dev
+APT_TOOLS   = sox libsox-fmt-all ffmpeg flac espeak-ng sqlite3
+APT_S3      = radosgw ceph-mon ceph-osd
+PIP_TEST    = numpy scipy botocore
+
+.PHONY: all build release test demo bench quality deps test-deps clean
+
+all: build
+
+## deps: install the C libraries segno links and the programs it calls (ffmpeg for AAC).
+deps:
+	@missing=""; \
+	for p in $(APT_BUILD) $(APT_TOOLS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "make deps: installing$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	  else echo "make deps: run as root: apt-get install --no-install-recommends$$missing"; exit 1; fi; \
+	fi
+
+## test-deps: what the tests use besides deps: Ceph RGW (a real S3 server on 127.0.0.1), numpy/scipy/botocore.
+test-deps: deps
+	@missing=""; \
+	for p in $(APT_S3); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "make test-deps: installing$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	  else echo "make test-deps: run as root: apt-get install --no-install-recommends$$missing"; exit 1; fi; \
+	fi
+	@python3 -c "import numpy, scipy, botocore" 2>/dev/null || python3 -m pip install -q $(PIP_TEST)
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+## test: the whole suite, against a real Ceph RGW started on 127.0.0.1 and stopped afterwards.
+test: test-deps
+	$(SWIFT) build --build-tests
+	@set -e; \
+	eval "$$(bash Tests/support/rgw.sh start)"; \
+	trap 'bash Tests/support/rgw.sh stop >/dev/null 2>&1 || true' EXIT; \
+	export S3_TEST_ENDPOINT S3_TEST_ACCESS_KEY S3_TEST_SECRET_KEY; \
+	$(SWIFT) test --skip-build
+
+## demo: runs pipelines/demo.yaml on the bundled samples into ./out/demo; a second run does nothing.
+demo: build
+	$(SEGNO_DBG) run pipelines/demo.yaml
+
+## bench: speed and memory as ratios against SoX/audiowaveform-style peers (see bench/README.md).
+bench: release
+	bash bench/run.sh $(SEGNO_REL)
+
+## quality: pitch-shift quality table (segno vs sox), see tools/quality.py.
+quality: release
+	python3 tools/quality.py --segno $(SEGNO_REL)
+
+clean:
+	rm -rf $(BUILD_DIR) out

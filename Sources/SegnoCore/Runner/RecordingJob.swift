@@ -1,0 +1,78 @@
+import Foundation
+import SegnoDSP
+
+/// One recording's pass: open the source, build the chain with only the taps that must run
+/// (and only the transforms they need), stream it, then hash the outputs for the state store.
+/// Runs on one worker thread.
+struct RecordingJob {
+    let job: Job
+    let plan: RecordingPlan
+    let tapIndices: [Int]
+    let stop: StopFlag
+
+    /// Returns the state update, the source duration in seconds and the outputs written.
+    func run(progress: (Int, Int) -> Void) throws -> (StateUpdate, Double?, [String]) {
+        let spec = job.spec
+        let file = plan.file
+        let decoder = try DecoderFactory.open(path: file.absolutePath)
+        defer { decoder.close() }
+        var context = RecordingContext(sourcePath: file.absolutePath, relativePath: file.relativePath,
+                                       modified: file.identity.modified, source: decoder.info, outputRoot: spec.outputRoot)
+        context.source = decoder.info
+
+        let wanted = Set(tapIndices.map { job.taps[$0].index })
+        let last = wanted.max() ?? -1
+        var elements: [ChainElement] = []
+        var tapsInChain: [JobTap] = []
+        for (i, placed) in spec.stages.enumerated() where i <= last {
+            switch placed.config {
+            case let t as any TransformConfig:
+                elements.append(.transform(try t.makeTransform()))
+            case let tap as any TapConfig where wanted.contains(i):
+                let path: String
+                do { path = try tap.pathTemplate.resolve(context) } catch { throw StageStartError(stage: tap.name, "\(placed.keyPath).path: \(error.message)") }
+                try Self.checkContained(path, root: spec.outputRoot)
+                elements.append(.tap(try tap.makeTap(path: path, context: context)))
+                tapsInChain.append(job.taps.first { $0.index == i }!)
+            default:
+                continue
+            }
+        }
+        var frames = 0
+        let produced: [ProducedFile]
+        do {
+            produced = try StageChain(elements: elements).run(decoder: decoder, isCancelled: { stop.isStopped }) { frames = $0 }
+        } catch let e as StageStartError {
+            throw StageStartError(stage: e.stage, "\(AudioError.quoted(file.relativePath)): \(e.message)")
+        }
+        let duration = decoder.info.sampleRate > 0 ? Double(frames) / Double(decoder.info.sampleRate) : nil
+        var steps: [StepState] = []
+        var recipes: [String: String] = [:]
+        let now = Date().timeIntervalSince1970
+        for (tap, out) in zip(tapsInChain, produced) {
+            let (digest, size) = try FileHash.sha256(path: out.path)
+            let rel = String(out.path.dropFirst(spec.outputRoot.count + 1))
+            steps.append(StepState(stage: tap.identity, fingerprint: tap.fingerprint, source: file.identity.key,
+                                   output: rel, outputHash: digest, outputSize: size, finishedAt: now))
+            recipes[tap.fingerprint] = tap.recipe
+        }
+        var contentHash: Data? = nil
+        if spec.input.verify == .content { contentHash = try FileHash.sha256(path: file.absolutePath).digest }
+        return (.done(path: file.relativePath, identity: file.identity, contentHash: contentHash, duration: duration,
+                      steps: steps, recipes: recipes), duration, produced.map(\.path))
+    }
+
+    /// Refuses an output path whose existing folders pass through a symbolic link (which could
+    /// point outside the output root).
+    static func checkContained(_ path: String, root: String) throws {
+        guard path.hasPrefix(root + "/") else { throw AudioError.io(path: path, detail: "resolves outside output.root") }
+        var dir = (path as NSString).deletingLastPathComponent
+        while dir.count > root.count {
+            var st = stat()
+            if lstat(dir, &st) == 0 && (st.st_mode & S_IFMT) == S_IFLNK {
+                throw AudioError.io(path: path, detail: "output folder \(AudioError.quoted(dir)) is a symbolic link; refusing to write through it")
+            }
+            dir = (dir as NSString).deletingLastPathComponent
+        }
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+
+/// One run per state store: an advisory `flock` on `<state>.lock`. The kernel drops the lock when
+/// the process dies, so a killed run never blocks the next one.
+public final class RunLock {
+    private let fd: Int32
+    /// The lock file.
+    public let path: String
+
+    /// Takes the lock without waiting; nil when another process holds it.
+    public init?(statePath: String) throws {
+        path = statePath + ".lock"
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        if fd < 0 { throw AudioError.io(path: path, detail: "cannot open lock file: \(String(cString: strerror(errno)))") }
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            close(fd)
+            return nil
+        }
+        let pid = "\(getpid())\n"
+        _ = ftruncate(fd, 0)
+        _ = pid.withCString { write(fd, $0, strlen($0)) }
+    }
+
+    /// The pid written by the holder (for the "another run holds the state" message).
+    public static func holder(statePath: String) -> String? {
+        (try? String(contentsOfFile: statePath + ".lock", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    deinit {
+        flock(fd, LOCK_UN)
+        close(fd)
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+
+/// A loaded, fully checked job spec (version 1). Immutable; shared by all workers.
+public struct JobSpec: Sendable {
+    /// How the runner decides that a source changed.
+    public enum Verify: String, Sendable, CaseIterable {
+        /// Size, modification time and inode.
+        case metadata
+        /// As `metadata`, but when those change the content's SHA-256 decides (a touched or
+        /// copied file with the same bytes is not processed again).
+        case content
+    }
+
+    /// Where recordings come from.
+    public struct Input: Sendable {
+        /// Absolute folder scanned recursively.
+        public var root: String
+        public var include: [Glob]
+        public var exclude: [Glob]
+        /// Files modified less than this many seconds ago are skipped (still being written).
+        public var settle: Double
+        /// Follow symbolic links to folders (never in a loop).
+        public var followLinks: Bool
+        public var verify: Verify
+    }
+
+    /// One stage as written in the spec, with its place for messages.
+    public struct Placed: Sendable {
+        public var config: any StageConfig
+        /// `stages[3]`
+        public var keyPath: String
+        public var line: Int
+    }
+
+    /// The spec file (as given).
+    public var file: String
+    public var name: String
+    public var input: Input
+    /// Absolute output folder; every output stays inside it.
+    public var outputRoot: String
+    /// Absolute path of the SQLite state database.
+    public var statePath: String
+    /// Worker count; nil = active processors.
+    public var parallel: Int?
+    /// Extra attempts per recording for transient (I/O) failures.
+    public var retries: Int
+    /// Stages in order.
+    public var stages: [Placed]
+
+    /// Worker count to use when the command line does not say.
+    public var workers: Int { parallel ?? ProcessInfo.processInfo.activeProcessorCount }
+
+    /// Default include patterns: every extension segno can decode.
+    public static let defaultInclude = ["**/*.{wav,wave,bwf,rf64,w64,aif,aiff,aifc,caf,flac,ogg,oga,opus,mp3,m4a,mp4,3gp,aac}"]
+    /// Default exclude patterns: hidden files and folders.
+    public static let defaultExclude = ["**/.*"]
+}

@@ -1,0 +1,25 @@
+import Foundation
+
+/// `segno validate`: the checked spec as a readable plan.
+public enum PlanPrinter {
+    public static func describe(_ spec: JobSpec) -> String {
+        var lines: [String] = []
+        lines.append("spec \(AudioError.quoted(spec.file)): \(spec.name) (version 1)")
+        lines.append("input   \(AudioError.quoted(spec.input.root))")
+        lines.append("        include \(spec.input.include.map(\.text).joined(separator: ", "))")
+        lines.append("        exclude \(spec.input.exclude.map(\.text).joined(separator: ", "))")
+        lines.append("        settle \(canonicalNumber(spec.input.settle)) s, verify \(spec.input.verify.rawValue), follow links \(spec.input.followLinks ? "yes" : "no")")
+        lines.append("output  \(AudioError.quoted(spec.outputRoot))")
+        lines.append("state   \(AudioError.quoted(spec.statePath))")
+        lines.append("workers \(spec.parallel.map(String.init) ?? "auto (\(spec.workers))"), retries \(spec.retries)")
+        lines.append("stages:")
+        let width = spec.stages.map(\.config.name.count).max() ?? 0
+        for (i, p) in spec.stages.enumerated() {
+            let c = p.config
+            let name = c.name.padding(toLength: width, withPad: " ", startingAt: 0)
+            let opts = c.options.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
+            lines.append(String(format: "%3d. ", i + 1) + "\(name)  \(c.kind.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(opts)")
+        }
+        return lines.joined(separator: "\n")
+    }
+}

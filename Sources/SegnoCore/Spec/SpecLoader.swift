@@ -1,0 +1,168 @@
+import Foundation
+import Yams
+
+/// Reads a YAML job spec, checks every key and option, and returns a `JobSpec` — or the first
+/// `SpecError` with file, line, column and key path. Nothing touches audio or the state here.
+public enum SpecLoader {
+    /// Largest spec accepted, in bytes.
+    public static let maxBytes = 1 << 20
+
+    /// Loads and checks `path`. Relative paths inside the spec are relative to the spec's folder.
+    public static func load(path: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(SpecError) -> JobSpec {
+        let data: Data
+        do {
+            let attrs = try FileManager.default.attributesOfItem(atPath: path)
+            if let size = attrs[.size] as? Int, size > maxBytes {
+                throw SpecError(file: path, message: "spec is \(size) bytes; the limit is \(maxBytes) (1 MB)")
+            }
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch let e as SpecError {
+            throw e
+        } catch {
+            throw SpecError(file: path, message: "cannot read spec: \((error as NSError).localizedDescription)")
+        }
+        guard let text = String(data: data, encoding: .utf8) else { throw SpecError(file: path, message: "spec is not UTF-8 text") }
+        let base = URL(fileURLWithPath: path).standardizedFileURL.deletingLastPathComponent().path
+        return try parse(text, file: path, baseDirectory: base, environment: environment)
+    }
+
+    /// Parses spec text; `baseDirectory` anchors relative paths.
+    public static func parse(_ text: String, file: String, baseDirectory: String, environment: [String: String] = [:]) throws(SpecError) -> JobSpec {
+        if text.utf8.count > maxBytes { throw SpecError(file: file, message: "spec is larger than 1 MB") }
+        let root: Node
+        do {
+            guard let n = try Yams.compose(yaml: text) else { throw SpecError(file: file, message: "the spec is empty") }
+            root = n
+        } catch let e as SpecError {
+            throw e
+        } catch let e as YamlError {
+            throw yamlError(e, file: file)
+        } catch {
+            throw SpecError(file: file, message: "\(error)")
+        }
+        let context = SpecContext(file: file, environment: environment)
+        try checkTags(root, file: file, budget: 200_000)
+        let doc = SpecValue(node: root, path: "", context: context)
+        let o = try doc.options(allowed: ["version", "name", "input", "output", "state", "parallel", "retries", "stages"],
+                                required: ["version", "input", "output", "stages"])
+        let version = try o["version"]!.int()
+        guard version == 1 else { throw o["version"]!.error("unsupported spec version \(version); this segno reads version 1") }
+        let name = try o["name"]?.string() ?? URL(fileURLWithPath: file).deletingPathExtension().lastPathComponent
+
+        let input = try parseInput(o["input"]!, base: baseDirectory)
+        let out = try o["output"]!.options(allowed: ["root"], required: ["root"])
+        let outputRoot = absolute(try out["root"]!.string(), base: baseDirectory)
+        if outputRoot == "/" { throw out["root"]!.error("output.root cannot be /") }
+        var statePath = outputRoot + "/.segno/state.sqlite"
+        if let s = o["state"] { statePath = absolute(try s.string(), base: baseDirectory) }
+
+        var parallel: Int? = nil
+        if let p = o["parallel"] {
+            let s = try p.string()
+            if s != "auto" { parallel = try p.int(in: 1...256, unit: "workers") }
+        }
+        let retries = try o["retries"]?.int(in: 0...10) ?? 2
+
+        let stageList = try o["stages"]!.list()
+        if stageList.isEmpty { throw o["stages"]!.error("no stages: add at least one tap such as encode or waveform") }
+        var placed: [JobSpec.Placed] = []
+        var parseContext = StageParseContext()
+        for item in stageList {
+            let entries = try item.mapping()
+            guard entries.count == 1, let entry = entries.first else {
+                throw item.error("each stage is a one-key mapping such as `- lowpass: { frequency: 3400 }`; found \(entries.count) keys")
+            }
+            guard let parser = StageRegistry.parsers[entry.key] else {
+                let named = SpecValue(node: entry.value.node, path: entry.value.path, context: context)
+                throw named.error("unknown stage \"\(entry.key)\" (stages: \(StageRegistry.parsers.keys.sorted().joined(separator: ", ")))")
+            }
+            let config = try parser(entry.value, parseContext)
+            parseContext.note(config, at: entry.value)
+            placed.append(JobSpec.Placed(config: config, keyPath: item.path, line: item.node.mark?.line ?? 0))
+        }
+        if !placed.contains(where: { $0.config.kind == .tap }) {
+            throw o["stages"]!.error("no tap: nothing would be written (add encode, waveform or metadata)")
+        }
+        if let up = placed.firstIndex(where: { $0.config.kind == .upload }), placed[up...].contains(where: { $0.config.kind != .upload }) {
+            throw o["stages"]!.error("upload must come after every other stage (it runs after the pass)")
+        }
+        // Two taps writing the same template would overwrite each other.
+        var seen: [String: String] = [:]
+        for p in placed {
+            guard let tap = p.config as? any TapConfig else { continue }
+            if let other = seen[tap.pathTemplate.text] {
+                throw SpecError(file: file, line: p.line, column: 0, keyPath: p.keyPath,
+                                message: "writes \"\(tap.pathTemplate.text)\" like \(other); give each tap its own path")
+            }
+            seen[tap.pathTemplate.text] = p.keyPath
+        }
+        return JobSpec(file: file, name: name, input: input, outputRoot: outputRoot, statePath: statePath,
+                       parallel: parallel, retries: retries, stages: placed)
+    }
+
+    static func parseInput(_ v: SpecValue, base: String) throws(SpecError) -> JobSpec.Input {
+        let o = try v.options(allowed: ["root", "include", "exclude", "settle", "follow_links", "verify"], required: ["root"])
+        let root = absolute(try o["root"]!.string(), base: base)
+        func globs(_ key: String, _ def: [String]) throws(SpecError) -> [Glob] {
+            guard let list = o[key] else { return def.map { try! Glob($0) } }
+            var out: [Glob] = []
+            for item in try list.list(allowSingle: true) {
+                do { out.append(try Glob(try item.string())) } catch let e as TemplateError { throw item.error(e.message) } catch { throw item.error("\(error)") }
+            }
+            return out
+        }
+        return JobSpec.Input(
+            root: root,
+            include: try globs("include", JobSpec.defaultInclude),
+            exclude: try globs("exclude", JobSpec.defaultExclude),
+            settle: try o["settle"]?.duration() ?? 0,
+            followLinks: try o["follow_links"]?.bool() ?? false,
+            verify: try o["verify"]?.choice(JobSpec.Verify.self) ?? .metadata)
+    }
+
+    /// `~/x` → home, relative → against the spec's folder; the result is normalised.
+    static func absolute(_ p: String, base: String) -> String {
+        var path = p
+        if path == "~" || path.hasPrefix("~/") {
+            path = FileManager.default.homeDirectoryForCurrentUser.path + path.dropFirst()
+        }
+        if !path.hasPrefix("/") { path = base + "/" + path }
+        var s = URL(fileURLWithPath: path).standardizedFileURL.path
+        while s.count > 1 && s.hasSuffix("/") { s.removeLast() }
+        return s
+    }
+
+    /// Explicit tags (`!!python/object`, `!custom`) could smuggle types; only YAML's core tags pass.
+    static func checkTags(_ node: Node, file: String, budget: Int) throws(SpecError) {
+        var remaining = budget
+        var stack: [Node] = [node]
+        let allowed: Set<String> = ["str", "int", "float", "bool", "null", "map", "seq", "merge", "value", "timestamp"].reduce(into: []) {
+            $0.insert("tag:yaml.org,2002:" + $1)
+        }
+        while let n = stack.popLast() {
+            remaining -= 1
+            if remaining < 0 { throw SpecError(file: file, message: "the spec expands to more than \(budget) values (an alias bomb?)") }
+            let tag = n.tag.rawValue
+            if !tag.isEmpty && tag != "!" && tag != "?" && !allowed.contains(tag) {
+                let m = n.mark
+                throw SpecError(file: file, line: m?.line ?? 0, column: m?.column ?? 0, message: "tag \(tag) is not allowed in a spec")
+            }
+            switch n {
+            case .mapping(let m): for (k, v) in m { stack.append(k); stack.append(v) }
+            case .sequence(let s): stack.append(contentsOf: s)
+            default: break
+            }
+        }
+    }
+
+    static func yamlError(_ e: YamlError, file: String) -> SpecError {
+        switch e {
+        case .scanner(let ctx, let problem, let mark, _), .parser(let ctx, let problem, let mark, _), .composer(let ctx, let problem, let mark, _):
+            var msg = problem
+            if let ctx { msg += " (\(ctx.text))" }
+            return SpecError(file: file, line: mark.line, column: mark.column, message: "YAML: " + msg)
+        default:
+            return SpecError(file: file, message: "YAML: \(e)")
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import GRDB
+
+/// The state schema, as named migrations that are only ever added, never edited once shipped.
+/// Inspect a store with `sqlite3 STATE.sqlite .schema`; README.md documents each table.
+enum StateMigrations {
+    static var migrator: DatabaseMigrator {
+        var m = DatabaseMigrator()
+        m.registerMigration("v1: recordings, recipes, steps, runs") { db in
+            try db.execute(sql: """
+                CREATE TABLE recording (
+                  id INTEGER PRIMARY KEY,
+                  path TEXT NOT NULL UNIQUE,          -- relative to input.root
+                  size INTEGER NOT NULL,              -- bytes, as last seen
+                  mtime_ns INTEGER NOT NULL,          -- modification time, ns since 1970
+                  inode INTEGER NOT NULL,
+                  content_hash BLOB,                  -- SHA-256 of the source (input.verify: content)
+                  duration REAL,                      -- seconds, once decoded
+                  status TEXT NOT NULL,               -- done | failed
+                  attempts INTEGER NOT NULL DEFAULT 0,
+                  error TEXT,                         -- last failure's message
+                  updated_at REAL NOT NULL            -- seconds since 1970
+                );
+                CREATE TABLE recipe (                 -- what a fingerprint stands for (for --explain)
+                  fingerprint TEXT PRIMARY KEY,
+                  text TEXT NOT NULL
+                ) WITHOUT ROWID;
+                CREATE TABLE step (                   -- one finished tap output of one recording
+                  recording_id INTEGER NOT NULL REFERENCES recording(id) ON DELETE CASCADE,
+                  stage TEXT NOT NULL,                -- tap identity: "encode:{dir}/{stem}.flac"
+                  fingerprint TEXT NOT NULL,          -- options + upstream transforms + versions
+                  source TEXT NOT NULL,               -- "size:mtime_ns:inode" of the source it was made from
+                  output TEXT NOT NULL,               -- path relative to output.root
+                  output_hash BLOB NOT NULL,          -- SHA-256 of the file written
+                  output_size INTEGER NOT NULL,
+                  finished_at REAL NOT NULL,
+                  PRIMARY KEY (recording_id, stage)
+                ) WITHOUT ROWID;
+                CREATE TABLE run (
+                  id INTEGER PRIMARY KEY,
+                  started_at REAL NOT NULL,
+                  finished_at REAL,
+                  spec TEXT NOT NULL,
+                  spec_name TEXT NOT NULL,
+                  segno_version TEXT NOT NULL,
+                  status TEXT NOT NULL,               -- running | done | failures | interrupted | time-up
+                  planned INTEGER NOT NULL DEFAULT 0,
+                  done INTEGER NOT NULL DEFAULT 0,
+                  failed INTEGER NOT NULL DEFAULT 0,
+                  skipped INTEGER NOT NULL DEFAULT 0
+                );
+                """)
+        }
+        return m
+    }
+}

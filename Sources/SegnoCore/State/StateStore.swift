@@ -1,0 +1,143 @@
+import Foundation
+import GRDB
+
+/// Owns the SQLite state database (WAL): migrates it when opened, loads what a plan needs in one
+/// query, and applies batches of updates, each batch one transaction.
+public final class StateStore: Sendable {
+    private let db: DatabasePool
+    /// The database file.
+    public let path: String
+
+    /// Opens (creating folders and the file if needed) and migrates the store.
+    public init(path: String) throws {
+        self.path = path
+        let dir = (path as NSString).deletingLastPathComponent
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        var config = Configuration()
+        config.busyMode = .timeout(10)
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        db = try DatabasePool(path: path, configuration: config)
+        try StateMigrations.migrator.migrate(db)
+    }
+
+    /// Every recording with its steps, keyed by relative path. One pass over two tables; called
+    /// once per run before planning.
+    public func loadAll() throws -> [String: RecordingState] {
+        try db.read { db in
+            var out: [String: RecordingState] = [:]
+            var byId: [Int64: String] = [:]
+            let rows = try Row.fetchCursor(db, sql: "SELECT id, path, size, mtime_ns, inode, content_hash, duration, status, attempts, error, updated_at FROM recording")
+            while let r = try rows.next() {
+                let path: String = r[1]
+                let id: Int64 = r[0]
+                byId[id] = path
+                out[path] = RecordingState(id: id, path: path,
+                                           identity: FileIdentity(size: r[2], mtimeNs: r[3], inode: r[4]),
+                                           contentHash: r[5], duration: r[6], status: r[7], attempts: r[8],
+                                           error: r[9], updatedAt: r[10], steps: [:])
+            }
+            let steps = try Row.fetchCursor(db, sql: "SELECT recording_id, stage, fingerprint, source, output, output_hash, output_size, finished_at FROM step")
+            while let r = try steps.next() {
+                guard let path = byId[r[0]] else { continue }
+                let s = StepState(stage: r[1], fingerprint: r[2], source: r[3], output: r[4], outputHash: r[5], outputSize: r[6], finishedAt: r[7])
+                out[path]?.steps[s.stage] = s
+            }
+            return out
+        }
+    }
+
+    /// The text a fingerprint stands for, if recorded.
+    public func recipe(_ fingerprint: String) throws -> String? {
+        try db.read { try String.fetchOne($0, sql: "SELECT text FROM recipe WHERE fingerprint = ?", arguments: [fingerprint]) }
+    }
+
+    /// Applies a batch in one transaction.
+    public func apply(_ updates: [StateUpdate]) throws {
+        guard !updates.isEmpty else { return }
+        let now = Date().timeIntervalSince1970
+        try db.write { db in
+            let upsert = try db.cachedStatement(sql: """
+                INSERT INTO recording (path, size, mtime_ns, inode, content_hash, duration, status, attempts, error, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(path) DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns, inode = excluded.inode,
+                  content_hash = COALESCE(excluded.content_hash, recording.content_hash),
+                  duration = COALESCE(excluded.duration, recording.duration), status = excluded.status,
+                  attempts = excluded.attempts, error = excluded.error, updated_at = excluded.updated_at
+                RETURNING id
+                """)
+            let step = try db.cachedStatement(sql: """
+                INSERT OR REPLACE INTO step (recording_id, stage, fingerprint, source, output, output_hash, output_size, finished_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+            let recipe = try db.cachedStatement(sql: "INSERT OR IGNORE INTO recipe (fingerprint, text) VALUES (?, ?)")
+            let touch = try db.cachedStatement(sql: "UPDATE recording SET size = ?, mtime_ns = ?, inode = ?, updated_at = ? WHERE path = ?")
+            let touchSteps = try db.cachedStatement(sql: "UPDATE step SET source = ? WHERE recording_id = (SELECT id FROM recording WHERE path = ?)")
+            for u in updates {
+                switch u {
+                case let .done(path, id, hash, duration, steps, recipes):
+                    let rid = try Int64.fetchOne(upsert, arguments: [path, id.size, id.mtimeNs, id.inode, hash, duration, "done", 0, nil, now])!
+                    for (fp, text) in recipes { try recipe.execute(arguments: [fp, text]) }
+                    for s in steps {
+                        try step.execute(arguments: [rid, s.stage, s.fingerprint, s.source, s.output, s.outputHash, s.outputSize, s.finishedAt])
+                    }
+                case let .failed(path, id, error, attempts):
+                    _ = try Int64.fetchOne(upsert, arguments: [path, id.size, id.mtimeNs, id.inode, nil, nil, "failed", attempts, error, now])
+                case let .touched(path, id):
+                    try touch.execute(arguments: [id.size, id.mtimeNs, id.inode, now, path])
+                    try touchSteps.execute(arguments: [id.key, path])
+                }
+            }
+        }
+    }
+
+    /// Records the start of a run and returns its id.
+    public func startRun(spec: String, specName: String) throws -> Int64 {
+        try db.write { db in
+            try db.execute(sql: "INSERT INTO run (started_at, spec, spec_name, segno_version, status) VALUES (?, ?, ?, ?, 'running')",
+                           arguments: [Date().timeIntervalSince1970, spec, specName, SegnoVersion.string])
+            return db.lastInsertedRowID
+        }
+    }
+
+    /// Records how a run ended.
+    public func finishRun(id: Int64, status: String, planned: Int, done: Int, failed: Int, skipped: Int) throws {
+        try db.write { db in
+            try db.execute(sql: "UPDATE run SET finished_at = ?, status = ?, planned = ?, done = ?, failed = ?, skipped = ? WHERE id = ?",
+                           arguments: [Date().timeIntervalSince1970, status, planned, done, failed, skipped, id])
+        }
+    }
+
+    /// The most recent runs, newest first.
+    public func recentRuns(limit: Int = 5) throws -> [RunRecord] {
+        try db.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, started_at, finished_at, spec, spec_name, status, planned, done, failed, skipped FROM run ORDER BY id DESC LIMIT ?", arguments: [limit]).map {
+                RunRecord(id: $0[0], startedAt: $0[1], finishedAt: $0[2], spec: $0[3], specName: $0[4], status: $0[5], planned: $0[6], done: $0[7], failed: $0[8], skipped: $0[9])
+            }
+        }
+    }
+
+    /// Recordings per status ("done", "failed").
+    public func statusCounts() throws -> [String: Int] {
+        try db.read { db in
+            var out: [String: Int] = [:]
+            for r in try Row.fetchAll(db, sql: "SELECT status, COUNT(*) FROM recording GROUP BY status") { out[r[0]] = r[1] }
+            return out
+        }
+    }
+
+    /// Failed recordings: path, message, attempts, when.
+    public func failures() throws -> [(path: String, error: String, attempts: Int, at: Double)] {
+        try db.read { db in
+            try Row.fetchAll(db, sql: "SELECT path, COALESCE(error, ''), attempts, updated_at FROM recording WHERE status = 'failed' ORDER BY path").map {
+                (path: $0[0], error: $0[1], attempts: $0[2], at: $0[3])
+            }
+        }
+    }
+
+    /// Marks runs left "running" by a killed process as interrupted. Called under the run lock.
+    public func closeAbandonedRuns() throws {
+        try db.write { try $0.execute(sql: "UPDATE run SET status = 'killed' WHERE status = 'running'") }
+    }
+}

@@ -1,0 +1,25 @@
+import Crypto
+import Foundation
+
+/// SHA-256 of files, read in 1 MiB chunks (memory does not grow with the file).
+public enum FileHash {
+    /// The digest and size of the file at `path`.
+    public static func sha256(path: String) throws -> (digest: Data, size: Int64) {
+        guard let h = FileHandle(forReadingAtPath: path) else {
+            throw AudioError.io(path: path, detail: "cannot read back to hash it")
+        }
+        defer { try? h.close() }
+        var hasher = SHA256()
+        var size: Int64 = 0
+        while true {
+            let chunk = try h.read(upToCount: 1 << 20) ?? Data()
+            if chunk.isEmpty { break }
+            size += Int64(chunk.count)
+            hasher.update(data: chunk)
+        }
+        return (Data(hasher.finalize()), size)
+    }
+
+    /// Lower-case hex of bytes.
+    public static func hex(_ d: Data) -> String { d.map { String(format: "%02x", $0) }.joined() }
+}

@@ -1,0 +1,120 @@
+import ArgumentParser
+import Foundation
+import Logging
+import SegnoCore
+
+/// Options shared by `run` and `retry`.
+struct RunFlags: ParsableArguments {
+    @Option(help: "Worker count (default: the spec's parallel, auto = active processors).")
+    var parallel: Int?
+
+    @Flag(help: "Print what would run; change nothing.")
+    var dryRun = false
+
+    @Flag(help: "With the plan, say why each step runs.")
+    var explain = false
+
+    @Option(name: .customLong("force"), help: ArgumentHelp("Rerun every tap (--force) or one stage kind (--force=waveform).", valueName: "stage"))
+    var force: String?
+
+    @Option(help: "Stop taking new work after this long (e.g. 50m, 1h30m); in-flight recordings finish.")
+    var maxTime: String?
+
+    @Option(help: "Write the run summary as JSON to this file.")
+    var report: String?
+
+    @Flag(help: "Print nothing but errors.")
+    var quiet = false
+
+    func validate() throws {
+        if let p = parallel, !(1...256).contains(p) { throw ValidationError("--parallel must be 1…256") }
+        if let m = maxTime, parseDuration(m) == nil { throw ValidationError("--max-time takes a duration such as 50m or 1h30m") }
+    }
+
+    func options(retryOnly: Bool) -> RunOptions {
+        var o = RunOptions()
+        o.parallel = parallel
+        o.dryRun = dryRun
+        o.explain = explain
+        if let f = force { o.force = f == "all" || f.isEmpty ? .all : .stage(f) }
+        o.maxTime = maxTime.flatMap(parseDuration)
+        o.retryOnly = retryOnly
+        o.progress = ProgressPrinter.mode(quiet: quiet)
+        return o
+    }
+}
+
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Process every recording that is new or out of date, in parallel; resumable.",
+        discussion: "A second run while one holds the state exits 75 at once. SIGINT/SIGTERM stop cleanly (130/143).")
+
+    @Argument(help: "The job spec (YAML).") var spec: String
+    @OptionGroup var flags: RunFlags
+
+    func run() throws { try runJob(spec: spec, flags: flags, retryOnly: false) }
+}
+
+struct RetryCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "retry",
+        abstract: "Run again the recordings that failed (only those).")
+
+    @Argument(help: "The job spec (YAML).") var spec: String
+    @OptionGroup var flags: RunFlags
+
+    func run() throws { try runJob(spec: spec, flags: flags, retryOnly: true) }
+}
+
+/// Loads the spec, runs it, prints the summary and maps the outcome to DESIGN.md §4's exit codes.
+func runJob(spec path: String, flags: RunFlags, retryOnly: Bool) throws {
+    let spec: JobSpec
+    do { spec = try SpecLoader.load(path: path) } catch {
+        printError("segno: \(error)")
+        throw Exit.usage
+    }
+    let watcher = SignalWatcher()
+    let logger = Logger(label: "segno")
+    let runner = BatchRunner(job: Job(spec: spec), options: flags.options(retryOnly: retryOnly), stop: watcher.flag, logger: logger)
+    let summary: RunSummary
+    do { summary = try runner.run() } catch {
+        printError("segno: \(error)")
+        if case .locked = error { throw Exit.locked }
+        throw Exit.failures
+    }
+    for p in summary.problems where !flags.quiet { printError("segno: skipped \(p)") }
+    if flags.dryRun {
+        for line in summary.plan { printOut(line) }
+        printOut("dry run: \(summary.planned) to run, \(summary.skipped) up to date, \(summary.knownFailures) known failures (segno retry), \(summary.settling) still settling")
+        return
+    }
+    if flags.explain { for line in summary.plan { printOut(line) } }
+    var code: Int32 = summary.failed > 0 ? 1 : 0
+    switch summary.stop {
+    case .signal(let s): code = s == SIGTERM ? 143 : 130
+    case .timeUp, .none: break
+    }
+    if !flags.quiet {
+        var line: String
+        if summary.planned == 0 {
+            line = "nothing to do: \(summary.skipped) recordings up to date"
+        } else {
+            line = "\(summary.done) done, \(summary.failed) failed, \(summary.skipped) up to date"
+        }
+        if summary.knownFailures > 0 { line += ", \(summary.knownFailures) known failures (segno status --failed; segno retry)" }
+        if summary.settling > 0 { line += ", \(summary.settling) still settling" }
+        switch summary.stop {
+        case .signal: line += "; interrupted, \(summary.notStarted + summary.interrupted) left for the next run"
+        case .timeUp: line += "; --max-time reached, \(summary.notStarted) left for the next run"
+        case .none: break
+        }
+        printOut(line)
+    }
+    if let report = flags.report {
+        do { try RunReport.write(RunReport.json(summary, spec: spec, exitCode: code), to: report) } catch {
+            printError("segno: \(error)")
+        }
+    }
+    if code != 0 { throw ExitCode(code) }
+}

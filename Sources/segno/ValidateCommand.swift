@@ -1,0 +1,21 @@
+import ArgumentParser
+import SegnoCore
+
+struct ValidateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "validate",
+        abstract: "Parse and check a spec, then print the plan (stages in order with resolved options).",
+        discussion: "Exit code 2 with file:line:column and the key's path when the spec is wrong.")
+
+    @Argument(help: "The job spec (YAML).") var spec: String
+
+    func run() throws {
+        do {
+            let s = try SpecLoader.load(path: spec)
+            printOut(PlanPrinter.describe(s))
+        } catch {
+            printError("segno: \(error)")
+            throw Exit.usage
+        }
+    }
+}
