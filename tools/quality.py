@@ -35,8 +35,13 @@ Engines:
   sox           sox IN OUT pitch CENTS             (skipped when sox is absent)
   soundstretch  soundstretch IN OUT -pitch=S       (skipped when absent)
 
+CPU benchmark (--bench MINUTES): a MINUTES-long 48 kHz mono float WAV (speech-band noise
+bursts over a soft tone bed, so a pitch engine sees both tonal and noisy frames) is pitched by
++3 semitones with each engine in turn, A B A B ... for --rounds rounds; the median user+sys
+CPU per engine and the ratio to SoX are printed. Other tables are skipped with --bench.
+
 Usage: tools/quality.py [--engines segno,sox,soundstretch] [--engine-cmd CMD] [--segno PATH]
-                        [--shifts 3,12,-5] [--keep DIR] [--json FILE]
+                        [--shifts 3,12,-5] [--keep DIR] [--json FILE] [--bench MINUTES [--rounds N]]
 """
 
 import argparse
@@ -175,6 +180,39 @@ def click_metrics(y, n_in):
     return smear, float(np.median(offsets)) if offsets else float("nan")
 
 
+def bench_signal(minutes):
+    """Tone bed plus noise bursts, generated one minute at a time (deterministic)."""
+    rng = np.random.default_rng(4)
+    out = []
+    for m in range(int(np.ceil(minutes))):
+        n = int(min(1.0, minutes - m) * 60 * RATE)
+        t = (np.arange(n) + m * 60 * RATE) / RATE
+        bed = 0.15 * np.sin(2 * np.pi * 196 * t) + 0.08 * np.sin(2 * np.pi * 293.7 * t)
+        gate = (np.sin(2 * np.pi * 1.7 * t) > 0.3).astype(np.float64)
+        out.append((bed + 0.1 * gate * rng.standard_normal(n)).astype(np.float32))
+    return np.concatenate(out)
+
+
+def bench(args, engines, work):
+    src = os.path.join(work, "bench.wav")
+    wavfile.write(src, RATE, bench_signal(args.bench))
+    cpu = {e: [] for e in engines}
+    for _ in range(args.rounds):
+        for e in engines:
+            dst = os.path.join(work, f"bench_{e}.wav")
+            cpu[e].append(run(engine_command(e, args, src, dst, 3.0)))
+            os.remove(dst)
+    print(f"CPU, {args.bench:g} min of 48 kHz mono, pitch +3 st, median of {args.rounds} interleaved runs")
+    print(f"{'engine':<13} {'cpu s':>8} {'x realtime':>11} {'vs sox':>8}   runs")
+    ref = float(np.median(cpu["sox"])) if "sox" in cpu else None
+    for e in engines:
+        med = float(np.median(cpu[e]))
+        ratio = f"{med / ref:8.3f}" if ref else f"{'-':>8}"
+        runs = " ".join(f"{c:.2f}" for c in cpu[e])
+        print(f"{e:<13} {med:>8.2f} {args.bench * 60 / med:>11.1f} {ratio}   {runs}")
+    os.remove(src)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--engines", default=None, help="comma list: segno,cmd,sox,soundstretch")
@@ -184,6 +222,8 @@ def main():
     p.add_argument("--no-clicks", action="store_true", help="skip the click-train check")
     p.add_argument("--keep", default=None, help="keep the WAV files in this folder")
     p.add_argument("--json", default=None, help="also write the results as JSON to this file")
+    p.add_argument("--bench", type=float, default=None, help="CPU benchmark on this many minutes instead")
+    p.add_argument("--rounds", type=int, default=3, help="interleaved rounds for --bench (median)")
     args = p.parse_args()
 
     if args.engines:
@@ -203,6 +243,11 @@ def main():
     shifts = [float(s) for s in args.shifts.split(",")]
     work = args.keep or tempfile.mkdtemp(prefix="segno-quality-")
     os.makedirs(work, exist_ok=True)
+    if args.bench:
+        bench(args, available, work)
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+        return
     n = int(SECONDS * RATE)
     results = []
     print(f"{'engine':<13} {'signal':<9} {'shift':>6} {'pitch err':>10} {'max |err|':>10} {'artefact':>9} {'dur err':>8} {'cpu':>7}")

@@ -10,12 +10,19 @@ import Foundation
 /// `hop` is `size / 4`, for which the squared window overlap-adds to a constant.
 ///
 /// Phase locking: each spectral peak (a bin larger than its two neighbours on each side)
-/// gets its instantaneous frequency from the phase advance since the previous frame, and
+/// gets its instantaneous frequency from its phase advance since the previous frame, and
 /// its synthesis phase advances by that frequency times `hop`; every bin in the peak's
-/// region (up to the lowest bin between it and the next peak) is rotated by the same angle,
+/// region (the bins nearer to it than to the next peaks) is rotated by the same angle,
 /// which keeps each partial's spectral shape, and so its waveform, intact. All channels
 /// share one set of peaks and rotations (taken from their summed power and cross-spectra),
 /// so the phase differences between channels, and with them the stereo image, are kept.
+/// When the analysis hop exceeds half a frame (stretch below 0.5) the phase advance would be
+/// ambiguous, so it is measured against an extra frame `hop` frames earlier instead.
+///
+/// Transients: a frame whose power rose by 3 dB or more overall, with more than half of it
+/// in bins that rose by 3 dB or more, and more so than in the frame before, restarts every
+/// synthesis phase from the analysis phase (phase reset), so an attack is not smeared by
+/// phases carried over from before it.
 struct PhaseVocoder: Sendable {
     /// Frame length in frames (a power of two).
     let size: Int
@@ -25,14 +32,16 @@ struct PhaseVocoder: Sendable {
     let analysisHop: Double
     /// Channels per frame.
     let channels: Int
+    /// Offset back to the extra frame used to measure phase advances, when the analysis hop
+    /// is too long for that (more than half a frame).
+    private let referenceOffset: Int?
     private let fft: RealFFT
     /// Analysis window, then synthesis window (scaled for the inverse FFT and the overlap).
     private let windows: [Float]
-    /// Per-channel spectra, previous spectra, magnitudes, frame buffer, scratch, overlap-add.
+    /// Spectra, reference spectra, magnitudes, rotations, per-peak values, frame buffer,
+    /// FFT scratch and the overlap-add accumulators; offsets in `Layout`.
     private var work: [Float]
-    /// Rotation (synthesis minus analysis phase) of every bin in the last frame, in radians.
-    private var rotation: [Double]
-    /// Peak bins of the current frame (first `peakCount` valid), then region starts.
+    /// Peak bins of the current frame.
     private var peaks: [Int]
     /// Index of the next frame to make.
     private(set) var frame: Int
@@ -41,13 +50,35 @@ struct PhaseVocoder: Sendable {
     /// The transient detector's value for the previous frame.
     private var previousOnset: Float = 0
 
-    private var bins: Int { size / 2 + 1 }
+    /// Offsets into `work`.
+    private struct Layout {
+        let spec, ref, mag, prevMag, rot, peakA, peakB, peakC, peakD, buf, scratch, ola, total: Int
+        init(size n: Int, channels ch: Int) {
+            let b = n / 2 + 1
+            spec = 0
+            ref = spec + ch * 2 * b
+            mag = ref + ch * 2 * b
+            prevMag = mag + b
+            rot = prevMag + b
+            peakA = rot + b
+            peakB = peakA + b
+            peakC = peakB + b
+            peakD = peakC + b
+            buf = peakD + b
+            scratch = buf + n
+            ola = scratch + 2 * n
+            total = ola + ch * n
+        }
+    }
+
+    private let layout: Layout
 
     init(size: Int, stretch: Double, channels: Int) {
         self.size = size
         self.hop = size / 4
         self.analysisHop = Double(size / 4) / stretch
         self.channels = channels
+        self.referenceOffset = analysisHop > Double(size / 2) ? size / 4 : nil
         self.fft = RealFFT(size: size)
         var w = [Float](repeating: 0, count: 2 * size)
         // Σ w² over frames `hop` apart is 3/8 · size/hop for a periodic Hann window.
@@ -58,18 +89,20 @@ struct PhaseVocoder: Sendable {
             w[size + t] = Float(v / (Double(size) * overlapGain))
         }
         self.windows = w
-        let b = size / 2 + 1
-        self.work = [Float](repeating: 0, count: channels * 4 * b + 2 * b + 3 * size + channels * size)
-        self.rotation = [Double](repeating: 0, count: b)
-        self.peaks = [Int](repeating: 0, count: 2 * b + 2)
+        self.layout = Layout(size: size, channels: channels)
+        self.work = [Float](repeating: 0, count: layout.total)
+        self.peaks = [Int](repeating: 0, count: size / 2 + 1)
         self.frame = 1 - size / (2 * (size / 4))
     }
 
     /// Centre (absolute input frame) of analysis frame `j`.
     func center(_ j: Int) -> Int { Int((Double(j) * analysisHop).rounded()) }
 
+    /// Input frames read before a frame's centre.
+    private var lookBehind: Int { size / 2 + (referenceOffset ?? 0) }
+
     /// The first input frame the first analysis frame reads.
-    var firstInput: Int { center(frame) - size / 2 }
+    var firstInput: Int { center(frame) - lookBehind }
     /// Absolute index of the first output frame.
     var firstOutput: Int { frame * hop - size / 2 }
 
@@ -79,31 +112,29 @@ struct PhaseVocoder: Sendable {
         while center(frame) + size / 2 <= input.end {
             processFrame(input, &output)
             frame += 1
-            input.discard(before: center(frame) - size / 2)
+            input.discard(before: center(frame) - lookBehind)
         }
     }
 
     private mutating func processFrame(_ input: PlanarFIFO, _ output: inout PlanarFIFO) {
-        let n = size, b = bins, ch = channels, hs = hop
+        let n = size, b = n / 2 + 1, ch = channels, hs = hop, L = layout
         let c = center(frame)
-        let h = previousCenter.map { c - $0 }
+        let refOffset = referenceOffset
+        // Hop over which phase advances are measured: to the reference frame, or the last frame.
+        let h = refOffset ?? previousCenter.map { c - $0 } ?? 0
+        let realHop = previousCenter.map { c - $0 } ?? 0
+        let first = previousCenter == nil
         previousCenter = c
         let fft = self.fft
         let inOffset = input.head + (c - n / 2 - input.start)
         let inCap = input.capacity
         var onset: Float = 0
-        var reset = h == nil
         let lastOnset = previousOnset
         let outIndex = frame * hs - n / 2
         work.withUnsafeMutableBufferPointer { wp in
-            let base = wp.baseAddress!
-            let spec = base  // channel k: re at k*2b, im at k*2b + b
-            let prev = base + ch * 2 * b
-            let mag = base + ch * 4 * b
-            let prevMag = mag + b
-            let buf = prevMag + b
-            let scratch = buf + n
-            let ola = scratch + 2 * n
+            let w = wp.baseAddress!
+            let spec = w + L.spec, ref = w + L.ref, mag = w + L.mag, prevMag = w + L.prevMag
+            let rot = w + L.rot, buf = w + L.buf, scratch = w + L.scratch, ola = w + L.ola
             windows.withUnsafeBufferPointer { winp in
                 let win = winp.baseAddress!, syn = win + n
                 input.storage.withUnsafeBufferPointer { ip in
@@ -111,47 +142,37 @@ struct PhaseVocoder: Sendable {
                         let src = ip.baseAddress! + k * inCap + inOffset
                         for t in 0..<n { buf[t] = src[t] * win[t] }
                         fft.forward(buf, real: spec + k * 2 * b, imag: spec + k * 2 * b + b, scratch: scratch)
+                        if let r = refOffset {
+                            for t in 0..<n { buf[t] = src[t - r] * win[t] }
+                            fft.forward(buf, real: ref + k * 2 * b, imag: ref + k * 2 * b + b, scratch: scratch)
+                        }
                     }
                 }
-                // Power summed over channels; onset = share of bins that rose by more than 3 dB.
-                for i in 0..<b { mag[i] = 0 }
-                for k in 0..<ch {
-                    let re = spec + k * 2 * b, im = re + b
-                    for i in 0..<b { mag[i] += re[i] * re[i] + im[i] * im[i] }
-                }
-                // Onset: the share of this frame's power in bins that rose by more than 3 dB,
-                // counted only when the frame as a whole got at least 3 dB louder.
-                var total: Float = 0, previousTotal: Float = 0, risen: Float = 0
-                var peakMag: Float = 0
-                for i in 0..<b {
-                    let m = mag[i]
-                    total += m
-                    previousTotal += prevMag[i]
-                    peakMag = max(peakMag, m)
-                    if m > 2 * prevMag[i] { risen += m }
-                }
-                let floor = max(peakMag * 1e-10, 1e-24)
+                // Power summed over channels, then the onset measure.
+                let onsetStats = Self.power(spec: spec, mag: mag, prevMag: prevMag, bins: b, channels: ch)
+                let (total, previousTotal, risen, peakMag) = onsetStats
                 onset = total > 2 * previousTotal && total > 1e-20 ? risen / total : 0
-                if onset > 0.5 && onset > lastOnset { reset = true }
-
-                rotation.withUnsafeMutableBufferPointer { rp in
-                    let rot = rp.baseAddress!
-                    if reset {
-                        for i in 0..<b { rot[i] = 0 }
-                        prev.update(from: spec, count: ch * 2 * b)
-                        prevMag.update(from: mag, count: b)
-                        return
-                    }
+                let reset = first || (onset > 0.5 && onset > lastOnset)
+                if reset {
+                    for i in 0..<b { rot[i] = 0 }
+                    if refOffset == nil { ref.update(from: spec, count: ch * 2 * b) }
+                } else {
+                    let floor = max(peakMag * 1e-10, 1e-24)
                     peaks.withUnsafeMutableBufferPointer { pp in
-                        let count = Self.findPeaks(
-                            spec: spec, prev: prev, mag: mag, rot: rot, peaks: pp.baseAddress!,
-                            bins: b, channels: ch, size: n, hop: hs, analysisHop: h!, floor: floor)
+                        let count = Self.findPeaks(mag: mag, bins: b, floor: floor, peaks: pp.baseAddress!)
+                        Self.advancePeaks(
+                            spec: spec, ref: ref, rot: rot, peaks: pp.baseAddress!, count: count,
+                            temps: (w + L.peakA, w + L.peakB, w + L.peakC, w + L.peakD),
+                            bins: b, channels: ch, size: n, hop: hs, realHop: realHop, phaseHop: h)
                         // Keep this frame's analysis for the next one, then rotate it.
-                        prev.update(from: spec, count: ch * 2 * b)
-                        prevMag.update(from: mag, count: b)
-                        Self.rotateRegions(spec: spec, rot: rot, peaks: pp.baseAddress!, count: count, bins: b, channels: ch)
+                        if refOffset == nil { ref.update(from: spec, count: ch * 2 * b) }
+                        Self.rotateRegions(
+                            spec: spec, rot: rot, peaks: pp.baseAddress!, count: count,
+                            phasors: (w + L.peakC, w + L.peakD), fill: (w + L.peakA, w + L.peakB),
+                            bins: b, channels: ch)
                     }
                 }
+                prevMag.update(from: mag, count: b)
                 for k in 0..<ch {
                     let o = ola + k * n
                     fft.inverse(real: spec + k * 2 * b, imag: spec + k * 2 * b + b, output: buf, scratch: scratch)
@@ -168,83 +189,245 @@ struct PhaseVocoder: Sendable {
         previousOnset = onset
     }
 
-    /// Identity phase locking, first half: finds the peaks of `mag` and their regions, and
-    /// works out each peak's new rotation from its phase advance since `prev`. Writes the
-    /// peak bins to `peaks[0..<count]`, the region starts to `peaks[b + 1 ..< b + 1 + count]`
-    /// and each peak's rotation to `rot[peak]`; returns `count`.
+    /// Fills `mag` with the power per bin summed over channels; returns the frame's total
+    /// power, the previous frame's, the power in bins that rose by more than 3 dB, and the
+    /// largest bin's power.
+    @inline(__always)
+    private static func power(
+        spec: UnsafeMutablePointer<Float>, mag: UnsafeMutablePointer<Float>,
+        prevMag: UnsafeMutablePointer<Float>, bins b: Int, channels ch: Int
+    ) -> (Float, Float, Float, Float) {
+        typealias V = SIMD4<Float>
+        let vectorEnd = b & ~3
+        for k in 0..<ch {
+            let re = spec + k * 2 * b, im = re + b
+            var i = 0
+            while i < vectorEnd {
+                let r = V.load(re + i), m = V.load(im + i)
+                let p = r * r + m * m
+                (k == 0 ? p : V.load(mag + i) + p).store(mag + i)
+                i += 4
+            }
+            while i < b {
+                let p = re[i] * re[i] + im[i] * im[i]
+                mag[i] = k == 0 ? p : mag[i] + p
+                i += 1
+            }
+        }
+        var total = V(), previous = V(), risen = V(), peak = V()
+        var i = 0
+        while i < vectorEnd {
+            let m = V.load(mag + i), pm = V.load(prevMag + i)
+            total += m
+            previous += pm
+            peak = pointwiseMax(peak, m)
+            risen += V().replacing(with: m, where: m .> 2 * pm)
+            i += 4
+        }
+        var t = total.sum(), pt = previous.sum(), r = risen.sum(), pk = peak.max()
+        while i < b {
+            let m = mag[i], pm = prevMag[i]
+            t += m
+            pt += pm
+            pk = max(pk, m)
+            r += m > 2 * pm ? m : 0
+            i += 1
+        }
+        return (t, pt, r, pk)
+    }
+
+    /// Writes the bins of `mag` above `floor` that are larger than both neighbours on each
+    /// side to `peaks`, in order; returns how many.
     @inline(__always)
     private static func findPeaks(
-        spec: UnsafeMutablePointer<Float>, prev: UnsafeMutablePointer<Float>,
-        mag: UnsafeMutablePointer<Float>, rot: UnsafeMutablePointer<Double>,
-        peaks: UnsafeMutablePointer<Int>, bins b: Int, channels ch: Int, size n: Int,
-        hop hs: Int, analysisHop h: Int, floor: Float
+        mag: UnsafeMutablePointer<Float>, bins b: Int, floor: Float, peaks: UnsafeMutablePointer<Int>
     ) -> Int {
-        // Peaks: larger than both neighbours on each side.
+        typealias V = SIMD4<Float>
         var count = 0
-        let last = b - 1
-        for i in 0...last where mag[i] > floor {
+        func isPeak(_ i: Int) -> Bool {
             let m = mag[i]
-            if i >= 1 && !(m > mag[i - 1]) { continue }
-            if i >= 2 && !(m > mag[i - 2]) { continue }
-            if i + 1 <= last && !(m >= mag[i + 1]) { continue }
-            if i + 2 <= last && !(m >= mag[i + 2]) { continue }
-            peaks[count] = i
-            count += 1
+            if !(m > floor) { return false }
+            if i >= 1 && !(m > mag[i - 1]) { return false }
+            if i >= 2 && !(m > mag[i - 2]) { return false }
+            if i + 1 < b && !(m >= mag[i + 1]) { return false }
+            if i + 2 < b && !(m >= mag[i + 2]) { return false }
+            return true
         }
-        let starts = peaks + (b + 1)
-        let twoPi = 2 * Double.pi
-        for q in 0..<count {
-            let p = peaks[q]
-            // Region start: the lowest bin between the previous peak and this one.
-            var start = 0
-            if q > 0 {
-                var low = peaks[q - 1] + 1
-                for i in low..<p where mag[i] < mag[low] { low = i }
-                start = low
+        var i = 0
+        while i < min(2, b) {
+            if isPeak(i) { peaks[count] = i; count += 1 }
+            i += 1
+        }
+        let f = V(repeating: floor)
+        while i + 6 <= b {
+            let m = V.load(mag + i)
+            let mask = (m .> V.load(mag + i - 1)) .& (m .> V.load(mag + i - 2))
+                .& (m .>= V.load(mag + i + 1)) .& (m .>= V.load(mag + i + 2)) .& (m .> f)
+            if any(mask) {
+                for lane in 0..<4 {
+                    peaks[count] = i + lane
+                    count &+= mask[lane] ? 1 : 0
+                }
             }
-            starts[q] = start
-            // Phase advance of the peak since the previous frame, summed over channels.
-            var dot: Float = 0, cross: Float = 0
-            for k in 0..<ch {
-                let re = spec + k * 2 * b, im = re + b
-                let pr = prev + k * 2 * b, pi = pr + b
-                dot += re[p] * pr[p] + im[p] * pi[p]
-                cross += im[p] * pr[p] - re[p] * pi[p]
-            }
-            let advance = Double(atan2(cross, dot))
-            let expected = twoPi * Double((p * h) % n) / Double(n)
-            var deviation = (advance - expected).remainder(dividingBy: twoPi)
-            if deviation.isNaN { deviation = 0 }
-            // ω·(hs − h) with ω = 2πp/n + deviation/h; the bin part reduced mod 2π exactly.
-            let binPart = twoPi * Double(((p * (hs - h)) % n + n) % n) / Double(n)
-            rot[p] = (rot[p] + binPart + deviation * Double(hs - h) / Double(h)).remainder(dividingBy: twoPi)
+            i += 4
+        }
+        while i < b {
+            if isPeak(i) { peaks[count] = i; count += 1 }
+            i += 1
         }
         return count
     }
 
-    /// Identity phase locking, second half: rotates every bin of each peak's region by the
-    /// peak's rotation and records it as the bin's rotation.
+    /// Identity phase locking, first half: each peak's frequency from its phase advance
+    /// against `ref` over `phaseHop` frames, and its new rotation, advanced by that frequency
+    /// times `hop − realHop`. Leaves each peak's rotation phasor (cos, sin) in the last two
+    /// temporaries and its rotation in `rot[peak]`.
     @inline(__always)
-    private static func rotateRegions(
-        spec: UnsafeMutablePointer<Float>, rot: UnsafeMutablePointer<Double>,
-        peaks: UnsafeMutablePointer<Int>, count: Int, bins b: Int, channels ch: Int
+    private static func advancePeaks(
+        spec: UnsafeMutablePointer<Float>, ref: UnsafeMutablePointer<Float>,
+        rot: UnsafeMutablePointer<Float>, peaks: UnsafeMutablePointer<Int>, count: Int,
+        temps: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>),
+        bins b: Int, channels ch: Int, size n: Int, hop hs: Int, realHop h: Int, phaseHop hf: Int
     ) {
-        let starts = peaks + (b + 1)
+        let (dots, crosses, cosines, sines) = temps
+        // Cross-spectrum at each peak, summed over channels.
         for q in 0..<count {
             let p = peaks[q]
-            let start = starts[q]
-            let end = q + 1 < count ? starts[q + 1] : b
-            let r = rot[p]
-            let cr = Float(cos(r)), ci = Float(sin(r))
+            var dot: Float = 0, cross: Float = 0
             for k in 0..<ch {
                 let re = spec + k * 2 * b, im = re + b
-                for i in start..<end {
-                    let xr = re[i], xi = im[i]
-                    re[i] = xr * cr - xi * ci
-                    im[i] = xr * ci + xi * cr
-                }
+                let rr = ref + k * 2 * b, ri = rr + b
+                dot += re[p] * rr[p] + im[p] * ri[p]
+                cross += im[p] * rr[p] - re[p] * ri[p]
             }
-            for i in start..<end { rot[i] = r }
+            dots[q] = dot
+            crosses[q] = cross
+        }
+        let binAngle = Float(2 * Double.pi / Double(n))
+        let scale = Float(hs - h) / Float(hf)
+        for q in 0..<count {
+            let p = peaks[q]
+            let advance = FastMath.atan2(crosses[q], dots[q])
+            // Deviation from the bin's own advance, 2π·p·hf/n (reduced mod n exactly).
+            let deviation = FastMath.wrap(advance - binAngle * Float((p * hf) % n))
+            // ω·(hs − h) with ω = 2πp/n + deviation/hf.
+            let binPart = binAngle * Float(((p * (hs - h)) % n + n) % n)
+            let r = FastMath.wrap(rot[p] + FastMath.wrap(binPart) + deviation * scale)
+            rot[p] = r
+            let (s, c) = FastMath.sincos(r)
+            cosines[q] = c
+            sines[q] = s
+        }
+    }
+
+    /// Identity phase locking, second half: rotates every bin of each peak's region (bins
+    /// nearer to it than to the neighbouring peaks) by the peak's phasor, and records the
+    /// peak's rotation for every bin of the region.
+    @inline(__always)
+    private static func rotateRegions(
+        spec: UnsafeMutablePointer<Float>, rot: UnsafeMutablePointer<Float>,
+        peaks: UnsafeMutablePointer<Int>, count: Int,
+        phasors: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>),
+        fill: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>), bins b: Int, channels ch: Int
+    ) {
+        typealias V = SIMD4<Float>
+        let (cosines, sines) = phasors
+        let (binCos, binSin) = fill
+        var start = 0
+        for q in 0..<count {
+            let p = peaks[q]
+            let end = q + 1 < count ? (p + peaks[q + 1] + 1) / 2 : b
+            let r = rot[p], cr = cosines[q], ci = sines[q]
+            for i in start..<end {
+                rot[i] = r
+                binCos[i] = cr
+                binSin[i] = ci
+            }
+            start = end
+        }
+        let vectorEnd = b & ~3
+        for k in 0..<ch {
+            let re = spec + k * 2 * b, im = re + b
+            var i = 0
+            while i < vectorEnd {
+                let xr = V.load(re + i), xi = V.load(im + i)
+                let cr = V.load(binCos + i), ci = V.load(binSin + i)
+                (xr * cr - xi * ci).store(re + i)
+                (xr * ci + xi * cr).store(im + i)
+                i += 4
+            }
+            while i < b {
+                let xr = re[i], xi = im[i]
+                re[i] = xr * binCos[i] - xi * binSin[i]
+                im[i] = xr * binSin[i] + xi * binCos[i]
+                i += 1
+            }
+        }
+    }
+}
+
+extension SIMD4<Float> {
+    @inline(__always)
+    static func load(_ p: UnsafeMutablePointer<Float>) -> Self {
+        UnsafeRawPointer(p).loadUnaligned(as: Self.self)
+    }
+
+    @inline(__always)
+    func store(_ p: UnsafeMutablePointer<Float>) {
+        UnsafeMutableRawPointer(p).storeBytes(of: self, as: Self.self)
+    }
+}
+
+/// Float approximations for the vocoder's per-peak angles (errors below 4e-7 rad).
+enum FastMath {
+    /// Rounds to the nearest integer (ties to even) for |x| < 2^22, without a libm call.
+    @inline(__always)
+    static func roundNearest(_ x: Float) -> Float {
+        let magic: Float = 12_582_912  // 1.5 · 2^23
+        return (x + magic) - magic
+    }
+
+    /// `x` reduced to [−π, π].
+    @inline(__always)
+    static func wrap(_ x: Float) -> Float {
+        let twoPi: Float = 6.283_185_307
+        return x - twoPi * roundNearest(x * (1 / twoPi))
+    }
+
+    /// The angle of (x, y) in [−π, π].
+    @inline(__always)
+    static func atan2(_ y: Float, _ x: Float) -> Float {
+        let ax = abs(x), ay = abs(y)
+        let mx = max(ax, ay), mn = min(ax, ay)
+        let a = mx > 0 ? mn / mx : 0
+        let s = a * a
+        var r: Float = 0.006_811_783_6
+        r = r * s - 0.033_604_201
+        r = r * s + 0.079_623_662
+        r = r * s - 0.132_333_428
+        r = r * s + 0.198_078_156
+        r = r * s - 0.333_173_692
+        r = r * s + 0.999_996_126
+        r *= a
+        r = ay > ax ? 1.570_796_327 - r : r
+        r = x < 0 ? 3.141_592_654 - r : r
+        return y < 0 ? -r : r
+    }
+
+    /// (sin x, cos x) for |x| ≤ about 2^20.
+    @inline(__always)
+    static func sincos(_ x: Float) -> (Float, Float) {
+        let q = roundNearest(x * 0.636_619_772)
+        // x − q·π/2 in two steps (Cody–Waite) to keep the reduced argument exact.
+        let r = (x - q * 1.570_796_251_3) - q * 7.549_789_415_9e-8
+        let s2 = r * r
+        let sn = r * (1 + s2 * (-0.166_666_374 + s2 * (0.008_331_584_7 + s2 * -0.000_194_621_19)))
+        let cs = 1 + s2 * (-0.5 + s2 * (0.041_666_616 + s2 * (-0.001_388_662 + s2 * 0.000_024_379_97)))
+        switch Int(q) & 3 {
+        case 0: return (sn, cs)
+        case 1: return (cs, -sn)
+        case 2: return (-sn, -cs)
+        default: return (-cs, sn)
         }
     }
 }

@@ -79,7 +79,14 @@ struct SincResampler: Sendable {
 
     /// The first input frame (absolute index) that output frame `m` reads.
     func firstInput(for m: Int) -> Int {
-        Int((Double(m) * step).rounded(.down)) - half + 1
+        Self.floor(Double(m) * step) - half + 1
+    }
+
+    /// ⌊x⌋ without a libm call.
+    @inline(__always)
+    private static func floor(_ x: Double) -> Int {
+        let i = Int(x)
+        return Double(i) > x ? i - 1 : i
     }
 
     /// Produces every output frame the held input allows, appends them to `output`, and
@@ -87,7 +94,7 @@ struct SincResampler: Sendable {
     mutating func run(_ input: inout PlanarFIFO, _ output: inout PlanarFIFO) {
         // Count the frames we can make: output m needs input up to floor(m·step) + half.
         var last = next
-        while Int((Double(last) * step).rounded(.down)) + half < input.end { last += 1 }
+        while Self.floor(Double(last) * step) + half < input.end { last += 1 }
         let n = last - next
         guard n > 0 else { return }
         let outIndex = next
@@ -102,13 +109,13 @@ struct SincResampler: Sendable {
                 output.storage.withUnsafeMutableBufferPointer { dst in
                     for i in 0..<n {
                         let x = Double(first + i) * st
-                        let xf = x.rounded(.down)
-                        let frac = x - xf
+                        let xi = Self.floor(x)
+                        let frac = x - Double(xi)
                         let pf = frac * Double(ph)
                         let p = min(Int(pf), ph - 1)
                         let u = Float(pf - Double(p))
                         let row = tb.baseAddress! + p * 2 * taps
-                        let offset = Int(xf) - h + 1 - inStart + inHead
+                        let offset = xi - h + 1 - inStart + inHead
                         for c in 0..<ch {
                             let s = src.baseAddress! + c * inCap + offset
                             dst[c * outCap + outAt + i] = Self.dot(s, row, taps, u)
