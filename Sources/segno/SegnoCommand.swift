@@ -37,6 +37,16 @@ enum Main {
     static func main() {
         var args = Array(CommandLine.arguments.dropFirst())
         args = args.map { $0 == "--force" ? "--force=all" : $0 }
-        SegnoCommand.main(args)
+        do {
+            var command = try SegnoCommand.parseAsRoot(args)
+            try command.run()
+        } catch {
+            // ArgumentParser exits with EX_USAGE (64) on bad usage; DESIGN.md §4 promises 2.
+            if SegnoCommand.exitCode(for: error) == .validationFailure {
+                printError(SegnoCommand.fullMessage(for: error))
+                SegnoCommand.exit(withError: Exit.usage)
+            }
+            SegnoCommand.exit(withError: error)
+        }
     }
 }

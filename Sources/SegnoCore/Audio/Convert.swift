@@ -20,15 +20,18 @@ public enum Convert {
             throw AudioError.unsupportedOutput(path: output, detail: "is the input file; choose another output name")
         }
         let decoder = try DecoderFactory.open(path: input)
-        defer { decoder.close() }
         var context = RecordingContext(sourcePath: inAbs, relativePath: (inAbs as NSString).lastPathComponent,
                                        modified: Date(), source: decoder.info,
                                        outputRoot: (outAbs as NSString).deletingLastPathComponent)
         context.source = decoder.info
-        var elements: [ChainElement] = try transforms.map { .transform(try $0.makeTransform()) }
-        elements.append(.tap(try encode.makeTap(path: outAbs, context: context)))
+        var items: [ChainRecipe.Item] = transforms.map { .transform($0) }
+        items.append(.tap(encode, path: outAbs))
         var frames = 0
-        _ = try StageChain(elements: elements).run(decoder: decoder, isCancelled: isCancelled) { frames = $0 }
+        var first = true
+        _ = try ChainRecipe(items: items).run(open: {
+            if first { first = false; return decoder }
+            return try DecoderFactory.open(path: input)
+        }, context: context, isCancelled: isCancelled) { frames = $0 }
         return Result(source: decoder.info, output: outAbs, sourceFrames: frames)
     }
 }

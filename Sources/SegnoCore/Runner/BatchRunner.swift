@@ -22,7 +22,7 @@ public struct RunOptions: Sendable {
 
 /// What happened to one recording in this run.
 public struct RecordingResult: Sendable {
-    public enum Status: String, Sendable { case done, failed, interrupted }
+    public enum Status: String, Sendable { case done, failed, interrupted, unchanged }
     public var path: String
     public var status: Status
     /// Seconds of audio (source duration).
@@ -184,6 +184,7 @@ public final class BatchRunner: Sendable {
             case .done: summary.done += 1
             case .failed: summary.failed += 1
             case .interrupted: summary.interrupted += 1
+            case .unchanged: summary.skipped += 1; summary.planned -= 1
             }
         }
         summary.notStarted = work.count - summary.results.count
@@ -208,6 +209,16 @@ public final class BatchRunner: Sendable {
         var attempt = 0
         var outcome = RecordingResult(path: plan.file.relativePath, status: .failed, duration: nil, seconds: 0,
                                       attempts: 0, outputs: [], error: nil, reasons: reasons)
+        if job.spec.input.verify == .content, let known = plan.prior?.contentHash,
+           reasons.allSatisfy({ $0.hasSuffix(": source changed") }),
+           let now = try? FileHash.sha256(path: plan.file.absolutePath).digest, now == known {
+            // Same bytes under new metadata (touched, copied): note the new identity, run nothing.
+            writer.submit(.touched(path: plan.file.relativePath, identity: plan.file.identity))
+            outcome.status = .unchanged
+            outcome.seconds = Date().timeIntervalSince(started)
+            progress.update { $0.planned -= 1 }
+            return outcome
+        }
         while true {
             attempt += 1
             do {

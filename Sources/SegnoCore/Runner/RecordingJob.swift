@@ -22,17 +22,17 @@ struct RecordingJob {
 
         let wanted = Set(tapIndices.map { job.taps[$0].index })
         let last = wanted.max() ?? -1
-        var elements: [ChainElement] = []
+        var items: [ChainRecipe.Item] = []
         var tapsInChain: [JobTap] = []
         for (i, placed) in spec.stages.enumerated() where i <= last {
             switch placed.config {
             case let t as any TransformConfig:
-                elements.append(.transform(try t.makeTransform()))
+                items.append(.transform(t))
             case let tap as any TapConfig where wanted.contains(i):
                 let path: String
                 do { path = try tap.pathTemplate.resolve(context) } catch { throw StageStartError(stage: tap.name, "\(placed.keyPath).path: \(error.message)") }
                 try Self.checkContained(path, root: spec.outputRoot)
-                elements.append(.tap(try tap.makeTap(path: path, context: context)))
+                items.append(.tap(tap, path: path))
                 tapsInChain.append(job.taps.first { $0.index == i }!)
             default:
                 continue
@@ -40,8 +40,12 @@ struct RecordingJob {
         }
         var frames = 0
         let produced: [ProducedFile]
+        var first = true
         do {
-            produced = try StageChain(elements: elements).run(decoder: decoder, isCancelled: { stop.isStopped }) { frames = $0 }
+            produced = try ChainRecipe(items: items).run(open: {
+                if first { first = false; return decoder }
+                return try DecoderFactory.open(path: file.absolutePath)
+            }, context: context, isCancelled: { stop.isStopped }) { frames = $0 }
         } catch let e as StageStartError {
             throw StageStartError(stage: e.stage, "\(AudioError.quoted(file.relativePath)): \(e.message)")
         }

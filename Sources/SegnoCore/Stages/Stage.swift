@@ -69,6 +69,18 @@ extension Transform {
     public func finish(_ block: inout AudioBlock) throws { block.frames = 0 }
 }
 
+/// A transform that must see the whole stream before it emits anything (loudness
+/// normalisation). The chain runs a first pass — decode and the upstream transforms — that
+/// only feeds `analyse`, then the real pass. Memory stays constant: nothing is buffered.
+public protocol AnalysingTransform: Transform {
+    /// Pass 1, called once before the first `analyse`, with the format at this stage's place.
+    func startAnalysis(_ format: AudioFormat) throws
+    /// Pass 1, called for each block.
+    func analyse(_ block: AudioBlock) throws
+    /// End of pass 1; throws when the measurement is unusable ("too short to measure loudness").
+    func endAnalysis() throws
+}
+
 /// A file a tap produced, recorded in the state store.
 public struct ProducedFile: Sendable, Equatable, Codable {
     /// The tap's spec key, e.g. "encode".
@@ -86,7 +98,8 @@ public protocol Tap: AnyObject {
     /// Sees one block; must not change it. Called for each block.
     func observe(_ block: AudioBlock) throws
     /// Called once after the stream ended: completes and renames the output into place.
-    func finish() throws -> ProducedFile
+    /// Returns nil for taps that write no file (a measurement pass).
+    func finish() throws -> ProducedFile?
     /// Called instead of `finish` when the recording fails or is interrupted: leaves nothing behind.
     func abandon()
 }

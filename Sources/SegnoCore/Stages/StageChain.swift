@@ -62,7 +62,7 @@ public final class StageChain {
                     try t.finish(&tail)
                     if tail.frames > 0 { try push(&tail, from: i + 1) }
                 case .tap(let t):
-                    produced.append(try t.finish())
+                    if let f = try t.finish() { produced.append(f) }
                     finished[i] = true
                 }
             }
@@ -85,4 +85,57 @@ public final class StageChain {
             i += 1
         }
     }
+}
+
+/// A recording's stages before they are instantiated: transforms and the taps that must run
+/// (with their resolved paths). Builds the chain, runs the analysis passes that analysing
+/// transforms need, then the real pass. Used by the runner and by `convert`.
+public struct ChainRecipe {
+    public enum Item {
+        case transform(any TransformConfig)
+        case tap(any TapConfig, path: String)
+    }
+    public var items: [Item]
+    public init(items: [Item]) { self.items = items }
+
+    /// Runs all passes. `open` opens the source (called once per pass); `progress` sees the
+    /// frames of the last pass. Returns the taps' files in order.
+    public func run(open: () throws -> any AudioDecoder, context: RecordingContext,
+                    isCancelled: () -> Bool, progress: (Int) -> Void) throws -> [ProducedFile] {
+        // Instantiate once; analysing transforms keep their measurement for the real pass.
+        var instances: [ChainElement] = []
+        for item in items {
+            switch item {
+            case .transform(let t): instances.append(.transform(try t.makeTransform()))
+            case .tap(let t, let path): instances.append(.tap(try t.makeTap(path: path, context: context)))
+            }
+        }
+        for (k, el) in instances.enumerated() {
+            guard case .transform(let t) = el, let analysing = t as? AnalysingTransform else { continue }
+            // Pass over fresh upstream transforms (earlier analysing ones are already measured).
+            var pass: [ChainElement] = []
+            for j in 0..<k {
+                guard case .transform(let up) = instances[j] else { continue }
+                if up is AnalysingTransform { pass.append(.transform(up)) }
+                else if case .transform(let cfg) = items[j] { pass.append(.transform(try cfg.makeTransform())) }
+            }
+            pass.append(.tap(AnalysisTap(target: analysing)))
+            let decoder = try open()
+            defer { decoder.close() }
+            _ = try StageChain(elements: pass).run(decoder: decoder, isCancelled: isCancelled)
+        }
+        let decoder = try open()
+        defer { decoder.close() }
+        return try StageChain(elements: instances).run(decoder: decoder, isCancelled: isCancelled, progress: progress)
+    }
+}
+
+/// Feeds a measurement pass into an analysing transform.
+final class AnalysisTap: Tap {
+    let target: AnalysingTransform
+    init(target: AnalysingTransform) { self.target = target }
+    func start(_ format: AudioFormat) throws { try target.startAnalysis(format) }
+    func observe(_ block: AudioBlock) throws { try target.analyse(block) }
+    func finish() throws -> ProducedFile? { try target.endAnalysis(); return nil }
+    func abandon() {}
 }

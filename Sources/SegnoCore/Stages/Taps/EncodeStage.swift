@@ -62,7 +62,7 @@ final class EncodeTap: Tap {
 
     func observe(_ block: AudioBlock) throws { try encoder?.write(block) }
 
-    func finish() throws -> ProducedFile {
+    func finish() throws -> ProducedFile? {
         guard let e = encoder else { throw AudioError.encodeFailed(path: path, detail: "encoder never started") }
         try e.finish()
         encoder = nil
