@@ -19,10 +19,14 @@ import Foundation
 /// When the analysis hop exceeds half a frame (stretch below 0.5) the phase advance would be
 /// ambiguous, so it is measured against an extra frame `hop` frames earlier instead.
 ///
-/// Transients: a frame whose power rose by 3 dB or more overall, with more than half of it
-/// in bins that rose by 3 dB or more, and more so than in the frame before, restarts every
-/// synthesis phase from the analysis phase (phase reset), so an attack is not smeared by
-/// phases carried over from before it.
+/// Transients: a frame in which more than 40 % of the bins (those within 90 dB of the
+/// largest) rose by 6 dB or more, a larger share than in the frame before, holds a new
+/// transient. Its position in the frame comes from the phase slope across the bins that rose,
+/// and is mapped to its output time. In every frame that still holds it, the bins it
+/// dominates (3 dB above their power before it) get the linear phase that moves it from where
+/// it sits in the analysis frame to where it belongs in the synthesis frame (or are left out
+/// when that is outside the frame), so all overlapping frames rebuild the attack at one
+/// place instead of smearing it; steady partials under it stay phase-locked, undisturbed.
 struct PhaseVocoder: Sendable {
     /// Frame length in frames (a power of two).
     let size: Int
@@ -36,7 +40,8 @@ struct PhaseVocoder: Sendable {
     /// is too long for that (more than half a frame).
     private let referenceOffset: Int?
     private let fft: RealFFT
-    /// Analysis window, then synthesis window (scaled for the inverse FFT and the overlap).
+    /// Analysis window, synthesis window (scaled for the inverse FFT and the overlap), then
+    /// cos and sin of 2π·t/size.
     private let windows: [Float]
     /// Spectra, reference spectra, magnitudes, rotations, per-peak values, frame buffer,
     /// FFT scratch and the overlap-add accumulators; offsets in `Layout`.
@@ -49,17 +54,20 @@ struct PhaseVocoder: Sendable {
     private var previousCenter: Int?
     /// The transient detector's value for the previous frame.
     private var previousOnset: Float = 0
+    /// The last transient found: its input frame and the output frame it maps to.
+    private var transient: (input: Int, output: Int)?
 
     /// Offsets into `work`.
     private struct Layout {
-        let spec, ref, mag, prevMag, rot, peakA, peakB, peakC, peakD, buf, scratch, ola, total: Int
+        let spec, ref, mag, prevMag, baseline, rot, peakA, peakB, peakC, peakD, buf, scratch, ola, total: Int
         init(size n: Int, channels ch: Int) {
             let b = n / 2 + 1
             spec = 0
             ref = spec + ch * 2 * b
             mag = ref + ch * 2 * b
             prevMag = mag + b
-            rot = prevMag + b
+            baseline = prevMag + b
+            rot = baseline + b
             peakA = rot + b
             peakB = peakA + b
             peakC = peakB + b
@@ -80,13 +88,15 @@ struct PhaseVocoder: Sendable {
         self.channels = channels
         self.referenceOffset = analysisHop > Double(size / 2) ? size / 4 : nil
         self.fft = RealFFT(size: size)
-        var w = [Float](repeating: 0, count: 2 * size)
+        var w = [Float](repeating: 0, count: 4 * size)
         // Σ w² over frames `hop` apart is 3/8 · size/hop for a periodic Hann window.
         let overlapGain = 0.375 * Double(size) / Double(size / 4)
         for t in 0..<size {
             let v = 0.5 - 0.5 * cos(2 * Double.pi * Double(t) / Double(size))
             w[t] = Float(v)
             w[size + t] = Float(v / (Double(size) * overlapGain))
+            w[2 * size + t] = Float(cos(2 * Double.pi * Double(t) / Double(size)))
+            w[3 * size + t] = Float(sin(2 * Double.pi * Double(t) / Double(size)))
         }
         self.windows = w
         self.layout = Layout(size: size, channels: channels)
@@ -130,6 +140,9 @@ struct PhaseVocoder: Sendable {
         let inCap = input.capacity
         var onset: Float = 0
         let lastOnset = previousOnset
+        let thisFrame = frame
+        var current = transient
+        let ha = analysisHop
         let outIndex = frame * hs - n / 2
         work.withUnsafeMutableBufferPointer { wp in
             let w = wp.baseAddress!
@@ -149,15 +162,25 @@ struct PhaseVocoder: Sendable {
                     }
                 }
                 // Power summed over channels, then the onset measure.
-                let onsetStats = Self.power(spec: spec, mag: mag, prevMag: prevMag, bins: b, channels: ch)
-                let (total, previousTotal, risen, peakMag) = onsetStats
-                onset = total > 2 * previousTotal && total > 1e-20 ? risen / total : 0
-                let reset = first || (onset > 0.5 && onset > lastOnset)
-                if reset {
+                let peakMag = Self.power(spec: spec, mag: mag, bins: b, channels: ch)
+                let floor = max(peakMag * 1e-9, 1e-24)
+                onset = Self.onset(mag: mag, prevMag: prevMag, bins: b, floor: floor)
+                if !first && onset > 0.4 && onset > lastOnset {
+                    // A transient entered this frame. Find where (the phase slope across the
+                    // bins that rose is −2π·position/n), map it to its output time, and
+                    // remember the power from before it.
+                    let d = Self.transientOffset(spec: spec, mag: mag, prevMag: prevMag, bins: b, channels: ch, size: n)
+                    let t = c + d
+                    if current == nil || t > current!.input + hs / 2 {
+                        current = (t, Int((Double(t) * Double(hs) / ha).rounded()))
+                        (w + L.baseline).update(from: prevMag, count: b)
+                    }
+                }
+                if let tr = current, tr.input < c - n / 2 { current = nil }
+                if first {
                     for i in 0..<b { rot[i] = 0 }
                     if refOffset == nil { ref.update(from: spec, count: ch * 2 * b) }
                 } else {
-                    let floor = max(peakMag * 1e-10, 1e-24)
                     peaks.withUnsafeMutableBufferPointer { pp in
                         let count = Self.findPeaks(mag: mag, bins: b, floor: floor, peaks: pp.baseAddress!)
                         Self.advancePeaks(
@@ -166,10 +189,34 @@ struct PhaseVocoder: Sendable {
                             bins: b, channels: ch, size: n, hop: hs, realHop: realHop, phaseHop: h)
                         // Keep this frame's analysis for the next one, then rotate it.
                         if refOffset == nil { ref.update(from: spec, count: ch * 2 * b) }
-                        Self.rotateRegions(
-                            spec: spec, rot: rot, peaks: pp.baseAddress!, count: count,
-                            phasors: (w + L.peakC, w + L.peakD), fill: (w + L.peakA, w + L.peakB),
-                            bins: b, channels: ch)
+                        let binCos = w + L.peakA, binSin = w + L.peakB
+                        Self.fillRegions(
+                            rot: rot, peaks: pp.baseAddress!, count: count,
+                            phasors: (w + L.peakC, w + L.peakD), fill: (binCos, binSin), bins: b)
+                        if let tr = current {
+                            // Bins the transient dominates are moved as a whole from where it
+                            // is in this frame to where it belongs in the output.
+                            // If it belongs outside this synthesis frame, those bins are left out.
+                            let outputOffset = tr.output - thisFrame * hs
+                            let shift = outputOffset - (tr.input - c)
+                            let keep: Float = abs(outputOffset) < n / 2 ? 1 : 0
+                            let base = w + L.baseline
+                            windows.withUnsafeBufferPointer { tp in
+                                let cosTable = tp.baseAddress! + 2 * n, sinTable = cosTable + n
+                                let step = ((-shift) % n + n) % n
+                                var index = 0
+                                for i in 0..<b {
+                                    if mag[i] > 2 * base[i] {
+                                        binCos[i] = keep * cosTable[index]
+                                        binSin[i] = keep * sinTable[index]
+                                        rot[i] = FastMath.wrap(Float(2 * Double.pi) * Float(index) / Float(n))
+                                    }
+                                    index += step
+                                    if index >= n { index -= n }
+                                }
+                            }
+                        }
+                        Self.applyRotation(spec: spec, fill: (binCos, binSin), bins: b, channels: ch)
                     }
                 }
                 prevMag.update(from: mag, count: b)
@@ -187,16 +234,36 @@ struct PhaseVocoder: Sendable {
             }
         }
         previousOnset = onset
+        transient = current
     }
 
-    /// Fills `mag` with the power per bin summed over channels; returns the frame's total
-    /// power, the previous frame's, the power in bins that rose by more than 3 dB, and the
-    /// largest bin's power.
+    /// Where a transient sits in the current frame, in frames from its centre: the phase
+    /// step between neighbouring bins, summed over the bins that rose by 3 dB or more.
+    @inline(__always)
+    private static func transientOffset(
+        spec: UnsafeMutablePointer<Float>, mag: UnsafeMutablePointer<Float>,
+        prevMag: UnsafeMutablePointer<Float>, bins b: Int, channels ch: Int, size n: Int
+    ) -> Int {
+        var gr: Float = 0, gi: Float = 0
+        for k in 0..<ch {
+            let re = spec + k * 2 * b, im = re + b
+            for i in 0..<(b - 1) where mag[i] > 2 * prevMag[i] {
+                // X[i+1]·conj(X[i])
+                gr += re[i + 1] * re[i] + im[i + 1] * im[i]
+                gi += im[i + 1] * re[i] - re[i + 1] * im[i]
+            }
+        }
+        let angle = Double(Foundation.atan2(gi, gr))  // −2π·t0/n, t0 from the frame start
+        var t0 = -angle / (2 * Double.pi) * Double(n)
+        if t0 < 0 { t0 += Double(n) }
+        return Int(t0.rounded()) - n / 2
+    }
+
+    /// Fills `mag` with the power per bin summed over channels; returns the largest.
     @inline(__always)
     private static func power(
-        spec: UnsafeMutablePointer<Float>, mag: UnsafeMutablePointer<Float>,
-        prevMag: UnsafeMutablePointer<Float>, bins b: Int, channels ch: Int
-    ) -> (Float, Float, Float, Float) {
+        spec: UnsafeMutablePointer<Float>, mag: UnsafeMutablePointer<Float>, bins b: Int, channels ch: Int
+    ) -> Float {
         typealias V = SIMD4<Float>
         let vectorEnd = b & ~3
         for k in 0..<ch {
@@ -214,26 +281,47 @@ struct PhaseVocoder: Sendable {
                 i += 1
             }
         }
-        var total = V(), previous = V(), risen = V(), peak = V()
+        var peak = V()
+        var i = 0
+        while i < vectorEnd {
+            peak = pointwiseMax(peak, V.load(mag + i))
+            i += 4
+        }
+        var pk = peak.max()
+        while i < b {
+            pk = max(pk, mag[i])
+            i += 1
+        }
+        return pk
+    }
+
+    /// The transient detector: the share of bins above `floor` whose power rose by more than
+    /// 6 dB since the previous frame (0…1).
+    @inline(__always)
+    private static func onset(
+        mag: UnsafeMutablePointer<Float>, prevMag: UnsafeMutablePointer<Float>, bins b: Int, floor: Float
+    ) -> Float {
+        typealias V = SIMD4<Float>
+        let vectorEnd = b & ~3
+        let f = V(repeating: floor), one = V(repeating: 1)
+        var present = V(), rising = V()
         var i = 0
         while i < vectorEnd {
             let m = V.load(mag + i), pm = V.load(prevMag + i)
-            total += m
-            previous += pm
-            peak = pointwiseMax(peak, m)
-            risen += V().replacing(with: m, where: m .> 2 * pm)
+            let above = m .> f
+            present += V().replacing(with: one, where: above)
+            rising += V().replacing(with: one, where: above .& (m .> 4 * pm))
             i += 4
         }
-        var t = total.sum(), pt = previous.sum(), r = risen.sum(), pk = peak.max()
+        var p = present.sum(), r = rising.sum()
         while i < b {
-            let m = mag[i], pm = prevMag[i]
-            t += m
-            pt += pm
-            pk = max(pk, m)
-            r += m > 2 * pm ? m : 0
+            if mag[i] > floor {
+                p += 1
+                if mag[i] > 4 * prevMag[i] { r += 1 }
+            }
             i += 1
         }
-        return (t, pt, r, pk)
+        return p > 0 ? r / p : 0
     }
 
     /// Writes the bins of `mag` above `floor` that are larger than both neighbours on each
@@ -320,19 +408,23 @@ struct PhaseVocoder: Sendable {
         }
     }
 
-    /// Identity phase locking, second half: rotates every bin of each peak's region (bins
-    /// nearer to it than to the neighbouring peaks) by the peak's phasor, and records the
-    /// peak's rotation for every bin of the region.
+    /// Identity phase locking, second half: gives every bin of each peak's region (bins
+    /// nearer to it than to the neighbouring peaks) the peak's phasor and rotation.
     @inline(__always)
-    private static func rotateRegions(
-        spec: UnsafeMutablePointer<Float>, rot: UnsafeMutablePointer<Float>,
-        peaks: UnsafeMutablePointer<Int>, count: Int,
+    private static func fillRegions(
+        rot: UnsafeMutablePointer<Float>, peaks: UnsafeMutablePointer<Int>, count: Int,
         phasors: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>),
-        fill: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>), bins b: Int, channels ch: Int
+        fill: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>), bins b: Int
     ) {
-        typealias V = SIMD4<Float>
         let (cosines, sines) = phasors
         let (binCos, binSin) = fill
+        if count == 0 {
+            for i in 0..<b {
+                binCos[i] = 1
+                binSin[i] = 0
+            }
+            return
+        }
         var start = 0
         for q in 0..<count {
             let p = peaks[q]
@@ -345,6 +437,16 @@ struct PhaseVocoder: Sendable {
             }
             start = end
         }
+    }
+
+    /// Multiplies every channel's spectrum by the per-bin phasors.
+    @inline(__always)
+    private static func applyRotation(
+        spec: UnsafeMutablePointer<Float>, fill: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>),
+        bins b: Int, channels ch: Int
+    ) {
+        typealias V = SIMD4<Float>
+        let (binCos, binSin) = fill
         let vectorEnd = b & ~3
         for k in 0..<ch {
             let re = spec + k * 2 * b, im = re + b
