@@ -14,7 +14,7 @@ public enum WaveformChannels: Sendable, Hashable {
 /// or several zoom levels in a single pass.
 ///
 /// Lifecycle, once per recording: `init` when the stream's format is known (it validates
-/// everything), `process` for each block of interleaved frames, `result(bits:)` at the end.
+/// everything), `process` for each block of interleaved frames, `finish(bits:)` at the end.
 /// Each sample is converted to int16 (see `Int16Conversion`), mixed or kept per channel, and
 /// point i of a zoom covers frames [i·spp, (i+1)·spp); the last, partial point is included, so
 /// `length = ⌈frames / spp⌉` and an empty stream gives length 0.
@@ -121,16 +121,21 @@ public struct PeakGenerator: Sendable {
         run(samples, frames: frames, Int16Identity.self)
     }
 
-    /// The peaks so far, one `WaveformData` per zoom in `samplesPerPixel` order, with the last
-    /// partial point included. Called once at the end of the stream (calling it earlier is
-    /// harmless: it does not change the generator). `bits` is 8 or 16.
-    public func result(bits: Int = 16) throws(WaveformError) -> [WaveformData] {
+    /// The peaks, one `WaveformData` per zoom in `samplesPerPixel` order, with the last partial
+    /// point included. Called once, at the end of the stream: the points move out of the
+    /// generator without a copy, and it is left empty. (To look at the peaks mid-stream, finish
+    /// a copy: `var peek = generator; try peek.finish()`; the copy shares nothing it mutates.)
+    /// `bits` is 8 or 16; 8-bit values are int16 / 256 truncating toward zero.
+    public mutating func finish(bits: Int = 16) throws(WaveformError) -> [WaveformData] {
         guard bits == 8 || bits == 16 else { throw .invalidBits(bits) }
-        return zooms.map { z in
-            let d = WaveformData(unchecked: outputChannels, format.sampleRate, z.samplesPerPixel, 16,
-                                 z.finishedData())
-            return bits == 16 ? d : try! d.converted(toBits: 8)
+        var out: [WaveformData] = []
+        out.reserveCapacity(zooms.count)
+        for z in zooms.indices {
+            let data = zooms[z].takeData(bits: bits)
+            out.append(WaveformData(unchecked: outputChannels, format.sampleRate, zooms[z].samplesPerPixel,
+                                    bits, data))
         }
+        return out
     }
 
     private mutating func run<K: Int16Converter>(
@@ -255,15 +260,29 @@ struct ZoomAccumulator: Sendable {
         self.channels = channels
         lo = [Int16](repeating: .max, count: channels)
         hi = [Int16](repeating: .min, count: channels)
-        data = [Int16](repeating: 0, count: reserve)
+        data = []
+        grow(to: reserve)
+    }
+
+    /// Makes `data` hold at least `size` values, keeping the first `used`. The new tail is left
+    /// uninitialised (Int16 is trivial, and only written values are ever read), so no time goes
+    /// into zero-filling an output that can reach tens of MB.
+    private mutating func grow(to size: Int) {
+        guard data.count < size else { return }
+        let keep = used
+        data = [Int16](unsafeUninitializedCapacity: size) { buf, initialized in
+            data.withUnsafeBufferPointer { old in
+                if keep > 0 { buf.baseAddress!.update(from: old.baseAddress!, count: keep) }
+            }
+            initialized = size
+        }
     }
 
     /// Takes `frames` int16 frames laid out as `channels` planes `planeStride` apart.
     mutating func consume(_ planes: UnsafePointer<Int16>, frames: Int, planeStride: Int) {
-        let need = used + (frames / samplesPerPixel + 1) * channels * 2
-        if data.count < need {
-            data.append(contentsOf: repeatElement(0, count: Swift.max(need, 2 * data.count) - data.count))
-        }
+        // Points this call can finish: ⌊(count + frames) / spp⌋; one more for `takeData`'s partial point.
+        let need = used + ((count + frames) / samplesPerPixel + 1) * channels * 2
+        if data.count < need { grow(to: Swift.max(need, 2 * data.count)) }
         var out: [Int16] = []
         swap(&out, &data)  // own the storage while writing through its pointer
         out.withUnsafeMutableBufferPointer { buf in
@@ -279,7 +298,27 @@ struct ZoomAccumulator: Sendable {
     private mutating func consumeMono(_ p: UnsafePointer<Int16>, _ frames: Int, _ o: UnsafeMutablePointer<Int16>) {
         let spp = samplesPerPixel
         var l = lo[0], h = hi[0], cnt = count, u = used, i = 0
+        var smallZoomDone = spp > 16
         while i < frames {
+            if cnt == 0 && !smallZoomDone {
+                // Small zooms: whole points in a plain loop (the vector loop's set-up would dominate).
+                smallZoomDone = true
+                let whole = (frames - i) / spp
+                for px in 0..<whole {
+                    let q = p + i + px * spp
+                    var a = q[0], b = q[0]
+                    for k in 1..<spp {
+                        let v = q[k]
+                        a = v < a ? v : a
+                        b = v > b ? v : b
+                    }
+                    o[u] = a
+                    o[u + 1] = b
+                    u += 2
+                }
+                i += whole * spp
+                continue
+            }
             let take = Swift.min(spp - cnt, frames - i)
             (l, h) = minMax(p + i, take, l, h)
             cnt += take
@@ -323,14 +362,28 @@ struct ZoomAccumulator: Sendable {
         }
     }
 
-    /// The finished points plus the partial one, if any frames are in it.
-    func finishedData() -> [Int16] {
-        var out = Array(data[0..<used])
+    /// Moves out the finished points plus the partial one (if any frames are in it), converted
+    /// to `bits` in place, and leaves the accumulator empty.
+    mutating func takeData(bits: Int) -> [Int16] {
+        var out: [Int16] = []
+        swap(&out, &data)
+        out.removeSubrange(used...)
         if count > 0 {
             for c in 0..<channels {
                 out.append(lo[c])
                 out.append(hi[c])
             }
+        }
+        if bits == 8 {
+            out.withUnsafeMutableBufferPointer { b in
+                for k in b.indices { b[k] /= 256 }  // truncates toward zero, like C
+            }
+        }
+        used = 0
+        count = 0
+        for c in 0..<channels {
+            lo[c] = .max
+            hi[c] = .min
         }
         return out
     }

@@ -27,7 +27,7 @@ enum Fixture {
             try g.process(block)
             f += n
         }
-        return try g.result(bits: bits)
+        return try g.finish(bits: bits)
     }
 
     /// int16 values as the floats libsndfile's sf_read_float gives for 16-bit PCM.

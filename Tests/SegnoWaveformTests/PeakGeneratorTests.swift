@@ -86,12 +86,12 @@ import Testing
         var g = try PeakGenerator(format: AudioFormat(sampleRate: 44100, channels: 2), samplesPerPixel: [2])
         let values = Self.stereoInt16.map { Int16($0) }
         values.withUnsafeBufferPointer { g.process(int16: $0, frames: 7) }
-        #expect(json(try g.result()[0]) == (try Fixture.bytes("stereo_mix.json")))
+        #expect(json(try g.finish()[0]) == (try Fixture.bytes("stereo_mix.json")))
 
         var t = try PeakGenerator(format: AudioFormat(sampleRate: 44100, channels: 1), samplesPerPixel: [2])
         let table: [Int16] = [-255, -255, -256, -256, 32767, 32767, -32768, -32768]
         table.withUnsafeBufferPointer { t.process(int16: $0, frames: 8) }
-        #expect(WaveformDat.encode(try t.result(bits: 8)[0]) == (try Fixture.bytes("table_8bit.dat")))
+        #expect(WaveformDat.encode(try t.finish(bits: 8)[0]) == (try Fixture.bytes("table_8bit.dat")))
     }
 
     @Test func emptyInputGivesLengthZero() throws {
@@ -193,12 +193,14 @@ import Testing
         }
     }
 
-    @Test func countsFramesAndCanBePeekedMidStream() throws {
+    @Test func countsFramesAndCanBePeekedThroughACopy() throws {
         var g = try PeakGenerator(format: AudioFormat(sampleRate: 8000, channels: 1), samplesPerPixel: [4])
         try g.process(AudioBlock(interleaved: Fixture.floats16([1, 2, 3, 4, 5]), channels: 1))
         #expect(g.framesProcessed == 5)
-        #expect(try g.result()[0].data == [1, 4, 5, 5])  // peeking does not close the partial pixel
+        var peek = g  // finishing a copy leaves the original as it was
+        #expect(try peek.finish()[0].data == [1, 4, 5, 5])
         try g.process(AudioBlock(interleaved: Fixture.floats16([-6]), channels: 1))
-        #expect(try g.result()[0].data == [1, 4, -6, 5])
+        #expect(try g.finish()[0].data == [1, 4, -6, 5])
+        #expect(try g.finish()[0].data == [])  // finished: nothing left
     }
 }
