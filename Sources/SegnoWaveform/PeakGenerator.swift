@@ -40,6 +40,9 @@ public struct PeakGenerator: Sendable {
     /// Output channels: 1 when mixed, `format.channels` when split.
     public var outputChannels: Int { channelMode == .mix ? 1 : format.channels }
 
+    /// The most channels a stream may have to be mixed (libsndfile's own limit).
+    public static let maxMixedChannels = 1024
+
     /// Frames converted per chunk; the scratch buffer holds this many frames per output channel.
     static let chunkFrames = 4096
 
@@ -57,7 +60,9 @@ public struct PeakGenerator: Sendable {
         expectedFrames: Int? = nil
     ) throws(WaveformError) {
         guard format.sampleRate >= 1, format.sampleRate <= Int(Int32.max) else { throw .invalidSampleRate(format.sampleRate) }
-        guard format.channels >= 1 else { throw .invalidChannelCount(format.channels) }
+        guard format.channels >= 1, format.channels <= Self.maxMixedChannels else {
+            throw .invalidChannelCount(format.channels)
+        }
         if channels == .split && format.channels > WaveformData.maxChannels {
             throw .invalidChannelCount(format.channels)
         }
@@ -207,8 +212,8 @@ private func convertMix<K: Int16Converter>(
         var s: Int32 = 0
         let frame = src + f * channels
         for c in 0..<channels { s &+= K.convert(frame[c]) }
-        // |s / channels| ≤ 32768, and only −32768 reaches the bottom: no clamp needed. Large
-        // channel counts could overflow Int32 only beyond 65536 channels.
+        // |s / channels| ≤ 32768, and only −32768 reaches the bottom: no clamp needed; with at
+        // most 1024 channels the Int32 sum cannot overflow.
         dst[f] = Int16(truncatingIfNeeded: s / divisor)
     }
 }

@@ -14,7 +14,7 @@ public enum WaveformError: Error, Sendable, Hashable, CustomStringConvertible {
     case pointsNeedFrameCount
     /// The sample rate is not a positive number of Hz.
     case invalidSampleRate(Int)
-    /// The channel count is outside what the output can hold (1–24 for split channels, ≥ 1 to mix).
+    /// The channel count is outside what the output can hold (1–24 split, 1–1024 mixed).
     case invalidChannelCount(Int)
     /// `bits` is neither 8 nor 16.
     case invalidBits(Int)
@@ -64,7 +64,7 @@ public enum WaveformError: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidSampleRate(let n):
             return "invalid sample rate: \(n) Hz, minimum 1 Hz"
         case .invalidChannelCount(let n):
-            return "cannot describe \(n) channels (1 to 24 when split)"
+            return "cannot describe \(n) channels (1 to 24 when split, 1 to 1024 when mixed)"
         case .invalidBits(let n):
             return "invalid bits: \(n), must be 8 or 16"
         case .noZoomLevels:
