@@ -16,15 +16,21 @@ import Testing
 
     /// Runs `input` (interleaved, `channels`) through a fresh cascade in blocks of `blockFrames`.
     func run(_ sections: [Biquad], _ input: [Float], channels: Int, blockFrames: Int) -> [Float] {
+        run(sections, input, channels: channels, blockSizes: [blockFrames])
+    }
+
+    /// Runs `input` through a fresh cascade in blocks whose sizes cycle through `blockSizes`.
+    func run(_ sections: [Biquad], _ input: [Float], channels: Int, blockSizes: [Int]) -> [Float] {
         var cascade = BiquadCascade(sections: sections, channels: channels)
         var output = input
         let frames = input.count / channels
         output.withUnsafeMutableBufferPointer { buffer in
-            var done = 0
+            var done = 0, next = 0
             while done < frames {
-                let n = min(blockFrames, frames - done)
+                let n = min(blockSizes[next % blockSizes.count], frames - done)
                 cascade.process(buffer.baseAddress! + done * channels, frames: n)
                 done += n
+                next += 1
             }
         }
         return output
@@ -45,12 +51,20 @@ import Testing
     @Test(arguments: [1, 2])
     func outputIsBitIdenticalForBlockSizes1And7And4096(channels: Int) throws {
         let input = noise(20011 * channels)
+        func bits(_ blockSizes: [Int], _ sections: [Biquad]) -> [UInt32] {
+            run(sections, input, channels: channels, blockSizes: blockSizes).map(\.bitPattern)
+        }
         for sections in try designs() {
-            let whole = run(sections, input, channels: channels, blockFrames: 4096)
-            #expect(whole != input)
-            #expect(run(sections, input, channels: channels, blockFrames: 1) == whole)
-            #expect(run(sections, input, channels: channels, blockFrames: 7) == whole)
-            #expect(run(sections, input, channels: channels, blockFrames: 20011) == whole)
+            // (Booleans are computed outside #expect: a failing comparison of long arrays would
+            // otherwise make the test library compute a slow element-by-element difference.)
+            let whole = bits([4096], sections)
+            let changed = whole != input.map(\.bitPattern)
+            #expect(changed)
+            for blockSizes in [[1], [7], [20011], [3, 1, 2, 5, 0, 63, 66, 129, 6]] {
+                // The irregular sizes start and end blocks at every position within a group of four.
+                let same = bits(blockSizes, sections) == whole
+                #expect(same, "block sizes \(blockSizes)")
+            }
         }
     }
 
@@ -67,13 +81,14 @@ import Testing
             outLeftFromStereo.append(out[2 * i])
             outRightFromStereo.append(out[2 * i + 1])
         }
-        #expect(outLeftFromStereo == outLeft)
-        #expect(outRightFromStereo == outRight)
+        let sameLeft = outLeftFromStereo == outLeft, sameRight = outRightFromStereo == outRight
+        #expect(sameLeft && sameRight)
     }
 
     @Test func emptyCascadePassesAudioThroughUnchanged() {
         let input = noise(1000)
-        #expect(run([], input, channels: 1, blockFrames: 100) == input)
+        let same = run([], input, channels: 1, blockFrames: 100) == input
+        #expect(same)
     }
 
     @Test func silenceAfterALoudSignalEndsWithZeroStateAndNoSubnormals() throws {
@@ -93,8 +108,21 @@ import Testing
             sawSubnormal = sawSubnormal || cascade.stateSnapshot().contains { $0.isSubnormal }
         }
         #expect(!sawSubnormal)
-        #expect(cascade.stateSnapshot().allSatisfy { $0 == 0 })
-        #expect(block.samples.allSatisfy { $0 == 0 })
+        let stateIsZero = cascade.stateSnapshot().allSatisfy { $0 == 0 }
+        let outputIsZero = block.samples.allSatisfy { $0 == 0 }
+        #expect(stateIsZero && outputIsZero)
+    }
+
+    @Test func fastDecayingOutputNeverHoldsSubnormalFloats() {
+        // Poles of radius 0.1: the output falls tenfold per frame, through the subnormal Float32
+        // range well before the state reaches the flush threshold.
+        var cascade = BiquadCascade(sections: [Biquad(b0: 1, b1: 0, b2: 0, a1: 0, a2: 0.01)], channels: 1)
+        var samples = [Float](repeating: 0, count: 256)
+        samples[0] = 1
+        samples.withUnsafeMutableBufferPointer { cascade.process($0.baseAddress!, frames: 256) }
+        let subnormal = samples.contains { $0.isSubnormal }
+        #expect(!subnormal)
+        #expect(samples[2] == -0.01)
     }
 
     @Test func resetForgetsThePreviousRecording() throws {
@@ -107,7 +135,8 @@ import Testing
         #expect(cascade.stateSnapshot().allSatisfy { $0 == 0 })
         var b = second
         b.withUnsafeMutableBufferPointer { cascade.process($0.baseAddress!, frames: 3000) }
-        #expect(b == run(sections, second, channels: 1, blockFrames: 3000))
+        let same = b == run(sections, second, channels: 1, blockFrames: 3000)
+        #expect(same)
     }
 
     @Test func blockOverloadFiltersOnlyTheValidFrames() throws {
@@ -117,8 +146,9 @@ import Testing
         let tail = Array(block.samples[50...])
         block.frames = 50
         cascade.process(&block)
-        #expect(Array(block.samples[50...]) == tail)
-        #expect(Array(block.samples[..<50]) == run(sections, Array(noise(100)[..<50]), channels: 1, blockFrames: 50))
+        let tailUntouched = Array(block.samples[50...]) == tail
+        let headFiltered = Array(block.samples[..<50]) == run(sections, Array(noise(100)[..<50]), channels: 1, blockFrames: 50)
+        #expect(tailUntouched && headFiltered)
     }
 
     @Test func cascadeResponseIsTheProductOfItsSections() throws {
