@@ -48,9 +48,9 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "SegnoDSPTests", dependencies: ["SegnoDSP"]),
-        .testTarget(name: "SegnoWaveformTests", dependencies: ["SegnoWaveform"]),
+        .testTarget(name: "SegnoWaveformTests", dependencies: ["SegnoWaveform"], exclude: ["Fixtures"]),
         .testTarget(name: "SegnoS3Tests", dependencies: ["SegnoS3"]),
-        .testTarget(name: "SegnoCoreTests", dependencies: ["SegnoCore"]),
-        .testTarget(name: "SegnoCLITests", dependencies: ["SegnoCore"]),
+        .testTarget(name: "SegnoCoreTests", dependencies: ["SegnoCore", "SegnoDSP", "SegnoWaveform"]),
+        .testTarget(name: "SegnoCLITests", dependencies: ["SegnoCore", "SegnoDSP"]),
     ]
 )

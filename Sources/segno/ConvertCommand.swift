@@ -14,7 +14,7 @@ struct ConvertCommand: ParsableCommand {
     @Option(help: "Output sample rate in Hz (default: keep).") var rate: Int?
     @Option(help: "Resampling quality: best, medium or fast.") var quality: String = "best"
     @Option(help: "Mix to mono or stereo (default: keep channels).") var mix: String?
-    @Option(help: "Gain in dB (default: 0).") var gain: Double?
+    @Option(parsing: .unconditional, help: "Gain in dB (default: 0); negative values work as --gain -6.") var gain: Double?
     @Option(help: "Output format: wav, aiff, caf, flac, ogg, opus, mp3, w64, rf64 (default: from OUT's extension).") var format: String?
     @Option(help: "Bits per sample: 8, 16, 24, 32, float (default: the source's depth).") var bits: String?
     @Option(name: .customLong("encode-quality"), help: "Lossy quality 0…1 (higher is better) or FLAC effort.") var encodeQuality: Double?

@@ -25,7 +25,7 @@ public enum Convert {
                                        outputRoot: (outAbs as NSString).deletingLastPathComponent)
         context.source = decoder.info
         var items: [ChainRecipe.Item] = transforms.map { .transform($0) }
-        items.append(.tap(encode, path: outAbs))
+        items.append(.tap(encode, paths: [outAbs]))
         var frames = 0
         var first = true
         _ = try ChainRecipe(items: items).run(open: {

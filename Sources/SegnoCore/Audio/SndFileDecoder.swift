@@ -31,6 +31,13 @@ public final class SndFileDecoder: AudioDecoder {
         }
         handle = h
         let major = sfinfo.format & Int32(SF_FORMAT_TYPEMASK)
+        if Self.weaklyDetected.contains(major) {
+            // libsndfile recognises these by a couple of bytes, so random data passes as audio.
+            close()
+            let kind = ContentSniffer.sniff(path: path)
+            throw AudioError.unrecognised(path: path, looksLike: kind == .unknown ? nil : kind.rawValue,
+                                          detail: "only a \(Self.formatName(major: major)) signature of a few bytes; not decoded")
+        }
         let sub = sfinfo.format & Int32(SF_FORMAT_SUBMASK)
         let container = Self.formatName(major: major)
         let codec = Self.subtypeName(sub)
@@ -56,6 +63,10 @@ public final class SndFileDecoder: AudioDecoder {
             throw AudioError.truncated(path: path, detail: detail)
         }
     }
+
+    /// Formats libsndfile detects from two or three bytes (Akai MPC 2000, HTK): refused, so a
+    /// damaged or foreign file is an error rather than noise.
+    static let weaklyDetected: Set<Int32> = [Int32(SF_FORMAT_MPC2K), Int32(SF_FORMAT_HTK)]
 
     deinit { close() }
 

@@ -63,8 +63,8 @@ public struct Planner {
                     }
                 } else if step.source != file.identity.key {
                     reason = "source changed"
-                } else if !Self.exists(root + "/" + step.output) {
-                    reason = "output missing: \(step.output)"
+                } else if let missing = step.outputs.first(where: { !Self.exists(root + "/" + $0) }) {
+                    reason = "output missing: \(missing)"
                 }
             } else {
                 reason = prior?.status == "failed" ? "failed before" : "new"

@@ -29,17 +29,17 @@ struct RecordingJob {
             case let t as any TransformConfig:
                 items.append(.transform(t))
             case let tap as any TapConfig where wanted.contains(i):
-                let path: String
-                do { path = try tap.pathTemplate.resolve(context) } catch { throw StageStartError(stage: tap.name, "\(placed.keyPath).path: \(error.message)") }
-                try Self.checkContained(path, root: spec.outputRoot)
-                items.append(.tap(tap, path: path))
+                let paths: [String]
+                do { paths = try tap.resolvePaths(context) } catch { throw StageStartError(stage: tap.name, "\(placed.keyPath).path: \(error.message)") }
+                for p in paths { try Self.checkContained(p, root: spec.outputRoot) }
+                items.append(.tap(tap, paths: paths))
                 tapsInChain.append(job.taps.first { $0.index == i }!)
             default:
                 continue
             }
         }
         var frames = 0
-        let produced: [ProducedFile]
+        let produced: [[ProducedFile]]
         var first = true
         do {
             produced = try ChainRecipe(items: items).run(open: {
@@ -53,17 +53,24 @@ struct RecordingJob {
         var steps: [StepState] = []
         var recipes: [String: String] = [:]
         let now = Date().timeIntervalSince1970
-        for (tap, out) in zip(tapsInChain, produced) {
-            let (digest, size) = try FileHash.sha256(path: out.path)
-            let rel = String(out.path.dropFirst(spec.outputRoot.count + 1))
+        for (tap, outs) in zip(tapsInChain, produced) {
+            var digests: [Data] = []
+            var size: Int64 = 0
+            for out in outs {
+                let h = try FileHash.sha256(path: out.path)
+                digests.append(h.digest)
+                size += h.size
+            }
+            let rels = outs.map { String($0.path.dropFirst(spec.outputRoot.count + 1)) }
             steps.append(StepState(stage: tap.identity, fingerprint: tap.fingerprint, source: file.identity.key,
-                                   output: rel, outputHash: digest, outputSize: size, finishedAt: now))
+                                   output: StepState.encodeOutputs(rels), outputHash: FileHash.combine(digests),
+                                   outputSize: size, finishedAt: now))
             recipes[tap.fingerprint] = tap.recipe
         }
         var contentHash: Data? = nil
         if spec.input.verify == .content { contentHash = try FileHash.sha256(path: file.absolutePath).digest }
         return (.done(path: file.relativePath, identity: file.identity, contentHash: contentHash, duration: duration,
-                      steps: steps, recipes: recipes), duration, produced.map(\.path))
+                      steps: steps, recipes: recipes), duration, produced.flatMap { $0.map(\.path) })
     }
 
     /// Refuses an output path whose existing folders pass through a symbolic link (which could

@@ -43,8 +43,18 @@ public protocol TransformConfig: StageConfig {
 public protocol TapConfig: StageConfig {
     /// The path template of the file this tap writes (relative to the output root).
     var pathTemplate: PathTemplate { get }
-    /// A fresh tap for one recording, writing to `path`. Called once per recording, on its worker.
-    func makeTap(path: String, context: RecordingContext) throws -> any Tap
+    /// The files this tap writes for a recording (absolute; several for a multi-zoom waveform).
+    /// Called once per recording before the tap is made.
+    func resolvePaths(_ context: RecordingContext) throws(TemplateError) -> [String]
+    /// A fresh tap for one recording, writing to `paths` (from `resolvePaths`). Called once per
+    /// recording, on its worker.
+    func makeTap(paths: [String], context: RecordingContext) throws -> any Tap
+}
+
+extension TapConfig {
+    public func resolvePaths(_ context: RecordingContext) throws(TemplateError) -> [String] {
+        [try pathTemplate.resolve(context)]
+    }
 }
 
 extension TransformConfig { public var kind: StageKind { .transform } }
@@ -87,7 +97,13 @@ public struct ProducedFile: Sendable, Equatable, Codable {
     public var stage: String
     /// Absolute path of the final file.
     public var path: String
-    public init(stage: String, path: String) { self.stage = stage; self.path = path }
+    /// Values later stages may use in templates (`levels`, `duration`), e.g. upload metadata.
+    public var values: [String: String]
+    public init(stage: String, path: String, values: [String: String] = [:]) {
+        self.stage = stage
+        self.path = path
+        self.values = values
+    }
 }
 
 /// A streaming observer, owned by one worker for one recording.
@@ -97,9 +113,10 @@ public protocol Tap: AnyObject {
     func start(_ format: AudioFormat) throws
     /// Sees one block; must not change it. Called for each block.
     func observe(_ block: AudioBlock) throws
-    /// Called once after the stream ended: completes and renames the output into place.
-    /// Returns nil for taps that write no file (a measurement pass).
-    func finish() throws -> ProducedFile?
+    /// Called once after the stream ended: completes and renames the outputs into place.
+    /// Returns the files written: one for most taps, one per zoom for a multi-zoom waveform,
+    /// none for a measuring pass.
+    func finish() throws -> [ProducedFile]
     /// Called instead of `finish` when the recording fails or is interrupted: leaves nothing behind.
     func abandon()
 }

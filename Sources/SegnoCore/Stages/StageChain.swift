@@ -27,10 +27,10 @@ public final class StageChain {
 
     /// Streams the whole recording. `isCancelled` is polled once per block; `progress` gets the
     /// source frames read so far. On any error every tap is abandoned (no files left behind)
-    /// and the error is rethrown; on success the taps' files are returned in chain order.
+    /// and the error is rethrown; on success each tap's files are returned, one list per tap in chain order.
     public func run(decoder: any AudioDecoder,
                     isCancelled: () -> Bool = { false },
-                    progress: (Int) -> Void = { _ in }) throws -> [ProducedFile] {
+                    progress: (Int) -> Void = { _ in }) throws -> [[ProducedFile]] {
         var finished = Array(repeating: false, count: elements.count)
         do {
             var format = decoder.info.format
@@ -54,7 +54,7 @@ public final class StageChain {
             }
             // Drain in order: element i's tail flows through i+1…; a tap finishes once
             // everything upstream of it has been flushed.
-            var produced: [ProducedFile] = []
+            var produced: [[ProducedFile]] = []
             for i in elements.indices {
                 switch elements[i] {
                 case .transform(let t):
@@ -62,7 +62,7 @@ public final class StageChain {
                     try t.finish(&tail)
                     if tail.frames > 0 { try push(&tail, from: i + 1) }
                 case .tap(let t):
-                    if let f = try t.finish() { produced.append(f) }
+                    produced.append(try t.finish())
                     finished[i] = true
                 }
             }
@@ -93,21 +93,21 @@ public final class StageChain {
 public struct ChainRecipe {
     public enum Item {
         case transform(any TransformConfig)
-        case tap(any TapConfig, path: String)
+        case tap(any TapConfig, paths: [String])
     }
     public var items: [Item]
     public init(items: [Item]) { self.items = items }
 
     /// Runs all passes. `open` opens the source (called once per pass); `progress` sees the
-    /// frames of the last pass. Returns the taps' files in order.
+    /// frames of the last pass. Returns each tap's files, one list per tap in order.
     public func run(open: () throws -> any AudioDecoder, context: RecordingContext,
-                    isCancelled: () -> Bool, progress: (Int) -> Void) throws -> [ProducedFile] {
+                    isCancelled: () -> Bool, progress: (Int) -> Void) throws -> [[ProducedFile]] {
         // Instantiate once; analysing transforms keep their measurement for the real pass.
         var instances: [ChainElement] = []
         for item in items {
             switch item {
             case .transform(let t): instances.append(.transform(try t.makeTransform()))
-            case .tap(let t, let path): instances.append(.tap(try t.makeTap(path: path, context: context)))
+            case .tap(let t, let paths): instances.append(.tap(try t.makeTap(paths: paths, context: context)))
             }
         }
         for (k, el) in instances.enumerated() {
@@ -136,6 +136,6 @@ final class AnalysisTap: Tap {
     init(target: AnalysingTransform) { self.target = target }
     func start(_ format: AudioFormat) throws { try target.startAnalysis(format) }
     func observe(_ block: AudioBlock) throws { try target.analyse(block) }
-    func finish() throws -> ProducedFile? { try target.endAnalysis(); return nil }
+    func finish() throws -> [ProducedFile] { try target.endAnalysis(); return [] }
     func abandon() {}
 }

@@ -25,11 +25,25 @@ public struct StepState: Sendable, Equatable {
     public var fingerprint: String
     /// `FileIdentity.key` of the source it was made from.
     public var source: String
-    /// Output path relative to the output root.
+    /// Output paths relative to the output root, as a JSON array (`encodeOutputs`).
     public var output: String
     public var outputHash: Data
     public var outputSize: Int64
     public var finishedAt: Double
+}
+
+extension StepState {
+    /// The `output` column: a JSON array of relative paths (several for a multi-zoom waveform).
+    public static func encodeOutputs(_ paths: [String]) -> String {
+        JSONValue.array(paths.map { .string($0) }).serialized()
+    }
+
+    /// The relative paths in `output`.
+    public var outputs: [String] {
+        guard let data = output.data(using: .utf8),
+              let list = try? JSONSerialization.jsonObject(with: data) as? [String] else { return [output] }
+        return list
+    }
 }
 
 /// A recording as stored, with its finished steps.

@@ -20,6 +20,15 @@ public enum FileHash {
         return (Data(hasher.finalize()), size)
     }
 
+    /// One digest for a step's files: the file's own digest when there is one, else SHA-256 of
+    /// the digests in order.
+    public static func combine(_ digests: [Data]) -> Data {
+        if digests.count == 1 { return digests[0] }
+        var h = SHA256()
+        for d in digests { h.update(data: d) }
+        return Data(h.finalize())
+    }
+
     /// Lower-case hex of bytes.
     public static func hex(_ d: Data) -> String { d.map { String(format: "%02x", $0) }.joined() }
 }

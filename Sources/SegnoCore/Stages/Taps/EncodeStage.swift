@@ -35,7 +35,8 @@ public struct EncodeConfig: TapConfig {
         return f
     }
 
-    public func makeTap(path: String, context: RecordingContext) throws -> any Tap {
+    public func makeTap(paths: [String], context: RecordingContext) throws -> any Tap {
+        let path = paths[0]
         let f = try resolvedFormat(path: path)
         let b = bits ?? context.source.flatMap { SampleBits.defaultFor(source: $0.sampleKind, sourceCodec: $0.codec, format: f) }
         return EncodeTap(path: path, format: f, bits: b, quality: quality)
@@ -62,11 +63,11 @@ final class EncodeTap: Tap {
 
     func observe(_ block: AudioBlock) throws { try encoder?.write(block) }
 
-    func finish() throws -> ProducedFile? {
+    func finish() throws -> [ProducedFile] {
         guard let e = encoder else { throw AudioError.encodeFailed(path: path, detail: "encoder never started") }
         try e.finish()
         encoder = nil
-        return ProducedFile(stage: "encode", path: path)
+        return [ProducedFile(stage: "encode", path: path)]
     }
 
     func abandon() {
