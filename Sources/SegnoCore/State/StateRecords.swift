@@ -30,6 +30,17 @@ public struct StepState: Sendable, Equatable {
     public var outputHash: Data
     public var outputSize: Int64
     public var finishedAt: Double
+
+    public init(stage: String, fingerprint: String, source: String, output: String, outputHash: Data,
+                outputSize: Int64, finishedAt: Double) {
+        self.stage = stage
+        self.fingerprint = fingerprint
+        self.source = source
+        self.output = output
+        self.outputHash = outputHash
+        self.outputSize = outputSize
+        self.finishedAt = finishedAt
+    }
 }
 
 extension StepState {
