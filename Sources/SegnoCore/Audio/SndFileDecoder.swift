@@ -33,7 +33,7 @@ public final class SndFileDecoder: AudioDecoder {
         let major = sfinfo.format & Int32(SF_FORMAT_TYPEMASK)
         if Self.weaklyDetected.contains(major) {
             // libsndfile recognises these by a couple of bytes, so random data passes as audio.
-            close()
+            sf_close(h)
             let kind = ContentSniffer.sniff(path: path)
             throw AudioError.unrecognised(path: path, looksLike: kind == .unknown ? nil : kind.rawValue,
                                           detail: "only a \(Self.formatName(major: major)) signature of a few bytes; not decoded")
