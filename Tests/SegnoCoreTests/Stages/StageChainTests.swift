@@ -26,7 +26,7 @@ private final class FailingProcess: Transform {
 
     func encodeTap(_ name: String, bits: SampleBits = .float) throws -> any Tap {
         try EncodeConfig(path: PathTemplate(name), format: nil, bits: bits, quality: nil)
-            .makeTap(path: dir[name], context: RecordingContext(sourcePath: "/in/x.wav", relativePath: "x.wav",
+            .makeTap(paths: [dir[name]], context: RecordingContext(sourcePath: "/in/x.wav", relativePath: "x.wav",
                                                                  modified: Date(), outputRoot: dir.path))
     }
 
@@ -38,7 +38,7 @@ private final class FailingProcess: Transform {
         #expect(a.samples == x && b.samples == x)
         #expect(a.blocks == 10 && b.blocks == 10)
         #expect(a.format == AudioFormat(sampleRate: 44100, channels: 2))
-        #expect(produced.map(\.stage) == ["a", "b"])
+        #expect(produced.flatMap { $0.map(\.stage) } == ["a", "b"])
         #expect(a.finished && b.finished && !a.abandoned && !b.abandoned)
     }
 
@@ -54,7 +54,7 @@ private final class FailingProcess: Transform {
             .tap(end),
         ], blockFrames: 4096)
         let produced = try chain.run(decoder: MemoryDecoder(x, channels: 2, rate: 48000))
-        #expect(produced.map(\.stage) == ["before", "mix", "end"])
+        #expect(produced.flatMap { $0.map(\.stage) } == ["before", "mix", "end"])
         #expect(before.samples == x)
         #expect(afterMix.format == AudioFormat(sampleRate: 48000, channels: 1))
         #expect(afterMix.frames == 9000)
@@ -144,7 +144,7 @@ private final class FailingProcess: Transform {
             .transform(try MixConfig(target: .mono).makeTransform()),
             .tap(try encodeTap("mono.caf")),
         ], blockFrames: 512).run(decoder: MemoryDecoder(x, channels: 2, rate: 22050))
-        #expect(produced == [ProducedFile(stage: "encode", path: dir["stereo.wav"]), ProducedFile(stage: "encode", path: dir["mono.caf"])])
+        #expect(produced == [[ProducedFile(stage: "encode", path: dir["stereo.wav"])], [ProducedFile(stage: "encode", path: dir["mono.caf"])]])
         #expect(dir.contents() == ["mono.caf", "stereo.wav"])
         #expect(try Fixtures.decode(dir["stereo.wav"]).samples == x)
         let mono = try Fixtures.decode(dir["mono.caf"])

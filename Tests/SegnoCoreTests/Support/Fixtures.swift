@@ -269,7 +269,7 @@ final class CollectTap: Tap {
         samples.append(contentsOf: block.samples[0..<(block.frames * block.channels)])
         blocks += 1
     }
-    func finish() throws -> ProducedFile? { finished = true; return ProducedFile(stage: name, path: "/dev/null/\(name)") }
+    func finish() throws -> [ProducedFile] { finished = true; return [ProducedFile(stage: name, path: "/dev/null/\(name)")] }
     func abandon() { abandoned = true }
 
     /// Frames seen, in the tap's format.
