@@ -56,8 +56,10 @@ public enum S3URIEncoding {
         }.joined(separator: "/")
     }
 
-    /// Decodes `%XX` escapes (used for keys returned with `encoding-type=url`); invalid escapes stay.
+    /// Decodes a key returned with `encoding-type=url`: `+` is a space (AWS writes spaces so, and
+    /// a literal `+` as `%2B`), then `%XX` escapes; invalid escapes stay as they are.
     public static func decode(_ string: String) -> String {
-        string.removingPercentEncoding ?? string
+        let spaced = string.replacingOccurrences(of: "+", with: " ")
+        return spaced.removingPercentEncoding ?? spaced
     }
 }

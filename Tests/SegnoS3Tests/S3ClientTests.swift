@@ -41,6 +41,19 @@ struct S3ClientTests {
         #expect(try client.headObject(bucket: RGW.bucket, key: key) == nil)
     }
 
+    /// Virtual-hosted addressing: the bucket in the host name (`bucket.localhost`, which libcurl
+    /// resolves to the loopback address; rgw.sh sets `rgw dns name = localhost`).
+    @Test func virtualHostedAddressing() throws {
+        let port = try #require(URL(string: RGW.environment["S3_TEST_ENDPOINT"]!)?.port)
+        let endpoint = try S3Endpoint(url: URL(string: "http://localhost:\(port)")!, addressing: .virtual)
+        let client = S3Client(endpoint: endpoint, credentials: RGW.credentials)
+        let key = RGW.uniqueKey("virtual host/녹음.txt")
+        _ = try client.putObject(bucket: RGW.bucket, key: key, data: Data("v".utf8),
+                                 options: PutObjectOptions(metadata: ["mode": "virtual"]))
+        #expect(try client.headObject(bucket: RGW.bucket, key: key)?.metadata["mode"] == "virtual")
+        #expect(try RGW.client().getObject(bucket: RGW.bucket, key: key) == Data("v".utf8))
+    }
+
     @Test func headOfMissingObjectIsNilAndDeleteOfMissingSucceeds() throws {
         let client = RGW.client()
         let key = RGW.uniqueKey("missing")

@@ -63,6 +63,7 @@ import Testing
         #expect(S3URIEncoding.canonicalPath("/b/녹음") == "/b/%EB%85%B9%EC%9D%8C")
         #expect(S3URIEncoding.wirePath("/b/a//b/./c/../d") == "/b/a//b/%2E/c/%2E%2E/d")
         #expect(S3URIEncoding.encode("a/b~_-.") == "a%2Fb~_-.")
+        #expect(S3URIEncoding.decode("a+b%2Bc%20d%2F") == "a b+c d/")
     }
 
     @Test func headerValuesAreTrimmedAndFolded() {

@@ -134,6 +134,10 @@ public addr = 127.0.0.1
 [client.rgw.segno]
 rgw frontends = beast endpoint=127.0.0.1:$PORT
 rgw dns name = localhost
+# Deleted objects' data is freed after seconds, not hours: the OSD keeps everything in memory.
+rgw gc obj min wait = 10
+rgw gc processor period = 10
+rgw gc processor max time = 10
 CONF
 }
 
