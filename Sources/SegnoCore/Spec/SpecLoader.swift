@@ -161,6 +161,11 @@ public enum SpecLoader {
             var msg = problem
             if let ctx { msg += " (\(ctx.text))" }
             return SpecError(file: file, line: mark.line, column: mark.column, message: "YAML: " + msg)
+        case .duplicatedKeysInMapping(let keys, let ctx):
+            // Yams' own description quotes the whole document; keep the error on one line.
+            let names = keys.map { "\"\($0)\"" }.joined(separator: ", ")
+            return SpecError(file: file, line: ctx.mark.line, column: ctx.mark.column,
+                             message: "YAML: duplicate key \(names) in one mapping (first here)")
         default:
             return SpecError(file: file, message: "YAML: \(e)")
         }
