@@ -1,7 +1,7 @@
 import Foundation
 
 /// The time-stretch half of the pitch shifter: a phase vocoder with identity phase locking
-/// (Laroche & Dolson, 1999) and phase reset on transients.
+/// (Laroche & Dolson, 1999) and transients copied rather than stretched.
 ///
 /// Analysis frame `j` is centred on input frame `round(j · analysisHop)` and its
 /// resynthesis on output frame `j · hop`, so the output is the input stretched by
@@ -19,9 +19,9 @@ import Foundation
 /// When the analysis hop exceeds half a frame (stretch below 0.5) the phase advance would be
 /// ambiguous, so it is measured against an extra frame `hop` frames earlier instead.
 ///
-/// Transients: a frame in which more than 40 % of the bins (those within 90 dB of the
-/// largest) rose by 6 dB or more, a larger share than in the frame before, holds a new
-/// transient. Its position in the frame comes from the phase slope across the bins that rose,
+/// Transients: a frame that got louder and in which more than 40 % of the bins (those within
+/// 90 dB of the largest) rose by 6 dB or more, a larger share than in the frame before, holds
+/// a new transient. Its position in the frame comes from the phase slope across the bins that rose,
 /// and is mapped to its output time. In every frame that still holds it, the bins it
 /// dominates (3 dB above their power before it) get the linear phase that moves it from where
 /// it sits in the analysis frame to where it belongs in the synthesis frame (or are left out
@@ -54,17 +54,27 @@ struct PhaseVocoder: Sendable {
     private var previousCenter: Int?
     /// The transient detector's value for the previous frame.
     private var previousOnset: Float = 0
-    /// The last transient found: its input frame and the output frame it maps to.
-    private var transient: (input: Int, output: Int)?
+    /// The last transient found, while frames still copy it.
+    private var transient: Transient?
+
+    private struct Transient {
+        /// Input frame (absolute) of the transient.
+        var input: Int
+        /// Output frame it maps to.
+        var output: Int
+        /// Whether a frame has copied it yet.
+        var copying: Bool
+    }
 
     /// Offsets into `work`.
     private struct Layout {
-        let spec, ref, mag, prevMag, baseline, rot, peakA, peakB, peakC, peakD, buf, scratch, ola, total: Int
+        let spec, ref, alt, mag, prevMag, baseline, rot, peakA, peakB, peakC, peakD, buf, scratch, ola, total: Int
         init(size n: Int, channels ch: Int) {
             let b = n / 2 + 1
             spec = 0
             ref = spec + ch * 2 * b
-            mag = ref + ch * 2 * b
+            alt = ref + ch * 2 * b
+            mag = alt + ch * 2 * b
             prevMag = mag + b
             baseline = prevMag + b
             rot = baseline + b
@@ -109,7 +119,12 @@ struct PhaseVocoder: Sendable {
     func center(_ j: Int) -> Int { Int((Double(j) * analysisHop).rounded()) }
 
     /// Input frames read before a frame's centre.
-    private var lookBehind: Int { size / 2 + (referenceOffset ?? 0) }
+    private var lookBehind: Int { size / 2 + Self.copyReach * size + (referenceOffset ?? 0) }
+    /// Input frames read after a frame's centre.
+    private var lookAhead: Int { size / 2 + Self.copyReach * size }
+    /// How far (in frame lengths) a transient's copy frame may sit from the frame's centre;
+    /// enough for every stretch from 0.2 to 5.
+    private static let copyReach = 2
 
     /// The first input frame the first analysis frame reads.
     var firstInput: Int { center(frame) - lookBehind }
@@ -119,7 +134,7 @@ struct PhaseVocoder: Sendable {
     /// Makes every frame the held input allows, appends `hop` finished output frames per
     /// frame to `output`, and discards input no later frame needs.
     mutating func run(_ input: inout PlanarFIFO, _ output: inout PlanarFIFO) {
-        while center(frame) + size / 2 <= input.end {
+        while center(frame) + lookAhead <= input.end {
             processFrame(input, &output)
             frame += 1
             input.discard(before: center(frame) - lookBehind)
@@ -146,7 +161,7 @@ struct PhaseVocoder: Sendable {
         let outIndex = frame * hs - n / 2
         work.withUnsafeMutableBufferPointer { wp in
             let w = wp.baseAddress!
-            let spec = w + L.spec, ref = w + L.ref, mag = w + L.mag, prevMag = w + L.prevMag
+            let spec = w + L.spec, ref = w + L.ref, alt = w + L.alt, mag = w + L.mag, prevMag = w + L.prevMag
             let rot = w + L.rot, buf = w + L.buf, scratch = w + L.scratch, ola = w + L.ola
             windows.withUnsafeBufferPointer { winp in
                 let win = winp.baseAddress!, syn = win + n
@@ -165,6 +180,8 @@ struct PhaseVocoder: Sendable {
                 let peakMag = Self.power(spec: spec, mag: mag, bins: b, channels: ch)
                 let floor = max(peakMag * 1e-9, 1e-24)
                 onset = Self.onset(mag: mag, prevMag: prevMag, bins: b, floor: floor)
+                // A note or sound that stops splatters too; only count frames that got louder.
+                if onset > 0.4 && !Self.louder(mag: mag, prevMag: prevMag, bins: b) { onset = 0 }
                 if !first && onset > 0.4 && onset > lastOnset {
                     // A transient entered this frame. Find where (the phase slope across the
                     // bins that rose is −2π·position/n), map it to its output time, and
@@ -172,11 +189,11 @@ struct PhaseVocoder: Sendable {
                     let d = Self.transientOffset(spec: spec, mag: mag, prevMag: prevMag, bins: b, channels: ch, size: n)
                     let t = c + d
                     if current == nil || t > current!.input + hs / 2 {
-                        current = (t, Int((Double(t) * Double(hs) / ha).rounded()))
+                        let copying = current?.copying ?? false
+                        current = Transient(input: t, output: Int((Double(t) * Double(hs) / ha).rounded()), copying: copying)
                         (w + L.baseline).update(from: prevMag, count: b)
                     }
                 }
-                if let tr = current, tr.input < c - n / 2 { current = nil }
                 if first {
                     for i in 0..<b { rot[i] = 0 }
                     if refOffset == nil { ref.update(from: spec, count: ch * 2 * b) }
@@ -187,34 +204,62 @@ struct PhaseVocoder: Sendable {
                             spec: spec, ref: ref, rot: rot, peaks: pp.baseAddress!, count: count,
                             temps: (w + L.peakA, w + L.peakB, w + L.peakC, w + L.peakD),
                             bins: b, channels: ch, size: n, hop: hs, realHop: realHop, phaseHop: h)
-                        // Keep this frame's analysis for the next one, then rotate it.
-                        if refOffset == nil { ref.update(from: spec, count: ch * 2 * b) }
                         let binCos = w + L.peakA, binSin = w + L.peakB
                         Self.fillRegions(
                             rot: rot, peaks: pp.baseAddress!, count: count,
                             phasors: (w + L.peakC, w + L.peakD), fill: (binCos, binSin), bins: b)
                         if let tr = current {
-                            // Bins the transient dominates are moved as a whole from where it
-                            // is in this frame to where it belongs in the output.
-                            // If it belongs outside this synthesis frame, those bins are left out.
                             let outputOffset = tr.output - thisFrame * hs
-                            let shift = outputOffset - (tr.input - c)
-                            let keep: Float = abs(outputOffset) < n / 2 ? 1 : 0
                             let base = w + L.baseline
-                            windows.withUnsafeBufferPointer { tp in
-                                let cosTable = tp.baseAddress! + 2 * n, sinTable = cosTable + n
-                                let step = ((-shift) % n + n) % n
-                                var index = 0
-                                for i in 0..<b {
-                                    if mag[i] > 2 * base[i] {
-                                        binCos[i] = keep * cosTable[index]
-                                        binSin[i] = keep * sinTable[index]
-                                        rot[i] = FastMath.wrap(Float(2 * Double.pi) * Float(index) / Float(n))
+                            let inputOffset = tr.input - c
+                            if outputOffset >= n / 2 {
+                                // It belongs after this synthesis frame: the bins it dominates
+                                // are left out here.
+                                if refOffset == nil { ref.update(from: spec, count: ch * 2 * b) }
+                                Self.suppressTransient(
+                                    spec: spec, mag: mag, baseline: base, fill: (binCos, binSin),
+                                    bins: b, channels: ch)
+                            } else if outputOffset > -n / 2 || inputOffset > -n / 2 {
+                                // While the transient is inside this synthesis frame (or, later,
+                                // still inside this analysis frame), the bins it dominates are
+                                // copied from an analysis frame placed so that it sits where it
+                                // belongs in the synthesis frame: around it the output is the
+                                // input, moved.
+                                if refOffset == nil { ref.update(from: spec, count: ch * 2 * b) }
+                                let copyCenter = tr.input - outputOffset
+                                if abs(copyCenter - c) > Self.copyReach * n {
+                                    // Out of reach (extreme stretches only): leave it out.
+                                    Self.suppressTransient(
+                                        spec: spec, mag: mag, baseline: base, fill: (binCos, binSin),
+                                        bins: b, channels: ch)
+                                } else {
+                                assert(copyCenter - n / 2 >= input.start && copyCenter + n / 2 <= input.end)
+                                input.storage.withUnsafeBufferPointer { ip in
+                                    for k in 0..<ch {
+                                        let src = ip.baseAddress! + k * inCap + inOffset + (copyCenter - c)
+                                        for t in 0..<n { buf[t] = src[t] * win[t] }
+                                        fft.forward(buf, real: alt + k * 2 * b, imag: alt + k * 2 * b + b, scratch: scratch)
                                     }
-                                    index += step
-                                    if index >= n { index -= n }
                                 }
+                                Self.copyTransient(
+                                    spec: spec, alt: alt, mag: mag, baseline: base, rot: rot,
+                                    fill: (binCos, binSin), bins: b, channels: ch)
+                                current!.copying = true
+                                }
+                            } else {
+                                // The first frame after: those bins carry on from the last
+                                // copy, each at its own frequency; phase locking takes over
+                                // from the next frame.
+                                Self.resumeBins(
+                                    spec: spec, ref: ref, alt: alt, rot: rot, baseline: base,
+                                    fill: (binCos, binSin), bins: b, channels: ch, size: n, hop: hs,
+                                    phaseHop: h)
+                                if refOffset == nil { ref.update(from: spec, count: ch * 2 * b) }
+                                current = nil
                             }
+                        } else {
+                            // Keep this frame's analysis for the next one.
+                            if refOffset == nil { ref.update(from: spec, count: ch * 2 * b) }
                         }
                         Self.applyRotation(spec: spec, fill: (binCos, binSin), bins: b, channels: ch)
                     }
@@ -293,6 +338,17 @@ struct PhaseVocoder: Sendable {
             i += 1
         }
         return pk
+    }
+
+    /// Whether the frame's total power exceeds the previous frame's.
+    @inline(__always)
+    private static func louder(mag: UnsafeMutablePointer<Float>, prevMag: UnsafeMutablePointer<Float>, bins b: Int) -> Bool {
+        var now: Double = 0, before: Double = 0
+        for i in 0..<b {
+            now += Double(mag[i])
+            before += Double(prevMag[i])
+        }
+        return now > before
     }
 
     /// The transient detector: the share of bins above `floor` whose power rose by more than
@@ -405,6 +461,87 @@ struct PhaseVocoder: Sendable {
             let (s, c) = FastMath.sincos(r)
             cosines[q] = c
             sines[q] = s
+        }
+    }
+
+    /// Before a transient's output time reaches the synthesis frame: every bin whose power
+    /// (`mag`) is 3 dB above `baseline` is zeroed.
+    @inline(__always)
+    private static func suppressTransient(
+        spec: UnsafeMutablePointer<Float>, mag: UnsafeMutablePointer<Float>,
+        baseline: UnsafeMutablePointer<Float>,
+        fill: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>), bins b: Int, channels ch: Int
+    ) {
+        let (binCos, binSin) = fill
+        for i in 0..<b where mag[i] > 2 * baseline[i] {
+            binCos[i] = 0
+            binSin[i] = 0
+        }
+    }
+
+    /// For a transient's copy frame: every bin whose power here (`mag`) or in the copy (`alt`,
+    /// summed over channels) is 3 dB above `baseline` takes the copy's value unrotated.
+    @inline(__always)
+    private static func copyTransient(
+        spec: UnsafeMutablePointer<Float>, alt: UnsafeMutablePointer<Float>,
+        mag: UnsafeMutablePointer<Float>,
+        baseline: UnsafeMutablePointer<Float>, rot: UnsafeMutablePointer<Float>,
+        fill: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>), bins b: Int, channels ch: Int
+    ) {
+        let (binCos, binSin) = fill
+        for i in 0..<b {
+            var p: Float = 0
+            for k in 0..<ch {
+                let re = alt + k * 2 * b, im = re + b
+                p += re[i] * re[i] + im[i] * im[i]
+            }
+            guard max(p, mag[i]) > 2 * baseline[i] else { continue }
+            for k in 0..<ch {
+                spec[k * 2 * b + i] = alt[k * 2 * b + i]
+                spec[k * 2 * b + b + i] = alt[k * 2 * b + b + i]
+            }
+            rot[i] = 0
+            binCos[i] = 1
+            binSin[i] = 0
+        }
+    }
+
+    /// For the first frame after a transient's copy frames: each bin the last copy took
+    /// (power in `alt` 3 dB above `baseline`) continues from the copy's phase at its own
+    /// frequency (from its phase advance against `ref` over `phaseHop` frames):
+    /// synthesis phase = phase in `alt` + ω·hop, so rotation = arg(alt·conj(spec)) + ω·hop.
+    @inline(__always)
+    private static func resumeBins(
+        spec: UnsafeMutablePointer<Float>, ref: UnsafeMutablePointer<Float>,
+        alt: UnsafeMutablePointer<Float>, rot: UnsafeMutablePointer<Float>,
+        baseline: UnsafeMutablePointer<Float>,
+        fill: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>),
+        bins b: Int, channels ch: Int, size n: Int, hop hs: Int, phaseHop hf: Int
+    ) {
+        let (binCos, binSin) = fill
+        let binAngle = Float(2 * Double.pi / Double(n))
+        let scale = Float(hs) / Float(hf)
+        for i in 0..<b {
+            var p: Float = 0
+            var dot: Float = 0, cross: Float = 0, adot: Float = 0, across: Float = 0
+            for k in 0..<ch {
+                let re = spec + k * 2 * b, im = re + b
+                let rr = ref + k * 2 * b, ri = rr + b
+                let ar = alt + k * 2 * b, ai = ar + b
+                p += ar[i] * ar[i] + ai[i] * ai[i]
+                dot += re[i] * rr[i] + im[i] * ri[i]
+                cross += im[i] * rr[i] - re[i] * ri[i]
+                adot += ar[i] * re[i] + ai[i] * im[i]
+                across += ai[i] * re[i] - ar[i] * im[i]
+            }
+            guard p > 2 * baseline[i] else { continue }
+            let deviation = FastMath.wrap(FastMath.atan2(cross, dot) - binAngle * Float((i * hf) % n))
+            let binPart = binAngle * Float((i * hs) % n)
+            let r = FastMath.wrap(FastMath.atan2(across, adot) + binPart + deviation * scale)
+            rot[i] = r
+            let (sn, cs) = FastMath.sincos(r)
+            binCos[i] = cs
+            binSin[i] = sn
         }
     }
 

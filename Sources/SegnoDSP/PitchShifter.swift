@@ -97,7 +97,9 @@ public struct PitchShifter: Sendable {
         let ratio = semitones == 0 ? 1.0 : pow(2.0, semitones / 12.0)
         self.ratio = ratio
         let stretch = ratio / tempo
-        let size = Self.frameSize(sampleRate: sampleRate)
+        // The vocoder runs at the input rate, or at the input rate / ratio after a resampler
+        // that shortens; its frame is about 85 ms long at the rate it runs at.
+        let size = Self.frameSize(sampleRate: ratio > 1 && stretch != 1 ? Int(Double(sampleRate) / ratio) : sampleRate)
         let cap = 2 * size + 2 * Self.chunk
         if ratio == 1 && tempo == 1 {
             layout = .passThrough
