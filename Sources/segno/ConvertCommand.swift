@@ -6,7 +6,7 @@ struct ConvertCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
         abstract: "Convert one recording, through the same stages a spec uses.",
-        discussion: "Stages run in this order: mix, gain, resample, encode. The output appears only when complete.")
+        discussion: "Stages run in this order: mix, highpass, lowpass, eq, gain, normalize, resample, encode. The output appears only when complete.")
 
     @Argument(help: "Input audio file.") var input: String
     @Argument(help: "Output file; its extension picks the format unless --format is given.") var output: String
@@ -15,6 +15,10 @@ struct ConvertCommand: ParsableCommand {
     @Option(help: "Resampling quality: best, medium or fast.") var quality: String = "best"
     @Option(help: "Mix to mono or stereo (default: keep channels).") var mix: String?
     @Option(parsing: .unconditional, help: "Gain in dB (default: 0); negative values work as --gain -6.") var gain: Double?
+    @Option(help: "High-pass corner in Hz (Butterworth, order 2).") var highpass: Double?
+    @Option(help: "Low-pass corner in Hz (Butterworth, order 2).") var lowpass: Double?
+    @Option(help: ArgumentHelp("EQ bands \"type:freq:bandwidth:gain,…\" in AVAudioUnitEQ's types (parametric, lowShelf, highShelf, …).", valueName: "bands")) var eq: String?
+    @Option(parsing: .unconditional, help: ArgumentHelp("Normalise to loudness (-16LUFS, true peak ≤ -1 dBTP) or sample peak (-1dBFS).", valueName: "target")) var normalize: String?
     @Option(help: "Output format: wav, aiff, caf, flac, ogg, opus, mp3, w64, rf64 (default: from OUT's extension).") var format: String?
     @Option(help: "Bits per sample: 8, 16, 24, 32, float (default: the source's depth).") var bits: String?
     @Option(name: .customLong("encode-quality"), help: "Lossy quality 0…1 (higher is better) or FLAC effort.") var encodeQuality: Double?
@@ -27,13 +31,21 @@ struct ConvertCommand: ParsableCommand {
         if let format, OutputFormat(rawValue: format.lowercased()) == nil { throw ValidationError("--format must be one of \(OutputFormat.allCases.map(\.rawValue).joined(separator: ", "))") }
         if format == nil, OutputFormat(extensionOf: output) == nil { throw ValidationError("cannot tell the format from \"\(output)\"; add --format") }
         if let bits, SampleBits(text: bits) == nil { throw ValidationError("--bits must be 8, 16, 24, 32, float or double") }
+        if let f = highpass, !(f > 0) { throw ValidationError("--highpass must be above 0 Hz") }
+        if let f = lowpass, !(f > 0) { throw ValidationError("--lowpass must be above 0 Hz") }
+        if let eq { do { _ = try EQConfig.parse(bands: eq) } catch { throw ValidationError(error.message) } }
+        if let n = normalize, Self.normalizeTarget(n) == nil { throw ValidationError("--normalize takes -16LUFS (loudness) or -1dBFS (sample peak)") }
         if let q = encodeQuality, !(0...1).contains(q) { throw ValidationError("--encode-quality must be 0…1") }
     }
 
     func run() throws {
         var transforms: [any TransformConfig] = []
         if let mix { transforms.append(MixConfig(target: MixConfig.Target(rawValue: mix)!)) }
+        if let highpass { transforms.append(FilterConfig(filter: .highpass, frequency: highpass)) }
+        if let lowpass { transforms.append(FilterConfig(filter: .lowpass, frequency: lowpass)) }
+        if let eq { transforms.append(EQConfig(bands: try EQConfig.parse(bands: eq))) }
         if let gain, gain != 0 { transforms.append(GainConfig(db: gain)) }
+        if let n = normalize.flatMap(Self.normalizeTarget) { transforms.append(NormalizeConfig(target: n)) }
         if let rate { transforms.append(ResampleConfig(rate: rate, quality: ResampleConfig.Quality(rawValue: quality)!)) }
         let template = try PathTemplate(output.lastComponent)
         let encode = EncodeConfig(path: template, format: format.flatMap { OutputFormat(rawValue: $0.lowercased()) },
@@ -49,6 +61,16 @@ struct ConvertCommand: ParsableCommand {
             printError("segno: \(error)")
             throw Exit.failures
         }
+    }
+}
+
+extension ConvertCommand {
+    /// "-16LUFS" → loudness −16 (true peak −1 dBTP); "-1dBFS" → sample peak −1.
+    static func normalizeTarget(_ text: String) -> NormalizeConfig.Target? {
+        let t = text.lowercased().replacingOccurrences(of: " ", with: "")
+        if t.hasSuffix("lufs"), let v = Double(t.dropLast(4)), NormalizeConfig.loudnessRange.contains(v) { return .loudness(lufs: v, truePeak: -1) }
+        if t.hasSuffix("dbfs"), let v = Double(t.dropLast(4)), NormalizeConfig.peakRange.contains(v) { return .peak(dbfs: v) }
+        return nil
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoDSP
 import SegnoWaveform
 
 /// What the loader knows at a stage's place in the list, for checks that depend on upstream
@@ -29,7 +30,59 @@ public enum StageRegistry {
         "encode": parseEncode,
         "normalize": parseNormalize,
         "waveform": parseWaveform,
+        "lowpass": { v, c throws(SpecError) in try parseFilter(.lowpass, v, c) },
+        "highpass": { v, c throws(SpecError) in try parseFilter(.highpass, v, c) },
+        "bandpass": { v, c throws(SpecError) in try parseFilter(.bandpass, v, c) },
+        "bandstop": { v, c throws(SpecError) in try parseFilter(.bandstop, v, c) },
+        "eq": parseEQ,
     ]
+
+    static func parseFilter(_ kind: FilterConfig.Kind, _ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
+        let config: FilterConfig
+        var freqNode = v
+        if v.isScalar {
+            config = FilterConfig(filter: kind, frequency: try v.double(unit: "Hz"))
+        } else {
+            let band = kind == .bandpass || kind == .bandstop
+            let o = try v.options(allowed: band ? ["frequency", "bandwidth"] : ["frequency", "order", "q"], required: ["frequency"])
+            freqNode = o["frequency"]!
+            let freq = try freqNode.double(unit: "Hz")
+            if band {
+                config = FilterConfig(filter: kind, frequency: freq, bandwidth: try o["bandwidth"]?.double() ?? 1)
+                do { try FilterDesign.validateBandwidth(config.bandwidth) } catch { throw o["bandwidth"]!.error("\(error)") }
+            } else {
+                let order = try o["order"]?.int() ?? 2
+                do { try FilterDesign.validateOrder(order) } catch { throw o["order"]!.error("\(error)") }
+                let q = try o["q"]?.double()
+                do { try FilterDesign.validateQ(q, order: order) } catch { throw o["q"]!.error("\(error)") }
+                config = FilterConfig(filter: kind, frequency: freq, order: order, q: q)
+            }
+        }
+        do { try FilterDesign.validateFrequency(config.frequency, sampleRate: c.knownRate.map(Double.init)) } catch {
+            if let rate = c.knownRate {
+                throw freqNode.error("\(canonicalNumber(config.frequency)) Hz is not below the Nyquist frequency of the \(String(format: "%g", Double(rate) / 1000)) kHz stream here (after resample)")
+            }
+            throw freqNode.error("\(error)")
+        }
+        return config
+    }
+
+    static func parseEQ(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
+        let o = try v.options(allowed: ["bands"], required: ["bands"])
+        var bands: [EQBand] = []
+        for item in try o["bands"]!.list() {
+            let b = try item.options(allowed: ["type", "frequency", "bandwidth", "gain", "bypass"], required: ["type", "frequency"])
+            let band = EQBand(type: try b["type"]!.choice(EQFilterType.self), frequency: try b["frequency"]!.double(unit: "Hz"),
+                              bandwidth: try b["bandwidth"]?.double() ?? EQBand.defaultBandwidth,
+                              gain: try b["gain"]?.double() ?? 0, bypass: try b["bypass"]?.bool() ?? false)
+            do { try band.validate(sampleRate: c.knownRate.map(Double.init)) } catch {
+                throw (b[error.option] ?? item).error("\(error)")
+            }
+            bands.append(band)
+        }
+        if bands.isEmpty { throw o["bands"]!.error("give at least one band") }
+        return EQConfig(bands: bands)
+    }
 
     static func parseWaveform(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
         let o = try v.options(allowed: ["path", "format", "bits", "samples_per_pixel", "pixels_per_second", "points", "zooms",
