@@ -72,9 +72,9 @@ public struct EQBand: Sendable, Hashable {
         case .highPass:
             return [FilterDesign.cookbookHighpass(frequency: frequency, q: butterworthQ, sampleRate: sampleRate)]
         case .resonantLowPass:
-            return [FilterDesign.cookbookLowpass(frequency: frequency, q: resonance(sampleRate), sampleRate: sampleRate)]
+            return [FilterDesign.cookbookLowpass(frequency: frequency, q: resonance(sampleRate: sampleRate), sampleRate: sampleRate)]
         case .resonantHighPass:
-            return [FilterDesign.cookbookHighpass(frequency: frequency, q: resonance(sampleRate), sampleRate: sampleRate)]
+            return [FilterDesign.cookbookHighpass(frequency: frequency, q: resonance(sampleRate: sampleRate), sampleRate: sampleRate)]
         case .bandPass:
             return [FilterDesign.cookbookBandpass(byBandwidth)]
         case .bandStop:
@@ -90,8 +90,9 @@ public struct EQBand: Sendable, Hashable {
         }
     }
 
-    /// The Q that `bandwidth` stands for at `frequency` (used by the resonant pass types).
-    public func resonance(_ sampleRate: Double) -> Double {
+    /// The Q that `bandwidth` stands for at `frequency` for a stream at `sampleRate` Hz (the
+    /// resonance of the resonant pass types, and the Q of the resonant shelves).
+    public func resonance(sampleRate: Double) -> Double {
         FilterDesign.Warp.q(frequency: frequency, sampleRate: sampleRate, octaves: bandwidth)
     }
 }

@@ -42,13 +42,13 @@ import Testing
 
     @Test func resonantPassTypesTakeTheirQFromTheBandwidth() throws {
         let oneOctave = EQBand(type: .resonantLowPass, frequency: 1000, bandwidth: 1)
-        #expect(abs(oneOctave.resonance(rate) - 2.0.squareRoot()) < 0.01)
+        #expect(abs(oneOctave.resonance(sampleRate: rate) - 2.0.squareRoot()) < 0.01)
         let wide = EQBand(type: .resonantLowPass, frequency: 1000, bandwidth: 1.9)
-        #expect(abs(wide.resonance(rate) - 0.5.squareRoot()) < 0.01)
+        #expect(abs(wide.resonance(sampleRate: rate) - 0.5.squareRoot()) < 0.01)
         for type in [EQFilterType.resonantLowPass, .resonantHighPass] {
             for bandwidth in [0.1, 0.5, 1.0, 3.0] {
                 let band = EQBand(type: type, frequency: 1000, bandwidth: bandwidth)
-                let expected = 20 * log10(band.resonance(rate))
+                let expected = 20 * log10(band.resonance(sampleRate: rate))
                 #expect(abs(try measured(band, at: 1000) - expected) < 0.1)
             }
         }
