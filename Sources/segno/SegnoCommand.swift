@@ -10,7 +10,7 @@ struct SegnoCommand: ParsableCommand {
         75 another run holds the state; 130/143 interrupted (state is consistent).
         """,
         version: SegnoVersion.string,
-        subcommands: [RunCommand.self, StatusCommand.self, RetryCommand.self, ValidateCommand.self,
+        subcommands: [RunCommand.self, StatusCommand.self, RetryCommand.self, ValidateCommand.self, WaveformCommand.self,
                       ConvertCommand.self, InfoCommand.self]
     )
 }

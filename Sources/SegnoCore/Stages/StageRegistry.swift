@@ -35,7 +35,13 @@ public enum StageRegistry {
         "bandpass": { v, c throws(SpecError) in try parseFilter(.bandpass, v, c) },
         "bandstop": { v, c throws(SpecError) in try parseFilter(.bandstop, v, c) },
         "eq": parseEQ,
+        "metadata": parseMetadata,
     ]
+
+    static func parseMetadata(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
+        let o = try v.options(allowed: ["path", "levels"], required: ["path"])
+        return MetadataConfig(path: try parseTemplate(o["path"]!), levels: try o["levels"]?.int(in: 0...1400) ?? WaveformLevels.defaultCount)
+    }
 
     static func parseFilter(_ kind: FilterConfig.Kind, _ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
         let config: FilterConfig

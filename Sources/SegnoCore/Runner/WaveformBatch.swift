@@ -1,0 +1,118 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// `segno waveform IN...`: the waveform tap over files and folders (recursively, in parallel),
+/// without a spec or state store.
+public struct WaveformBatch: Sendable {
+    /// Where each output goes.
+    public enum Destination: Sendable {
+        /// One output file (one input only).
+        case file(String)
+        /// A folder mirroring the inputs' relative paths.
+        case directory(String)
+        /// Beside each input, extension replaced.
+        case besideInput
+    }
+    public let config: WaveformConfig
+    public let destination: Destination
+    public let workers: Int
+
+    public init(config: WaveformConfig, destination: Destination, workers: Int) {
+        self.config = config
+        self.destination = destination
+        self.workers = max(1, workers)
+    }
+
+    /// One input's outcome.
+    public struct Outcome: Sendable {
+        public var input: String
+        public var outputs: [String]
+        public var error: String?
+    }
+
+    /// Expands folders (recursively, audio extensions, hidden files skipped) and keeps files as given.
+    /// Returns (absolute input, path relative to its root) pairs in a stable order, plus problems.
+    public static func expand(_ inputs: [String]) -> (files: [(String, String)], problems: [String]) {
+        var files: [(String, String)] = []
+        var problems: [String] = []
+        for raw in inputs {
+            let abs = URL(fileURLWithPath: raw).standardizedFileURL.path
+            var isDir: ObjCBool = false
+            if FileManager.default.fileExists(atPath: abs, isDirectory: &isDir), isDir.boolValue {
+                let input = JobSpec.Input(root: abs, include: JobSpec.defaultInclude.map { try! Glob($0) },
+                                          exclude: JobSpec.defaultExclude.map { try! Glob($0) }, settle: 0,
+                                          followLinks: false, verify: .metadata)
+                do {
+                    let scan = try InputScanner(input: input, skipDirectories: []).scan()
+                    files += scan.files.map { ($0.absolutePath, $0.relativePath) }
+                    problems += scan.problems.map(\.description)
+                } catch { problems.append("\(AudioError.quoted(raw)): \(error)") }
+            } else {
+                files.append((abs, (abs as NSString).lastPathComponent))
+            }
+        }
+        return (files, problems)
+    }
+
+    /// The extension outputs get.
+    var outputExtension: String {
+        switch config.format {
+        case .levels: return "levels.json"
+        default: return config.format.rawValue
+        }
+    }
+
+    /// Runs every input on `workers` threads; outcomes come back in input order.
+    public func run(_ files: [(String, String)], stop: StopFlag) -> [Outcome] {
+        let results = Mutex<[Int: Outcome]>([:])
+        let next = Mutex(0)
+        let group = DispatchGroup()
+        for _ in 0..<min(workers, max(1, files.count)) {
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                while !stop.isStopped {
+                    let i = next.withLock { n -> Int in defer { n += 1 }; return n }
+                    if i >= files.count { return }
+                    let o = self.one(files[i].0, relative: files[i].1, stop: stop)
+                    results.withLock { $0[i] = o }
+                }
+            }
+        }
+        group.wait()
+        let r = results.withLock { $0 }
+        return files.indices.compactMap { r[$0] }
+    }
+
+    func one(_ input: String, relative: String, stop: StopFlag) -> Outcome {
+        let stemRel = (relative as NSString).deletingPathExtension
+        let out: String
+        switch destination {
+        case .file(let f): out = URL(fileURLWithPath: f).standardizedFileURL.path
+        case .directory(let d): out = URL(fileURLWithPath: d).standardizedFileURL.path + "/" + stemRel + "." + outputExtension
+        case .besideInput: out = (input as NSString).deletingPathExtension + "." + outputExtension
+        }
+        do {
+            let decoder = try DecoderFactory.open(path: input)
+            var context = RecordingContext(sourcePath: input, relativePath: relative, modified: Date(), source: decoder.info,
+                                           outputRoot: (out as NSString).deletingLastPathComponent)
+            context.source = decoder.info
+            var paths = [out]
+            if config.resolutions.count > 1 {
+                paths = config.resolutions.map { r in
+                    let base = (out as NSString).deletingPathExtension
+                    return "\(base)-\(r.zoomName).\((out as NSString).pathExtension)"
+                }
+            }
+            var first = true
+            let produced = try ChainRecipe(items: [.tap(config, paths: paths)]).run(open: {
+                if first { first = false; return decoder }
+                return try DecoderFactory.open(path: input)
+            }, context: context, isCancelled: { stop.isStopped }, progress: { _ in })
+            return Outcome(input: input, outputs: produced.flatMap { $0.map(\.path) }, error: nil)
+        } catch {
+            return Outcome(input: input, outputs: [], error: "\(error)")
+        }
+    }
+}

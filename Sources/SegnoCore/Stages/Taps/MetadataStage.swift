@@ -1,0 +1,106 @@
+import Foundation
+import SegnoDSP
+import SegnoWaveform
+
+/// `metadata: { path: "{dir}/{stem}.meta.json", levels: 100 }` writes a JSON sidecar about the
+/// stream at its place in the chain: the source's name, title and modification time, the
+/// source's format, and of the stream here its duration, frames, rate, channels, sample peak and
+/// RMS (dBFS), and `levels` amplitudes in [0, 1] (peak per equal stretch; 0 for none) with their
+/// compact base64 form — what the recorder apps kept in their cloud metadata.
+public struct MetadataConfig: TapConfig {
+    public let pathTemplate: PathTemplate
+    public let levels: Int
+    public var name: String { "metadata" }
+    public var version: Int { 1 }
+    public var options: [(String, String)] { [("path", pathTemplate.text), ("levels", String(levels))] }
+    public init(path: PathTemplate, levels: Int = WaveformLevels.defaultCount) {
+        self.pathTemplate = path
+        self.levels = levels
+    }
+    public func makeTap(paths: [String], context: RecordingContext) throws -> any Tap {
+        MetadataTap(path: paths[0], levels: levels, context: context)
+    }
+}
+
+final class MetadataTap: Tap {
+    let path: String
+    let levels: Int
+    let context: RecordingContext
+    var format = AudioFormat(sampleRate: 1, channels: 1)
+    var frames = 0
+    var peak: Float = 0
+    var sumSquares = 0.0
+    var peaks: PeakGenerator?
+
+    init(path: String, levels: Int, context: RecordingContext) {
+        self.path = path
+        self.levels = levels
+        self.context = context
+    }
+
+    func start(_ format: AudioFormat) throws {
+        self.format = format
+        if levels > 0 {
+            let expected = context.source.map { s in s.sampleRate == format.sampleRate ? s.frames : Int(Double(s.frames) * Double(format.sampleRate) / Double(s.sampleRate)) }
+            // Ten points per level keeps every level the peak of whole stretches of audio.
+            do {
+                peaks = try PeakGenerator(format: format, resolutions: [.points(max(1, levels * 10))], channels: .mix,
+                                          conversion: .lossyCodec, expectedFrames: max(2, expected ?? format.sampleRate * 60))
+            } catch { throw StageStartError(stage: "metadata", "\(error)") }
+        }
+    }
+
+    func observe(_ block: AudioBlock) throws {
+        frames += block.frames
+        var p = peak
+        var s = 0.0
+        block.samples.withUnsafeBufferPointer { b in
+            var acc: Float = 0
+            for i in 0..<(block.frames * block.channels) {
+                let v = b[i]
+                p = max(p, abs(v))
+                acc += v * v
+            }
+            s = Double(acc)
+        }
+        peak = p
+        sumSquares += s
+        try? peaks?.process(block)
+    }
+
+    func finish() throws -> [ProducedFile] {
+        let seconds = Double(frames) / Double(format.sampleRate)
+        func db(_ x: Double) -> JSONValue { x > 0 ? JSONValue.rounded(20 * log10(x), places: 2) : .null }
+        let rms = frames > 0 ? (sumSquares / Double(frames * format.channels)).squareRoot() : 0
+        var levelValues: [Float] = []
+        var encoded = ""
+        if var g = peaks, let data = try? g.finish(bits: 16).first, let l = try? WaveformLevels(data, count: levels) {
+            levelValues = l.values
+            encoded = l.encoded
+        }
+        let iso = ISO8601DateFormatter()
+        var fields: [(String, JSONValue)] = [
+            ("source", .string(context.relativePath)), ("name", .string(context.name)),
+            ("title", .string(context.extra["title"] ?? context.stem)),
+            ("modified", .string(iso.string(from: context.modified))),
+            ("duration", JSONValue.rounded(seconds, places: 3)), ("frames", .int(frames)),
+            ("sample_rate", .int(format.sampleRate)), ("channels", .int(format.channels)),
+            ("peak_dbfs", db(Double(peak))), ("rms_dbfs", db(rms)),
+        ]
+        if let s = context.source {
+            fields.append(("source_format", .object([
+                ("container", .string(s.container)), ("codec", .string(s.codec)), ("sample_rate", .int(s.sampleRate)),
+                ("channels", .int(s.channels)), ("frames", .int(s.frames)), ("duration", JSONValue.rounded(s.duration, places: 3)),
+            ])))
+        }
+        if levels > 0 {
+            fields.append(("levels", .array(levelValues.map { JSONValue.rounded(Double($0), places: 4) })))
+            fields.append(("levels_encoded", .string(encoded)))
+        }
+        try WaveformTap.write(Array((JSONValue.object(fields).serialized() + "\n").utf8), to: path)
+        return [ProducedFile(stage: "metadata", path: path,
+                             values: ["duration": String(format: "%.3f", seconds), "levels": encoded])]
+    }
+
+    func abandon() {}
+}
