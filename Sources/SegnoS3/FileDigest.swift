@@ -14,8 +14,11 @@ struct FileDigest: Sendable, Equatable {
     var md5Base64: String { Data(md5).base64EncodedString() }
     var md5Hex: String { Hex.encode(md5) }
 
-    /// Digests `length` bytes from `offset` (nil = to the end of the file).
-    static func of(path: String, offset: Int64 = 0, length: Int64? = nil) throws -> FileDigest {
+    /// Digests `length` bytes from `offset` (nil = to the end of the file). A digest that is not
+    /// wanted (`md5: false` or `sha256: false`) is not computed and left empty: MD5 costs about
+    /// three times as much as SHA-256 on CPUs with SHA extensions.
+    static func of(path: String, offset: Int64 = 0, length: Int64? = nil, md5 wantMD5: Bool = true,
+                   sha256 wantSHA256: Bool = true) throws -> FileDigest {
         let file = try OpenFile(path: path)
         defer { file.close() }
         var md5 = Insecure.MD5()
@@ -32,8 +35,8 @@ struct FileDigest: Sendable, Equatable {
             if got == 0 { break }
             buffer.withUnsafeBufferPointer { pointer in
                 let slice = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(pointer)[0..<got])
-                md5.update(bufferPointer: slice)
-                sha.update(bufferPointer: slice)
+                if wantMD5 { md5.update(bufferPointer: slice) }
+                if wantSHA256 { sha.update(bufferPointer: slice) }
             }
             position += Int64(got)
             total += Int64(got)
@@ -41,7 +44,8 @@ struct FileDigest: Sendable, Equatable {
         if let length, total != length {
             throw S3Error.fileUnreadable(path: path, message: "file ended after \(total) of \(length) bytes (changed while uploading?)")
         }
-        return FileDigest(md5: Array(md5.finalize()), sha256: Hex.encode(sha.finalize()), length: total)
+        return FileDigest(md5: wantMD5 ? Array(md5.finalize()) : [], sha256: wantSHA256 ? Hex.encode(sha.finalize()) : "",
+                          length: total)
     }
 
     /// MD5 and SHA-256 of bytes in memory.

@@ -106,11 +106,22 @@ extension S3Client {
         if options.shouldContinue?() == false { throw S3Error.cancelled(resource: resource) }
 
         if size < options.multipartThreshold {
-            let digest = try FileDigest.of(path: path)
+            // Up to one part's size the file is read once into memory (no more memory than a
+            // multipart upload holds per worker); larger single PUTs stream from the file.
+            let body: RequestBody
+            let digest: FileDigest
+            if size <= options.partSize {
+                let data = try FileDigest.read(path: path, offset: 0, length: Int(size))
+                body = .data(data)
+                digest = FileDigest.of(data: data)
+            } else {
+                body = .file(file)
+                digest = try FileDigest.of(path: path)
+            }
             var put = PutObjectOptions(metadata: userMetadata, contentType: contentType,
                                        storageClass: options.storageClass, ifNoneMatch: !options.overwrite)
             put.metadata[S3Metadata.sha256Key] = digest.sha256
-            let result = try putObject(bucket: bucket, key: key, body: .file(file), digest: digest, options: put)
+            let result = try putObject(bucket: bucket, key: key, body: body, digest: digest, options: put)
             if let store = progressStore, let stale = try store.load(storeKey) {
                 // An earlier multipart attempt (larger file or another threshold) is now useless.
                 try? abortMultipartUpload(bucket: bucket, key: key, uploadId: stale.uploadId)
@@ -120,7 +131,7 @@ extension S3Client {
                                 partsUploaded: 0, partsReused: 0, resumed: false)
         }
 
-        let sha256 = try options.sha256 ?? FileDigest.of(path: path).sha256
+        let sha256 = try options.sha256 ?? FileDigest.of(path: path, md5: false).sha256
         var progress = try progressStore?.load(storeKey)
         var serverParts: [Int: UploadedPart] = [:]
         if let recorded = progress, recorded.fileSHA256 != sha256 {
@@ -177,7 +188,8 @@ extension S3Client {
                     continue
                 }
                 if Self.looksLikeMD5(there.etag) {
-                    let local = try FileDigest.of(path: path, offset: Int64(number - 1) * partSize, length: length(of: number))
+                    let local = try FileDigest.of(path: path, offset: Int64(number - 1) * partSize, length: length(of: number),
+                                                  sha256: false)
                     if local.md5Hex == there.etag.lowercased() {
                         done[number] = there
                         continue
@@ -259,7 +271,7 @@ extension S3Client {
     }
 
     /// SHA-256 (lower-case hex) of a local file, read in 1 MiB blocks.
-    public static func sha256(ofFile file: URL) throws -> String { try FileDigest.of(path: file.path).sha256 }
+    public static func sha256(ofFile file: URL) throws -> String { try FileDigest.of(path: file.path, md5: false).sha256 }
 
     /// Runs `body` on `count` threads (the caller's included) and returns when all have finished.
     static func runConcurrently(_ count: Int, _ body: @escaping @Sendable () -> Void) {

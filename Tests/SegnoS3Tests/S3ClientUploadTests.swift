@@ -31,6 +31,20 @@ struct S3ClientUploadTests {
         }
     }
 
+    /// Between the part size and the threshold the single PUT streams from the file.
+    @Test func singlePutAbovePartSizeStreamsFromTheFile() throws {
+        let client = RGW.client()
+        let size = 6 * Self.mib + 1
+        let file = try TempFile(size: size, seed: 4)
+        defer { file.remove() }
+        let key = RGW.uniqueKey("six.wav")
+        let result = try client.upload(file: file.url, bucket: RGW.bucket, key: key, contentType: "audio/wav",
+                                       options: UploadOptions(multipartThreshold: Int64(16 * Self.mib), partSize: Int64(5 * Self.mib)))
+        #expect(!result.multipart)
+        #expect(result.etag == FileDigest.of(data: TempFile.bytes(size: size, seed: 4)).md5Hex)
+        #expect(try client.getObject(bucket: RGW.bucket, key: key) == TempFile.bytes(size: size, seed: 4))
+    }
+
     @Test func multipartWithMetadataHasTheComputedDashNETag() throws {
         let client = RGW.client()
         let size = 12 * Self.mib + 777
