@@ -15,8 +15,9 @@ public struct UploadOptions: Sendable {
     /// False: never replace an existing object (`If-None-Match: *` on PUT; a HEAD check before a
     /// multipart upload). The upload then fails with code `PreconditionFailed`.
     public var overwrite: Bool
-    /// Lower-case hex SHA-256 of the file when the caller already knows it (saves one read of
-    /// a large file); nil to compute it.
+    /// Lower-case hex SHA-256 of the file's current content when the caller already knows it
+    /// (e.g. from the state store: saves one read of a large file); nil to compute it. Used for
+    /// multipart uploads only (a single PUT hashes the bytes it sends anyway).
     public var sha256: String?
     /// Asked before each part (and before a single PUT); returning false stops the upload with
     /// `S3Error.cancelled`, leaving a multipart upload recorded for the next call to resume.
