@@ -170,6 +170,33 @@ public struct RealFFT: Sendable {
         _ q: Int, _ tw: UnsafePointer<Float>
     ) {
         let w1r = tw, w1i = tw + q, w2r = tw + 2 * q, w2i = tw + 3 * q, w3r = tw + 4 * q, w3i = tw + 5 * q
+        if q % 4 == 0 {
+            // Four butterflies at once (lanes p…p+3); their 4×4 outputs are transposed so that
+            // each butterfly's four results land next to each other.
+            typealias V = SIMD4<Float>
+            func ld(_ b: UnsafeMutablePointer<Float>, _ i: Int) -> V { load(b + i) }
+            func ldc(_ b: UnsafePointer<Float>, _ i: Int) -> V { UnsafeRawPointer(b + i).loadUnaligned(as: V.self) }
+            var p = 0
+            while p < q {
+                let ar = ld(xr, p), ai = ld(xi, p)
+                let br = ld(xr, p + q), bi = ld(xi, p + q)
+                let cr = ld(xr, p + 2 * q), ci = ld(xi, p + 2 * q)
+                let dr = ld(xr, p + 3 * q), di = ld(xi, p + 3 * q)
+                let apcR = ar + cr, apcI = ai + ci
+                let amcR = ar - cr, amcI = ai - ci
+                let bpdR = br + dr, bpdI = bi + di
+                let jR = bi - di, jI = dr - br
+                let x1r = amcR + jR, x1i = amcI + jI
+                let x2r = apcR - bpdR, x2i = apcI - bpdI
+                let x3r = amcR - jR, x3i = amcI - jI
+                let c1r = ldc(w1r, p), c1i = ldc(w1i, p), c2r = ldc(w2r, p), c2i = ldc(w2i, p)
+                let c3r = ldc(w3r, p), c3i = ldc(w3i, p)
+                transposeStore(apcR + bpdR, x1r * c1r - x1i * c1i, x2r * c2r - x2i * c2i, x3r * c3r - x3i * c3i, yr + 4 * p)
+                transposeStore(apcI + bpdI, x1r * c1i + x1i * c1r, x2r * c2i + x2i * c2r, x3r * c3i + x3i * c3r, yi + 4 * p)
+                p += 4
+            }
+            return
+        }
         for p in 0..<q {
             let ar = xr[p], ai = xi[p]
             let br = xr[p + q], bi = xi[p + q]
@@ -264,6 +291,22 @@ public struct RealFFT: Sendable {
             store(ai - bi, yi + j + s)
             j += 4
         }
+    }
+
+    /// Stores rows r0…r3 (one value per lane) transposed: lane l's four values go to
+    /// `p[4l ..< 4l + 4]`.
+    @inline(__always)
+    private static func transposeStore(
+        _ r0: SIMD4<Float>, _ r1: SIMD4<Float>, _ r2: SIMD4<Float>, _ r3: SIMD4<Float>,
+        _ p: UnsafeMutablePointer<Float>
+    ) {
+        let a = SIMD8(lowHalf: r0, highHalf: r1), b = SIMD8(lowHalf: r2, highHalf: r3)
+        let even = SIMD8(lowHalf: a.evenHalf, highHalf: b.evenHalf)
+        let odd = SIMD8(lowHalf: a.oddHalf, highHalf: b.oddHalf)
+        store(even.evenHalf, p)
+        store(odd.evenHalf, p + 4)
+        store(even.oddHalf, p + 8)
+        store(odd.oddHalf, p + 12)
     }
 
     @inline(__always)

@@ -46,7 +46,8 @@ public struct PitchShifter: Sendable {
     public let semitones: Double
     /// Speed factor (0.25…4); output duration is input duration / tempo.
     public let tempo: Double
-    /// Frequency ratio, `2^(semitones/12)`.
+    /// Frequency ratio applied: `2^(semitones/12)`, or the nearest fraction with a
+    /// denominator up to 1024 when that is within 0.035 cent of it.
     public let ratio: Double
 
     private enum Layout: Sendable {
@@ -94,7 +95,10 @@ public struct PitchShifter: Sendable {
         self.channels = channels
         self.semitones = semitones
         self.tempo = tempo
-        let ratio = semitones == 0 ? 1.0 : pow(2.0, semitones / 12.0)
+        // The ratio is taken as the nearest small fraction when one is within 0.035 cent,
+        // so the resampler has exact phases; time alignment stays exact either way.
+        var ratio = semitones == 0 ? 1.0 : pow(2.0, semitones / 12.0)
+        if let f = SincResampler.rational(near: ratio) { ratio = Double(f.p) / Double(f.q) }
         self.ratio = ratio
         let stretch = ratio / tempo
         // The vocoder runs at the input rate, or at the input rate / ratio after a resampler

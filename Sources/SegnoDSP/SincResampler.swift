@@ -1,12 +1,15 @@
 import Foundation
 
-/// A streaming resampler by a fixed, arbitrary ratio: a Kaiser-windowed sinc evaluated
-/// from a table of `phases` sub-sample positions with linear interpolation between them.
+/// A streaming resampler by a fixed ratio: a Kaiser-windowed sinc, polyphase.
 ///
 /// Output frame `m` is the input interpolated at input position `m · step` (frames), so
 /// `step > 1` shortens the signal (and raises pitch when played at the original rate) and
 /// `step < 1` lengthens it. The pitch shifter uses it for the speed-change half of a pitch
 /// shift. Values depend only on the input stream, never on how it was split into blocks.
+///
+/// When `step` is a fraction `p/q` with `q ≤ 1024` (see `rational(near:)`), the table has one
+/// row per phase `k/q` and each output costs one dot product; otherwise the table has 256
+/// phases and each output interpolates linearly between two rows.
 ///
 /// The low-pass cuts at the lower of the two Nyquist frequencies, `B = 0.5 · min(1, 1/step)`
 /// cycles per input frame, with a Kaiser window for 100 dB of stopband. When shortening,
@@ -16,17 +19,31 @@ import Foundation
 struct SincResampler: Sendable {
     /// Input frames per output frame.
     let step: Double
-    /// Input frames on each side of the interpolation point (a multiple of 4).
+    /// Input frames on each side of the interpolation point (even).
     let half: Int
-    /// Sub-sample positions in the table.
-    let phases: Int
-    /// Row `p` (0 ..< phases): `2·half` coefficients for fraction `p/phases`, then the
-    /// `2·half` differences to row `p + 1`.
+    /// `step` as a fraction, when it is one (exact phases), else nil (interpolated phases).
+    private let fraction: (p: Int, q: Int)?
+    /// Rows of `2·half` coefficients, one per phase; when interpolating, each row is followed
+    /// by its differences to the next row.
     private let table: [Float]
+    /// Phases in the table.
+    private let phases: Int
     /// Absolute index of the next output frame.
     private(set) var next: Int
 
-    /// A resampler whose first output frame has absolute index `firstOutput`.
+    /// The fraction `p/q` (`q ≤ 1024`) with the smallest `q` within 2·10⁻⁵ (relative) of
+    /// `x`, if any: a pitch ratio that close is off by less than 0.035 cent. Every whole
+    /// number of semitones from −24 to +24 has one (+3 st: 44/37).
+    static func rational(near x: Double) -> (p: Int, q: Int)? {
+        for q in 1...1024 {
+            let p = Int((x * Double(q)).rounded())
+            if p > 0 && abs(Double(p) / Double(q) - x) <= 2e-5 * x { return (p, q) }
+        }
+        return nil
+    }
+
+    /// A resampler whose first output frame has absolute index `firstOutput`. When
+    /// `rational(near: step)` finds a fraction, `step` should already be that fraction.
     init(step: Double, sampleRate: Int, firstOutput: Int) {
         self.step = step
         let band = 0.5 * min(1.0, 1.0 / step)
@@ -43,16 +60,12 @@ struct SincResampler: Sendable {
         let attenuation = 100.0
         let beta = 0.1102 * (attenuation - 8.7)
         let length = (attenuation - 7.95) / (2.285 * 2 * Double.pi * width) + 1
-        let half = (Int((length / 2).rounded(.up)) + 3) / 4 * 4
+        let half = (Int((length / 2).rounded(.up)) + 1) / 2 * 2
         self.half = half
-        let phases = 256
-        self.phases = phases
         let taps = 2 * half
-        var rows = [[Double]](repeating: [], count: phases + 1)
         let i0beta = Self.besselI0(beta)
-        for p in 0...phases {
-            let frac = Double(p) / Double(phases)
-            var row = [Double](repeating: 0, count: taps)
+        func row(_ frac: Double) -> [Double] {
+            var r = [Double](repeating: 0, count: taps)
             var sum = 0.0
             for k in 0..<taps {
                 let x = Double(k - half + 1) - frac
@@ -60,65 +73,105 @@ struct SincResampler: Sendable {
                 guard abs(u) < 1 else { continue }
                 let arg = 2 * cutoff * x
                 let sinc = arg == 0 ? 1.0 : sin(Double.pi * arg) / (Double.pi * arg)
-                let w = Self.besselI0(beta * (1 - u * u).squareRoot()) / i0beta
-                row[k] = 2 * cutoff * sinc * w
-                sum += row[k]
+                r[k] = 2 * cutoff * sinc * Self.besselI0(beta * (1 - u * u).squareRoot()) / i0beta
+                sum += r[k]
             }
-            rows[p] = row.map { $0 / sum }
+            return r.map { $0 / sum }
         }
-        var table = [Float](repeating: 0, count: phases * 2 * taps)
-        for p in 0..<phases {
-            for k in 0..<taps {
-                table[p * 2 * taps + k] = Float(rows[p][k])
-                table[p * 2 * taps + taps + k] = Float(rows[p + 1][k] - rows[p][k])
+        if let f = Self.rational(near: step), Double(f.p) / Double(f.q) == step {
+            fraction = f
+            phases = f.q
+            var table = [Float](repeating: 0, count: f.q * taps)
+            for k in 0..<f.q {
+                let r = row(Double(k) / Double(f.q))
+                for i in 0..<taps { table[k * taps + i] = Float(r[i]) }
             }
+            self.table = table
+        } else {
+            fraction = nil
+            let count = 256
+            phases = count
+            let rows = (0...count).map { row(Double($0) / Double(count)) }
+            var table = [Float](repeating: 0, count: count * 2 * taps)
+            for k in 0..<count {
+                for i in 0..<taps {
+                    table[k * 2 * taps + i] = Float(rows[k][i])
+                    table[k * 2 * taps + taps + i] = Float(rows[k + 1][i] - rows[k][i])
+                }
+            }
+            self.table = table
         }
-        self.table = table
         self.next = firstOutput
+    }
+
+    /// ⌊m · step⌋, exactly when `step` is a fraction.
+    @inline(__always)
+    private func position(_ m: Int) -> Int {
+        if let f = fraction {
+            let n = m * f.p
+            return n >= 0 ? n / f.q : -((-n + f.q - 1) / f.q)
+        }
+        let x = Double(m) * step
+        let i = Int(x)
+        return Double(i) > x ? i - 1 : i
     }
 
     /// The first input frame (absolute index) that output frame `m` reads.
     func firstInput(for m: Int) -> Int {
-        Self.floor(Double(m) * step) - half + 1
-    }
-
-    /// ⌊x⌋ without a libm call.
-    @inline(__always)
-    private static func floor(_ x: Double) -> Int {
-        let i = Int(x)
-        return Double(i) > x ? i - 1 : i
+        position(m) - half + 1
     }
 
     /// Produces every output frame the held input allows, appends them to `output`, and
     /// discards input no later output needs. Called whenever `input` has grown.
     mutating func run(_ input: inout PlanarFIFO, _ output: inout PlanarFIFO) {
-        // Count the frames we can make: output m needs input up to floor(m·step) + half.
+        // Output m needs input up to ⌊m·step⌋ + half.
         var last = next
-        while Self.floor(Double(last) * step) + half < input.end { last += 1 }
+        while position(last) + half < input.end { last += 1 }
         let n = last - next
         guard n > 0 else { return }
-        let outIndex = next
-        precondition(output.end == outIndex, "SincResampler output out of step")
+        precondition(output.end == next, "SincResampler output out of step")
         output.reserveFree(n)
         let taps = 2 * half, h = half, ph = phases, st = step
         let inStart = input.start, inHead = input.head, inCap = input.capacity
         let outAt = output.head + output.count, outCap = output.capacity
         let first = next, ch = input.channels
+        let fraction = self.fraction
         table.withUnsafeBufferPointer { tb in
             input.storage.withUnsafeBufferPointer { src in
                 output.storage.withUnsafeMutableBufferPointer { dst in
-                    for i in 0..<n {
-                        let x = Double(first + i) * st
-                        let xi = Self.floor(x)
-                        let frac = x - Double(xi)
-                        let pf = frac * Double(ph)
-                        let p = min(Int(pf), ph - 1)
-                        let u = Float(pf - Double(p))
-                        let row = tb.baseAddress! + p * 2 * taps
-                        let offset = xi - h + 1 - inStart + inHead
-                        for c in 0..<ch {
-                            let s = src.baseAddress! + c * inCap + offset
-                            dst[c * outCap + outAt + i] = Self.dot(s, row, taps, u)
+                    if let f = fraction {
+                        // Exact phases: position and phase by integer arithmetic.
+                        let num = first * f.p
+                        var whole = num >= 0 ? num / f.q : -((-num + f.q - 1) / f.q)
+                        var phase = num - whole * f.q
+                        let wholeStep = f.p / f.q, phaseStep = f.p % f.q
+                        for i in 0..<n {
+                            let row = tb.baseAddress! + phase * taps
+                            let offset = whole - h + 1 - inStart + inHead
+                            for c in 0..<ch {
+                                dst[c * outCap + outAt + i] = Self.dot(src.baseAddress! + c * inCap + offset, row, taps)
+                            }
+                            whole += wholeStep
+                            phase += phaseStep
+                            if phase >= f.q {
+                                phase -= f.q
+                                whole += 1
+                            }
+                        }
+                    } else {
+                        for i in 0..<n {
+                            let x = Double(first + i) * st
+                            var xi = Int(x)
+                            if Double(xi) > x { xi -= 1 }
+                            let pf = (x - Double(xi)) * Double(ph)
+                            let p = min(Int(pf), ph - 1)
+                            let u = Float(pf - Double(p))
+                            let row = tb.baseAddress! + p * 2 * taps
+                            let offset = xi - h + 1 - inStart + inHead
+                            for c in 0..<ch {
+                                let s = src.baseAddress! + c * inCap + offset
+                                dst[c * outCap + outAt + i] = Self.dot(s, row, taps) + u * Self.dot(s, row + taps, taps)
+                            }
                         }
                     }
                 }
@@ -129,24 +182,25 @@ struct SincResampler: Sendable {
         input.discard(before: firstInput(for: next))
     }
 
-    /// Σ s[k]·(row[k] + u·row[taps + k]) over `taps` (a multiple of 8) taps.
+    /// Σ s[k]·row[k] over `taps` (a multiple of 4) taps.
     @inline(__always)
-    private static func dot(_ s: UnsafePointer<Float>, _ row: UnsafePointer<Float>, _ taps: Int, _ u: Float) -> Float {
+    private static func dot(_ s: UnsafePointer<Float>, _ row: UnsafePointer<Float>, _ taps: Int) -> Float {
         typealias V = SIMD4<Float>
-        var a0 = V(), a1 = V(), d0 = V(), d1 = V()
-        var k = 0
+        var a0 = V(), a1 = V(), a2 = V(), a3 = V()
         let raw = UnsafeRawPointer(s), rr = UnsafeRawPointer(row)
-        let dOff = taps * 4
-        while k < taps {
-            let x0 = raw.loadUnaligned(fromByteOffset: k * 4, as: V.self)
-            let x1 = raw.loadUnaligned(fromByteOffset: k * 4 + 16, as: V.self)
-            a0 += x0 * rr.loadUnaligned(fromByteOffset: k * 4, as: V.self)
-            a1 += x1 * rr.loadUnaligned(fromByteOffset: k * 4 + 16, as: V.self)
-            d0 += x0 * rr.loadUnaligned(fromByteOffset: dOff + k * 4, as: V.self)
-            d1 += x1 * rr.loadUnaligned(fromByteOffset: dOff + k * 4 + 16, as: V.self)
-            k += 8
+        var k = 0
+        while k + 16 <= taps {
+            a0 += raw.loadUnaligned(fromByteOffset: 4 * k, as: V.self) * rr.loadUnaligned(fromByteOffset: 4 * k, as: V.self)
+            a1 += raw.loadUnaligned(fromByteOffset: 4 * k + 16, as: V.self) * rr.loadUnaligned(fromByteOffset: 4 * k + 16, as: V.self)
+            a2 += raw.loadUnaligned(fromByteOffset: 4 * k + 32, as: V.self) * rr.loadUnaligned(fromByteOffset: 4 * k + 32, as: V.self)
+            a3 += raw.loadUnaligned(fromByteOffset: 4 * k + 48, as: V.self) * rr.loadUnaligned(fromByteOffset: 4 * k + 48, as: V.self)
+            k += 16
         }
-        return (a0 + a1).sum() + u * (d0 + d1).sum()
+        while k < taps {
+            a0 += raw.loadUnaligned(fromByteOffset: 4 * k, as: V.self) * rr.loadUnaligned(fromByteOffset: 4 * k, as: V.self)
+            k += 4
+        }
+        return ((a0 + a1) + (a2 + a3)).sum()
     }
 
     /// The zeroth-order modified Bessel function of the first kind (for the Kaiser window).
