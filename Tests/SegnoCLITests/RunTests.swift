@@ -310,6 +310,87 @@ import Testing
         #expect(dry.stdout.contains("dry run: 0 to run, 6 up to date"))
     }
 
+    @Test func forceRerunsEveryTapOrOneStageKind() throws {
+        let ws = try RunWorkspace()
+        try ws.makeRecordings(count: 3, maxSeconds: 0.8)
+        try ws.writeSpec(Self.spec())
+        #expect(try ws.segno(["run", "spec.yaml", "--quiet"]).exited(0))
+        let before = try RunWorkspace.stamps(ws["out"])
+        let all = try ws.segno(["run", "spec.yaml", "--force", "--explain"])
+        #expect(all.exited(0))
+        #expect(all.stdout.contains("3 done, 0 failed, 0 up to date"))
+        #expect(all.stdoutLines.filter { $0.hasSuffix(": encode: forced; encode: forced") }.count == 3, "\(all.stdout)")
+        let after = try RunWorkspace.stamps(ws["out"])
+        for (path, s) in before { #expect(after[path]?.inode != s.inode, "\(path) was not rewritten") }
+        let kind = try ws.segno(["run", "spec.yaml", "--force=encode"])
+        #expect(kind.stdout.contains("3 done"))
+        let other = try ws.segno(["run", "spec.yaml", "--force=waveform"])
+        #expect(other.stdout.contains("nothing to do: 3 recordings up to date"), "no waveform taps, nothing forced")
+    }
+
+    @Test func verifyContentSkipsATouchedSourceWithTheSameBytes() throws {
+        let ws = try RunWorkspace()
+        let inputs = try ws.makeRecordings(count: 3, maxSeconds: 0.8)
+        try ws.writeSpec(Self.spec(input: ["verify: content"]))
+        #expect(try ws.segno(["run", "spec.yaml", "--quiet"]).exited(0))
+        let before = try RunWorkspace.stamps(ws["out"])
+        // Touched, and copied over itself (new inode), with the same bytes: nothing reruns.
+        RunWorkspace.setModified(ws["in/" + inputs[0]], seconds: 1_600_000_000)
+        let copy = ws["in/" + inputs[1]]
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: copy))
+        #expect(unlink(copy) == 0)
+        try bytes.write(to: URL(fileURLWithPath: copy))
+        let r = try ws.segno(["run", "spec.yaml"])
+        #expect(r.exited(0))
+        #expect(try RunWorkspace.stamps(ws["out"]) == before, "\(r.stdout)")
+        let state = try Self.state(ws)
+        let touched: Int64 = 1_600_000_000 * 1_000_000_000
+        #expect(state[inputs[0]]?.identity.mtimeNs == touched, "the new identity is remembered")
+        #expect(try ws.segno(["run", "spec.yaml"]).stdout.contains("nothing to do: 3 recordings up to date"))
+        // Different bytes do rerun.
+        try RunWorkspace.writeTone(to: ws["in/" + inputs[2]], rate: 8000, seconds: 0.4, frequency: 999)
+        let changed = try ws.segno(["run", "spec.yaml"])
+        #expect(changed.stdout.contains("1 done, 0 failed, 2 up to date"), "\(changed.stdout)")
+    }
+
+    @Test func settlingFilesWaitForTheNextRun() throws {
+        let ws = try RunWorkspace()
+        let inputs = try ws.makeRecordings(count: 3, maxSeconds: 0.8)
+        try ws.writeSpec(Self.spec(input: ["settle: 1h"]))
+        RunWorkspace.setModified(ws["in/" + inputs[0]], seconds: Int(Date().timeIntervalSince1970) - 7200)
+        let r = try ws.segno(["run", "spec.yaml"])
+        #expect(r.exited(0))
+        #expect(r.stdout.contains("1 done, 0 failed, 0 up to date, 2 still settling"), "\(r.stdout)")
+        #expect(Self.finishedFiles(ws["out"]) == 2)
+    }
+
+    @Test func outputsInsideTheInputFolderAreNotTakenAsInput() throws {
+        let ws = try RunWorkspace()
+        try ws.makeRecordings(count: 3, maxSeconds: 0.8)
+        try ws.writeSpec(Self.spec(output: "in/processed", stages: ["encode: { path: \"{dir}/{stem}.wav\" }"]))
+        let first = try ws.segno(["run", "spec.yaml", "--report", "r.json"])
+        #expect(first.exited(0))
+        #expect(try ws.report("r.json").int("counts", "scanned") == 3)
+        let second = try ws.segno(["run", "spec.yaml", "--report", "r.json"])
+        #expect(second.stdout.contains("nothing to do: 3 recordings up to date"), "\(second.stdout)")
+        #expect(try ws.report("r.json").int("counts", "scanned") == 3)
+    }
+
+    @Test func outputFoldersThatAreLinksAreRefusedAndCleanupNeverFollowsLinks() throws {
+        let ws = try RunWorkspace()
+        try ws.makeRecordings(count: 2, maxSeconds: 0.6)
+        try FileManager.default.createDirectory(atPath: ws["elsewhere"], withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: ws["out"], withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: ws["elsewhere/" + OutputFile.tempPrefix + "not-ours"], contents: Data("keep".utf8))
+        #expect(symlink("../elsewhere", ws["out/flac"]) == 0)
+        try ws.writeSpec(Self.spec())
+        let r = try ws.segno(["run", "spec.yaml"])
+        #expect(r.exited(1))
+        #expect(r.stderrLines.count == 2 && r.stderrLines.allSatisfy { $0.contains("symbolic link") }, "\(r.stderr)")
+        #expect(try RunWorkspace.walk(ws["elsewhere"]).map(\.path) == [OutputFile.tempPrefix + "not-ours"])
+        #expect(try ws.status().int("failed") == 2)
+    }
+
     // MARK: the lock
 
     @Test func aRunWhileTheLockIsHeldExits75AndTouchesNothing() throws {
