@@ -8,7 +8,8 @@
 ///     y_k = Σ_(j≤k) h_(k−j)·p_j + g1_k·y_(−1) + g2_k·y_(−2),   k = 0…3,
 ///
 /// where g1 and g2 are the feedback part's responses to its initial conditions. The processor now
-/// waits on one multiply and two adds per group, not per sample: about 1.6× the throughput. In
+/// waits on one multiply and two adds per group, not per sample (measured: 1.35× the speed of the
+/// direct form for one section, 1.2× for two; the loop is then limited by arithmetic). In
 /// double precision the result differs from direct form I by less than −240 dB.
 ///
 /// Groups are aligned to stream time (frame 0, 4, 8, … since the last reset). A block that ends
