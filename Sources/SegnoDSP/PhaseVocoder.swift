@@ -453,9 +453,9 @@ struct PhaseVocoder: Sendable {
             let p = peaks[q]
             let advance = FastMath.atan2(crosses[q], dots[q])
             // Deviation from the bin's own advance, 2π·p·hf/n (reduced mod n exactly).
-            let deviation = FastMath.wrap(advance - binAngle * Float((p * hf) % n))
+            let deviation = FastMath.wrap(advance - binAngle * Float((p * hf) & (n - 1)))
             // ω·(hs − h) with ω = 2πp/n + deviation/hf.
-            let binPart = binAngle * Float(((p * (hs - h)) % n + n) % n)
+            let binPart = binAngle * Float((p * (hs - h)) & (n - 1))
             let r = FastMath.wrap(rot[p] + FastMath.wrap(binPart) + deviation * scale)
             rot[p] = r
             let (s, c) = FastMath.sincos(r)
@@ -535,8 +535,8 @@ struct PhaseVocoder: Sendable {
                 across += ai[i] * re[i] - ar[i] * im[i]
             }
             guard p > 2 * baseline[i] else { continue }
-            let deviation = FastMath.wrap(FastMath.atan2(cross, dot) - binAngle * Float((i * hf) % n))
-            let binPart = binAngle * Float((i * hs) % n)
+            let deviation = FastMath.wrap(FastMath.atan2(cross, dot) - binAngle * Float((i * hf) & (n - 1)))
+            let binPart = binAngle * Float((i * hs) & (n - 1))
             let r = FastMath.wrap(FastMath.atan2(across, adot) + binPart + deviation * scale)
             rot[i] = r
             let (sn, cs) = FastMath.sincos(r)
