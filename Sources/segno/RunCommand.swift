@@ -81,6 +81,7 @@ func runJob(spec path: String, flags: RunFlags, retryOnly: Bool) throws {
     do { summary = try runner.run() } catch {
         printError("segno: \(error)")
         if case .locked = error { throw Exit.locked }
+        if case .upload = error { throw Exit.usage }
         throw Exit.failures
     }
     for p in summary.problems where !flags.quiet { printError("segno: skipped \(p)") }
@@ -104,6 +105,7 @@ func runJob(spec path: String, flags: RunFlags, retryOnly: Bool) throws {
         }
         if summary.knownFailures > 0 { line += ", \(summary.knownFailures) known failures (segno status --failed; segno retry)" }
         if summary.settling > 0 { line += ", \(summary.settling) still settling" }
+        if !summary.pruned.isEmpty { line += ", \(summary.pruned.count) pruned" }
         switch summary.stop {
         case .signal: line += "; interrupted, \(summary.notStarted + summary.interrupted) left for the next run"
         case .timeUp: line += "; --max-time reached, \(summary.notStarted) left for the next run"

@@ -47,6 +47,8 @@ public struct RunSummary: Sendable {
     public var interrupted = 0
     public var settling = 0
     public var notStarted = 0
+    /// Recordings whose sources disappeared and whose outputs and uploads were deleted (`prune`).
+    public var pruned: [String] = []
     public var stop: Stop = .none
     public var results: [RecordingResult] = []
     public var problems: [String] = []
@@ -63,12 +65,15 @@ public enum RunError: Error, Sendable, CustomStringConvertible {
     case state(String)
     /// The input root is missing or unreadable.
     case input(String)
+    /// An upload stage cannot work (no credentials, bad endpoint): exit 2.
+    case upload(String)
 
     public var description: String {
         switch self {
         case .locked(let p, let h): return "another segno run holds \(AudioError.quoted(p))\(h.map { " (pid \($0))" } ?? ""); exiting"
         case .state(let m): return "state database: \(m)"
         case .input(let m): return m
+        case .upload(let m): return m
         }
     }
 }
@@ -118,7 +123,7 @@ public final class BatchRunner: Sendable {
 
         // Scan and plan.
         let scanner = InputScanner(input: spec.input, skipDirectories: [spec.outputRoot, (spec.statePath as NSString).deletingLastPathComponent])
-        let scan: (files: [ScannedFile], problems: [ScanProblem], settling: Int)
+        let scan: (files: [ScannedFile], problems: [ScanProblem], settling: Int, settlingPaths: Set<String>)
         do { scan = try scanner.scan() } catch { throw .input("input.root \(AudioError.quoted(spec.input.root)) is not a readable folder") }
         summary.scanned = scan.files.count
         summary.settling = scan.settling
@@ -135,7 +140,7 @@ public final class BatchRunner: Sendable {
             switch p.action {
             case .skip: summary.skipped += 1
             case .knownFailure: summary.knownFailures += 1
-            case .run(_, let reasons):
+            case .run(_, _, let reasons):
                 work.append(p)
                 if options.dryRun || options.explain {
                     summary.plan.append(options.explain ? "run \(file.relativePath): " + reasons.joined(separator: "; ") : "run \(file.relativePath)")
@@ -143,9 +148,30 @@ public final class BatchRunner: Sendable {
             }
         }
         summary.planned = work.count
-        if options.dryRun { summary.finishedAt = Date(); return summary }
+        if options.dryRun {
+            if job.uploads.contains(where: { $0.config.prune }) {
+                let present = Set(scan.files.map(\.relativePath)).union(scan.settlingPaths)
+                for path in state.keys.sorted() where !present.contains(path) { summary.plan.append("prune \(path)") }
+            }
+            summary.finishedAt = Date()
+            return summary
+        }
 
         guard let store else { throw .state("not opened") }
+        var uploaders: [Uploader] = []
+        do {
+            for up in job.uploads {
+                let u = try Uploader(config: up.config, environment: ProcessInfo.processInfo.environment, progressStore: store, logger: logger)
+                u.abortStale(store: store)
+                uploaders.append(u)
+            }
+        } catch {
+            throw .upload("\(error)")
+        }
+        let workUploaders = uploaders
+        if let pruned = prune(state: state, present: Set(scan.files.map(\.relativePath)).union(scan.settlingPaths), store: store, uploaders: uploaders) {
+            summary.pruned = pruned
+        }
         let runId: Int64
         do { runId = try store.startRun(spec: spec.file, specName: spec.name) } catch { throw .state("\(error)") }
         let writer = StateWriter(store: store)
@@ -169,7 +195,7 @@ public final class BatchRunner: Sendable {
                     if let deadline, Date() >= deadline { timeUp.withLock { $0 = true }; return }
                     let i = next.withLock { n -> Int in defer { n += 1 }; return n }
                     if i >= plans.count { return }
-                    let r = process(plans[i], writer: writer, progress: progress)
+                    let r = process(plans[i], writer: writer, progress: progress, uploaders: workUploaders)
                     results.withLock { $0.append(r) }
                 }
             }
@@ -202,8 +228,8 @@ public final class BatchRunner: Sendable {
     }
 
     /// Processes one recording with retries for transient failures. Called on a worker thread.
-    func process(_ plan: RecordingPlan, writer: StateWriter, progress: ProgressPrinter) -> RecordingResult {
-        guard case .run(let tapIndices, let reasons) = plan.action else { fatalError("only runnable plans are processed") }
+    func process(_ plan: RecordingPlan, writer: StateWriter, progress: ProgressPrinter, uploaders: [Uploader]) -> RecordingResult {
+        guard case .run(let tapIndices, let uploadIndices, let reasons) = plan.action else { fatalError("only runnable plans are processed") }
         let started = Date()
         let priorAttempts = plan.prior?.status == "failed" ? plan.prior?.attempts ?? 0 : 0
         var attempt = 0
@@ -222,9 +248,8 @@ public final class BatchRunner: Sendable {
         while true {
             attempt += 1
             do {
-                let (update, duration, outputs) = try RecordingJob(job: job, plan: plan, tapIndices: tapIndices, stop: stop).run {
-                    frames, rate in _ = (frames, rate)
-                }
+                let (update, duration, outputs) = try RecordingJob(job: job, plan: plan, tapIndices: tapIndices, uploadIndices: uploadIndices,
+                                                                   uploaders: uploaders, stop: stop).run()
                 writer.submit(update)
                 outcome.status = .done
                 outcome.duration = duration
@@ -235,7 +260,7 @@ public final class BatchRunner: Sendable {
                 outcome.status = .interrupted
                 break
             } catch {
-                let transient = (error as? AudioError)?.isTransient ?? false
+                let transient = (error as? AudioError)?.isTransient ?? (error as? UploadError)?.isTransient ?? false
                 if transient && attempt <= job.spec.retries && !stop.isStopped {
                     logger.info("retrying after a transient failure", metadata: ["file.path": "\(plan.file.relativePath)", "error": "\(error)"])
                     Thread.sleep(forTimeInterval: min(8, 0.25 * pow(2, Double(attempt - 1))))
@@ -252,6 +277,31 @@ public final class BatchRunner: Sendable {
         outcome.attempts = attempt
         outcome.seconds = Date().timeIntervalSince(started)
         return outcome
+    }
+
+    /// `prune: true` on an upload: recordings whose source is gone lose their outputs, their
+    /// uploaded objects and their state rows. Returns what was pruned (nil when prune is off).
+    func prune(state: [String: RecordingState], present: Set<String>, store: StateStore, uploaders: [Uploader]) -> [String]? {
+        guard job.uploads.contains(where: { $0.config.prune }) else { return nil }
+        // An empty scan more likely means an unmounted folder than a deleted archive.
+        guard !present.isEmpty else { return nil }
+        var gone: [String] = []
+        for (path, rec) in state where !present.contains(path) {
+            var ok = true
+            for step in rec.steps.values {
+                if step.stage.hasPrefix("upload:") {
+                    guard let i = job.uploads.firstIndex(where: { $0.identity == step.stage }), job.uploads[i].config.prune else { continue }
+                    for uri in step.outputs {
+                        do { try uploaders[i].delete(uri: uri) } catch { ok = false; logger.info("prune failed", metadata: ["uri": "\(uri)", "error": "\(error)"]) }
+                    }
+                } else {
+                    for rel in step.outputs { unlink(job.spec.outputRoot + "/" + rel) }
+                }
+            }
+            if ok { gone.append(path) }
+        }
+        try? store.forget(paths: gone)
+        return gone.sorted()
     }
 
     /// Deletes `.segno-tmp-*` files left by a killed run. Called under the run lock, before work starts.

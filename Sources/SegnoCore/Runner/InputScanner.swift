@@ -29,10 +29,11 @@ public struct InputScanner {
     }
 
     /// Walks the tree; files come back sorted by relative path so plans and reports are stable.
-    public func scan(now: Date = Date()) throws -> (files: [ScannedFile], problems: [ScanProblem], settling: Int) {
+    public func scan(now: Date = Date()) throws -> (files: [ScannedFile], problems: [ScanProblem], settling: Int, settlingPaths: Set<String>) {
         var files: [ScannedFile] = []
         var problems: [ScanProblem] = []
         var settling = 0
+        var settlingPaths = Set<String>()
         var st = stat()
         guard stat(input.root, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else {
             throw AudioError.missing(path: input.root)
@@ -85,7 +86,7 @@ public struct InputScanner {
                     guard input.include.contains(where: { $0.matches(childRel) }) else { continue }
                     if input.exclude.contains(where: { $0.matches(childRel) }) { continue }
                     let mtimeNs = Int64(cst.st_mtim.tv_sec) * 1_000_000_000 + Int64(cst.st_mtim.tv_nsec)
-                    if Double(cst.st_mtim.tv_sec) > cutoff { settling += 1; continue }
+                    if Double(cst.st_mtim.tv_sec) > cutoff { settling += 1; settlingPaths.insert(childRel); continue }
                     files.append(ScannedFile(relativePath: childRel, absolutePath: childAbs,
                                              identity: FileIdentity(size: Int64(cst.st_size), mtimeNs: mtimeNs, inode: Int64(cst.st_ino))))
                 } else if input.include.contains(where: { $0.matches(childRel) }) {
@@ -95,6 +96,6 @@ public struct InputScanner {
             closedir(dir)
         }
         files.sort { $0.relativePath < $1.relativePath }
-        return (files, problems, settling)
+        return (files, problems, settling, settlingPaths)
     }
 }

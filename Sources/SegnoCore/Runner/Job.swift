@@ -16,10 +16,29 @@ public struct JobTap: Sendable {
     public var fingerprint: String
 }
 
-/// A spec compiled for running: the taps with their fingerprints.
+/// An upload stage of a job: which taps' files it sends, and its recipe. Its fingerprint for a
+/// recording also covers the SHA-256 of every file it sends (`fingerprint(fileHashes:)`).
+public struct JobUpload: Sendable {
+    /// Index in `JobSpec.stages`.
+    public var index: Int
+    public var config: UploadConfig
+    /// "upload:s3://bucket/{dir}/"
+    public var identity: String
+    public var recipe: String
+    /// Indices into `Job.taps` of the taps whose files go up, in order.
+    public var sourceTaps: [Int]
+
+    /// The fingerprint of uploading files with these digests (in `sourceTaps` order).
+    public func fingerprint(fileHashes: [Data]) -> String {
+        Job.fingerprint(recipe + "\n" + fileHashes.map(FileHash.hex).joined(separator: "\n"))
+    }
+}
+
+/// A spec compiled for running: the taps with their fingerprints, and the uploads.
 public struct Job: Sendable {
     public var spec: JobSpec
     public var taps: [JobTap]
+    public var uploads: [JobUpload] = []
 
     public init(spec: JobSpec) {
         self.spec = spec
@@ -31,6 +50,10 @@ public struct Job: Sendable {
                 let recipe = (["segno-recipe 1"] + upstream + ["tap " + tap.canonical]).joined(separator: "\n")
                 taps.append(JobTap(index: i, config: tap, identity: "\(tap.name):\(tap.pathTemplate.text)",
                                    recipe: recipe, fingerprint: Self.fingerprint(recipe)))
+            case let up as UploadConfig:
+                let sources = taps.indices.filter { up.files?.contains(taps[$0].config.name) ?? true }
+                uploads.append(JobUpload(index: i, config: up, identity: "upload:\(up.to)",
+                                         recipe: "segno-upload 1\n" + up.canonical, sourceTaps: sources))
             default:
                 if placed.config.kind == .transform { upstream.append(placed.config.canonical) }
             }

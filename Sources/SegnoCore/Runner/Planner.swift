@@ -7,8 +7,9 @@ public struct RecordingPlan: Sendable {
         case skip
         /// The recording failed before and its source has not changed (`segno retry` reruns it).
         case knownFailure(String)
-        /// Run these taps (indices into `Job.taps`), for these reasons.
-        case run(taps: [Int], reasons: [String])
+        /// Run these taps (indices into `Job.taps`) and uploads (indices into `Job.uploads`),
+        /// for these reasons. With no taps, the source is not decoded at all.
+        case run(taps: [Int], uploads: [Int], reasons: [String])
     }
     public var file: ScannedFile
     public var action: Action
@@ -43,7 +44,10 @@ public struct Planner {
     public func plan(_ file: ScannedFile) -> RecordingPlan {
         let prior = state[file.relativePath]
         if retryOnly && prior?.status != "failed" { return RecordingPlan(file: file, action: .skip, prior: prior) }
-        if let prior, prior.status == "failed", !retryOnly, force == .none, prior.identity == file.identity {
+        // A damaged source fails the same way every time: skip it until it changes or `retry`.
+        // Upload failures (credentials, network) are not the source's fault: try again.
+        if let prior, prior.status == "failed", !retryOnly, force == .none, prior.identity == file.identity,
+           !(prior.error ?? "").hasPrefix("upload:") {
             return RecordingPlan(file: file, action: .knownFailure(prior.error ?? "failed"), prior: prior)
         }
         var taps: [Int] = []
@@ -74,7 +78,26 @@ public struct Planner {
                 reasons.append("\(name): \(reason)")
             }
         }
-        return RecordingPlan(file: file, action: taps.isEmpty ? .skip : .run(taps: taps, reasons: reasons), prior: prior)
+        var uploads: [Int] = []
+        for (u, up) in job.uploads.enumerated() {
+            let name = "upload"
+            if force == .all || force == .stage(name) {
+                uploads.append(u); reasons.append("\(name): forced"); continue
+            }
+            if let t = up.sourceTaps.first(where: { taps.contains($0) }) {
+                uploads.append(u); reasons.append("\(name): \(job.taps[t].config.name) output changes"); continue
+            }
+            let hashes = up.sourceTaps.compactMap { prior?.steps[job.taps[$0].identity]?.outputHash }
+            guard hashes.count == up.sourceTaps.count else { uploads.append(u); reasons.append("\(name): new"); continue }
+            let fp = up.fingerprint(fileHashes: hashes)
+            if let step = prior?.steps[up.identity] {
+                if step.fingerprint != fp { uploads.append(u); reasons.append("\(name): options or files changed") }
+            } else {
+                uploads.append(u); reasons.append("\(name): new")
+            }
+        }
+        let nothing = taps.isEmpty && uploads.isEmpty
+        return RecordingPlan(file: file, action: nothing ? .skip : .run(taps: taps, uploads: uploads, reasons: reasons), prior: prior)
     }
 
     static func exists(_ path: String) -> Bool {

@@ -1,5 +1,6 @@
 import Foundation
 import SegnoDSP
+import SegnoS3
 import SegnoWaveform
 
 /// What the loader knows at a stage's place in the list, for checks that depend on upstream
@@ -36,7 +37,56 @@ public enum StageRegistry {
         "bandstop": { v, c throws(SpecError) in try parseFilter(.bandstop, v, c) },
         "eq": parseEQ,
         "metadata": parseMetadata,
+        "upload": parseUpload,
     ]
+
+    static func parseUpload(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
+        let o = try v.options(allowed: ["to", "endpoint", "region", "addressing", "metadata", "content_type", "storage_class",
+                                        "multipart_threshold", "part_size", "files", "overwrite", "prune"], required: ["to"])
+        let to = try o["to"]!.string()
+        let target: UploadConfig.Target
+        do { target = try UploadConfig.parseTarget(to) } catch { throw o["to"]!.error(error.message) }
+        var endpoint: URL? = nil
+        if let e = o["endpoint"] {
+            let text = try e.string()
+            guard let u = URL(string: text), let scheme = u.scheme, ["http", "https"].contains(scheme), u.host != nil else {
+                throw e.error("\"\(text)\" is not an http(s) URL")
+            }
+            endpoint = u
+        }
+        var metadata: [(String, PathTemplate)] = []
+        var literalBytes = 0
+        if let m = o["metadata"] {
+            for (key, value) in try m.mapping() {
+                guard !key.isEmpty, key.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
+                    throw value.error("metadata keys are ASCII letters, digits, '-' and '_'")
+                }
+                if key.lowercased() == "segno-sha256" { throw value.error("segno-sha256 is set by segno itself") }
+                let t = try parseTemplate(value, extraVariables: UploadConfig.extraVariables)
+                literalBytes += key.utf8.count + t.text.utf8.count
+                metadata.append((key.lowercased(), t))
+            }
+            if literalBytes > 2048 - 80 { throw m.error("user metadata is \(literalBytes) bytes before templates expand; S3 allows 2 KB") }
+        }
+        let sizes = 5 * 1024 * 1024 ... 5 * 1024 * 1024 * 1024
+        var tapKinds: [String]? = nil
+        if let f = o["files"] {
+            tapKinds = []
+            for item in try f.list(allowSingle: true) {
+                let k = try item.string()
+                guard ["encode", "waveform", "metadata"].contains(k) else { throw item.error("\"\(k)\" is not a tap kind (encode, waveform, metadata)") }
+                guard c.taps.contains(k) else { throw item.error("no \(k) tap comes before this upload") }
+                tapKinds?.append(k)
+            }
+        }
+        var addressing: S3Addressing? = nil
+        if let a = o["addressing"] { addressing = try a.choice(S3Addressing.self) }
+        return UploadConfig(to: to, target: target, endpoint: endpoint, region: try o["region"]?.string(), addressing: addressing,
+                            metadata: metadata, contentType: try o["content_type"]?.string(), storageClass: try o["storage_class"]?.string(),
+                            multipartThreshold: Int64(try o["multipart_threshold"]?.int(in: 1...(5 << 30), unit: "bytes") ?? 16 << 20),
+                            partSize: Int64(try o["part_size"]?.int(in: sizes, unit: "bytes") ?? 8 << 20),
+                            files: tapKinds, overwrite: try o["overwrite"]?.bool() ?? true, prune: try o["prune"]?.bool() ?? false)
+    }
 
     static func parseMetadata(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
         let o = try v.options(allowed: ["path", "levels"], required: ["path"])

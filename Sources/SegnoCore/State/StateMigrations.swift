@@ -50,6 +50,18 @@ enum StateMigrations {
                 );
                 """)
         }
+        m.registerMigration("v2: tap values, multipart uploads") { db in
+            try db.execute(sql: """
+                ALTER TABLE step ADD COLUMN detail TEXT;       -- JSON object of values a tap reported (levels)
+                CREATE TABLE multipart (                       -- unfinished multipart uploads, for resume
+                  bucket TEXT NOT NULL,
+                  key TEXT NOT NULL,
+                  progress TEXT NOT NULL,                      -- JSON: file sha256, upload id, part size, part ETags
+                  started_at REAL NOT NULL,
+                  PRIMARY KEY (bucket, key)
+                ) WITHOUT ROWID;
+                """)
+        }
         return m
     }
 }

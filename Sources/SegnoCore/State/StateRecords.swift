@@ -30,9 +30,18 @@ public struct StepState: Sendable, Equatable {
     public var outputHash: Data
     public var outputSize: Int64
     public var finishedAt: Double
+    /// Values the tap reported (`levels`), as a JSON object; nil for none.
+    public var detail: String?
+
+    /// `detail` decoded.
+    public var values: [String: String] {
+        guard let d = detail?.data(using: .utf8), let v = try? JSONSerialization.jsonObject(with: d) as? [String: String] else { return [:] }
+        return v
+    }
 
     public init(stage: String, fingerprint: String, source: String, output: String, outputHash: Data,
-                outputSize: Int64, finishedAt: Double) {
+                outputSize: Int64, finishedAt: Double, detail: String? = nil) {
+        self.detail = detail
         self.stage = stage
         self.fingerprint = fingerprint
         self.source = source

@@ -1,16 +1,22 @@
 import Foundation
 import GRDB
+import SegnoS3
 
 /// Owns the SQLite state database (WAL): migrates it when opened, loads what a plan needs in one
 /// query, and applies batches of updates, each batch one transaction.
 public final class StateStore: Sendable {
     private let db: DatabasePool
+    var dbReader: DatabasePool { db }
     /// The database file.
     public let path: String
 
     /// Opens (creating folders and the file if needed) and migrates the store.
     public init(path: String) throws {
         self.path = path
+        var st = stat()
+        if lstat(path, &st) == 0 && (st.st_mode & S_IFMT) != S_IFREG {
+            throw AudioError.notAFile(path: path)
+        }
         let dir = (path as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         var config = Configuration()
@@ -38,10 +44,10 @@ public final class StateStore: Sendable {
                                            contentHash: r[5], duration: r[6], status: r[7], attempts: r[8],
                                            error: r[9], updatedAt: r[10], steps: [:])
             }
-            let steps = try Row.fetchCursor(db, sql: "SELECT recording_id, stage, fingerprint, source, output, output_hash, output_size, finished_at FROM step")
+            let steps = try Row.fetchCursor(db, sql: "SELECT recording_id, stage, fingerprint, source, output, output_hash, output_size, finished_at, detail FROM step")
             while let r = try steps.next() {
                 guard let path = byId[r[0]] else { continue }
-                let s = StepState(stage: r[1], fingerprint: r[2], source: r[3], output: r[4], outputHash: r[5], outputSize: r[6], finishedAt: r[7])
+                let s = StepState(stage: r[1], fingerprint: r[2], source: r[3], output: r[4], outputHash: r[5], outputSize: r[6], finishedAt: r[7], detail: r[8])
                 out[path]?.steps[s.stage] = s
             }
             return out
@@ -68,8 +74,8 @@ public final class StateStore: Sendable {
                 RETURNING id
                 """)
             let step = try db.cachedStatement(sql: """
-                INSERT OR REPLACE INTO step (recording_id, stage, fingerprint, source, output, output_hash, output_size, finished_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT OR REPLACE INTO step (recording_id, stage, fingerprint, source, output, output_hash, output_size, finished_at, detail)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             let recipe = try db.cachedStatement(sql: "INSERT OR IGNORE INTO recipe (fingerprint, text) VALUES (?, ?)")
             let touch = try db.cachedStatement(sql: "UPDATE recording SET size = ?, mtime_ns = ?, inode = ?, updated_at = ? WHERE path = ?")
@@ -80,7 +86,7 @@ public final class StateStore: Sendable {
                     let rid = try Int64.fetchOne(upsert, arguments: [path, id.size, id.mtimeNs, id.inode, hash, duration, "done", 0, nil, now])!
                     for (fp, text) in recipes { try recipe.execute(arguments: [fp, text]) }
                     for s in steps {
-                        try step.execute(arguments: [rid, s.stage, s.fingerprint, s.source, s.output, s.outputHash, s.outputSize, s.finishedAt])
+                        try step.execute(arguments: [rid, s.stage, s.fingerprint, s.source, s.output, s.outputHash, s.outputSize, s.finishedAt, s.detail])
                     }
                 case let .failed(path, id, error, attempts):
                     _ = try Int64.fetchOne(upsert, arguments: [path, id.size, id.mtimeNs, id.inode, nil, nil, "failed", attempts, error, now])
@@ -136,8 +142,52 @@ public final class StateStore: Sendable {
         }
     }
 
+    /// Deletes recordings (and their steps) by relative path: `prune`.
+    public func forget(paths: [String]) throws {
+        guard !paths.isEmpty else { return }
+        try db.write { db in
+            let st = try db.cachedStatement(sql: "DELETE FROM recording WHERE path = ?")
+            for p in paths { try st.execute(arguments: [p]) }
+        }
+    }
+
     /// Marks runs left "running" by a killed process as interrupted. Called under the run lock.
     public func closeAbandonedRuns() throws {
         try db.write { try $0.execute(sql: "UPDATE run SET status = 'killed' WHERE status = 'running'") }
+    }
+}
+
+/// Multipart uploads in flight, kept in the state database so a killed run resumes them.
+/// Each call is its own transaction, written at once (not batched): a part recorded is a part
+/// that need not be sent again.
+extension StateStore: MultipartProgressStore {
+    public func load(_ key: MultipartUploadKey) throws -> MultipartProgress? {
+        try dbReader.read { db in
+            guard let text = try String.fetchOne(db, sql: "SELECT progress FROM multipart WHERE bucket = ? AND key = ?", arguments: [key.bucket, key.key]) else { return nil }
+            return try JSONDecoder().decode(MultipartProgress.self, from: Data(text.utf8))
+        }
+    }
+
+    public func save(_ progress: MultipartProgress, for key: MultipartUploadKey) throws {
+        let text = String(decoding: try JSONEncoder().encode(progress), as: UTF8.self)
+        try dbReader.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO multipart (bucket, key, progress, started_at) VALUES (?, ?, ?, ?)",
+                           arguments: [key.bucket, key.key, text, progress.startedAt.timeIntervalSince1970])
+        }
+    }
+
+    public func clear(_ key: MultipartUploadKey) throws {
+        try dbReader.write { try $0.execute(sql: "DELETE FROM multipart WHERE bucket = ? AND key = ?", arguments: [key.bucket, key.key]) }
+    }
+
+    /// Multipart uploads started before `date` (stale: to abort).
+    public func multipartStarted(before date: Date) throws -> [(MultipartUploadKey, MultipartProgress)] {
+        try dbReader.read { db in
+            try Row.fetchAll(db, sql: "SELECT bucket, key, progress FROM multipart WHERE started_at < ?", arguments: [date.timeIntervalSince1970]).compactMap { r in
+                let text: String = r[2]
+                guard let p = try? JSONDecoder().decode(MultipartProgress.self, from: Data(text.utf8)) else { return nil }
+                return (MultipartUploadKey(bucket: r[0], key: r[1]), p)
+            }
+        }
     }
 }

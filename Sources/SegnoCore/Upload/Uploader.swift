@@ -1,0 +1,162 @@
+import Foundation
+import Logging
+import SegnoS3
+
+/// Sends a recording's files for one upload stage: to S3 (through one shared `S3Client`) or to a
+/// folder. Built once per run (credentials resolved then); used by every worker.
+public final class Uploader: Sendable {
+    public let config: UploadConfig
+    let client: S3Client?
+    let progressStore: (any MultipartProgressStore)?
+
+    /// Resolves credentials, region and endpoint from the spec and the environment
+    /// (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN, AWS_REGION, AWS_ENDPOINT_URL,
+    /// AWS_PROFILE with ~/.aws/credentials and config). Throws a message naming what is missing;
+    /// never one containing a secret.
+    public init(config: UploadConfig, environment: [String: String], progressStore: (any MultipartProgressStore)?, logger: Logger) throws {
+        self.config = config
+        self.progressStore = progressStore
+        guard case .s3 = config.target else { client = nil; return }
+        let env = try AWSEnvironment.resolve(environment: environment)
+        guard let credentials = env.credentials else {
+            throw UploadError.configuration("\(config.to): no credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE with ~/.aws/credentials")
+        }
+        let region = config.region ?? env.region ?? "us-east-1"
+        let endpoint: S3Endpoint
+        if let url = config.endpoint ?? env.endpoint {
+            endpoint = try S3Endpoint(url: url, region: region, addressing: config.addressing ?? .path)
+        } else {
+            endpoint = try S3Endpoint.aws(region: region)
+        }
+        client = S3Client(endpoint: endpoint, credentials: credentials, logger: logger)
+    }
+
+    /// Where a file goes: (bucket, key) for S3, an absolute path for a folder.
+    func destination(for file: String, context: RecordingContext) throws -> (bucket: String?, key: String) {
+        let name = (file as NSString).lastPathComponent
+        switch config.target {
+        case .s3(let bucket, let prefix):
+            let p = try prefix.resolveRelative(context)
+            let comps = p.split(separator: "/").filter { $0 != "." && !$0.isEmpty }
+            if comps.contains("..") { throw UploadError.configuration("\(config.to) resolves to \"\(p)\" with '..'") }
+            return (bucket, (comps.map(String.init) + [name]).joined(separator: "/"))
+        case .folder(let prefix):
+            let p = try prefix.resolveRelative(context)
+            let comps = p.split(separator: "/").filter { $0 != "." && !$0.isEmpty }
+            if comps.contains("..") { throw UploadError.configuration("\(config.to) resolves to \"\(p)\" with '..'") }
+            return (nil, "/" + (comps.map(String.init) + [name]).joined(separator: "/"))
+        }
+    }
+
+    /// Uploads `files` (absolute path and SHA-256 of each). Returns the remote URIs in order.
+    /// A file already at its destination with the same SHA-256 is not sent again.
+    /// Called on a worker thread after the recording's pass.
+    public func upload(files: [(path: String, digest: Data)], context: RecordingContext,
+                       shouldContinue: @escaping @Sendable () -> Bool) throws -> [String] {
+        var metadata: [String: String] = [:]
+        for (k, t) in config.metadata {
+            do { metadata[k] = try t.resolveRelative(context) } catch { throw UploadError.configuration("metadata.\(k): \(error.message)") }
+        }
+        var uris: [String] = []
+        for (path, digest) in files {
+            if !shouldContinue() { throw Interrupted() }
+            let sha = FileHash.hex(digest)
+            let dest = try destination(for: path, context: context)
+            if let bucket = dest.bucket, let client {
+                do {
+                    if case .verified = try client.verify(bucket: bucket, key: dest.key, sha256: sha) {
+                        uris.append("s3://\(bucket)/\(dest.key)")
+                        continue
+                    }
+                } catch let e as S3Error {
+                    throw UploadError.failed("\(AudioError.quoted(path)) → s3://\(bucket)/\(dest.key): \(e)", transient: Self.transient(e))
+                }
+                var options = UploadOptions(multipartThreshold: config.multipartThreshold, partSize: config.partSize,
+                                            storageClass: config.storageClass, overwrite: config.overwrite, sha256: sha)
+                options.shouldContinue = shouldContinue
+                do {
+                    _ = try client.upload(file: URL(fileURLWithPath: path), bucket: bucket, key: dest.key, metadata: metadata,
+                                          contentType: config.contentType ?? UploadConfig.contentType(forPath: path),
+                                          options: options, progressStore: progressStore)
+                } catch let e as S3Error {
+                    if case .cancelled = e { throw Interrupted() }
+                    throw UploadError.failed("\(AudioError.quoted(path)) → s3://\(bucket)/\(dest.key): \(e)", transient: Self.transient(e))
+                }
+                uris.append("s3://\(bucket)/\(dest.key)")
+            } else {
+                try copy(path, to: dest.key, digest: digest)
+                uris.append("file://" + dest.key)
+            }
+        }
+        return uris
+    }
+
+    /// Failures worth retrying the recording for (the client already retried each request).
+    static func transient(_ e: S3Error) -> Bool {
+        switch e {
+        case .transport, .integrity: return true
+        case .server(_, _, let status, let code, _, _): return RetryPolicy.isRetryable(status: status, code: code)
+        default: return false
+        }
+    }
+
+    /// Copies into the folder target (temporary name, sync, rename), unless the same bytes are there.
+    func copy(_ source: String, to target: String, digest: Data) throws {
+        if FileManager.default.fileExists(atPath: target), let have = try? FileHash.sha256(path: target).digest, have == digest { return }
+        if !config.overwrite && FileManager.default.fileExists(atPath: target) {
+            throw UploadError.failed("\(AudioError.quoted(target)) exists and overwrite is false", transient: false)
+        }
+        let out = try OutputFile(finalPath: target)
+        do {
+            try FileManager.default.copyItem(atPath: source, toPath: out.tempPath)
+            guard try FileHash.sha256(path: out.tempPath).digest == digest else {
+                throw UploadError.failed("\(AudioError.quoted(target)): copy does not match its source", transient: true)
+            }
+            try out.commit()
+        } catch {
+            out.discard()
+            if error is UploadError { throw error }
+            throw UploadError.failed("\(AudioError.quoted(target)): \(error.localizedDescription)", transient: true)
+        }
+    }
+
+    /// Deletes an uploaded object or file (prune). Missing is fine.
+    public func delete(uri: String) throws {
+        if uri.hasPrefix("s3://"), let client {
+            let rest = uri.dropFirst(5)
+            let bucket = String(rest.prefix { $0 != "/" })
+            try client.deleteObject(bucket: bucket, key: String(rest.dropFirst(bucket.count + 1)))
+        } else if uri.hasPrefix("file://") {
+            unlink(String(uri.dropFirst(7)))
+        }
+    }
+
+    /// Aborts multipart uploads this store started more than a day ago. Called once per run.
+    public func abortStale(store: StateStore) {
+        guard let client, let stale = try? store.multipartStarted(before: Date().addingTimeInterval(-86400)) else { return }
+        for (key, progress) in stale {
+            try? client.abortMultipartUpload(bucket: key.bucket, key: key.key, uploadId: progress.uploadId)
+            try? store.clear(key)
+        }
+    }
+}
+
+/// Why an upload failed.
+public enum UploadError: Error, Sendable, CustomStringConvertible {
+    /// The spec or environment does not allow uploading (no credentials, bad target).
+    case configuration(String)
+    /// Sending a file failed; `transient` failures are retried.
+    case failed(String, transient: Bool)
+
+    public var description: String {
+        switch self {
+        case .configuration(let m): return "upload: \(m)"
+        case .failed(let m, _): return "upload: \(m)"
+        }
+    }
+
+    public var isTransient: Bool {
+        if case .failed(_, let t) = self { return t }
+        return false
+    }
+}
