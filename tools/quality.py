@@ -28,6 +28,10 @@ Test signals (peak 0.8):
              'smear' = 10*log10(energy farther than 5 ms from the click times / energy within
              125 ms of them), and 'offset' = median time of each click's output peak minus
              the input click time (alignment), in ms.
+  speech     (when espeak-ng is installed) two spoken sentences, resampled to 48 kHz.
+             Reported: correlation of the log RMS envelopes (10 ms frames) of input and
+             output at the best lag within +-50 ms, and that lag in ms (syllables must stay
+             where they were; listen to the files kept with --keep for phasiness).
 
 Engines:
   segno         $SEGNO convert IN OUT --pitch S    (--segno PATH or the SEGNO variable)
@@ -56,7 +60,7 @@ import tempfile
 
 import numpy as np
 from scipy.io import wavfile
-from scipy.signal import windows
+from scipy.signal import resample_poly, windows
 
 RATE = 48_000
 SECONDS = 10.0
@@ -213,13 +217,40 @@ def bench(args, engines, work):
     os.remove(src)
 
 
+def speech(work):
+    """Two sentences from espeak-ng at 48 kHz, or None when espeak-ng is absent."""
+    if shutil.which("espeak-ng") is None:
+        return None
+    raw = os.path.join(work, "speech-raw.wav")
+    text = "The quick brown fox jumps over the lazy dog. Pack my box with five dozen liquor jugs."
+    subprocess.run(["espeak-ng", "-w", raw, text], check=True, stdout=subprocess.DEVNULL)
+    rate, x = wavfile.read(raw)
+    x = x.astype(np.float64) / 32768.0
+    g = np.gcd(RATE, rate)
+    return resample_poly(x, RATE // g, rate // g)
+
+
+def envelope_match(x, y):
+    def env(z):
+        n = len(z) // 480 * 480
+        return np.log(np.sqrt((z[:n].reshape(-1, 480) ** 2).mean(axis=1)) + 1e-4)
+    a, b = env(x), env(y)
+    m = min(len(a), len(b))
+    best = (-2.0, 0)
+    for lag in range(-5, 6):
+        u = a[max(0, -lag):m - max(0, lag)]
+        v = b[max(0, lag):m - max(0, -lag)]
+        best = max(best, (float(np.corrcoef(u, v)[0, 1]), lag * 10))
+    return best
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--engines", default=None, help="comma list: segno,cmd,sox,soundstretch")
     p.add_argument("--engine-cmd", default=None, help="command template with {in} {out} {semitones}")
     p.add_argument("--segno", default=os.environ.get("SEGNO"), help="segno executable (default $SEGNO)")
     p.add_argument("--shifts", default="3,12,-5", help="semitones, comma separated")
-    p.add_argument("--no-clicks", action="store_true", help="skip the click-train check")
+    p.add_argument("--no-clicks", action="store_true", help="skip the click-train and speech checks")
     p.add_argument("--keep", default=None, help="keep the WAV files in this folder")
     p.add_argument("--json", default=None, help="also write the results as JSON to this file")
     p.add_argument("--bench", type=float, default=None, help="CPU benchmark on this many minutes instead")
@@ -281,6 +312,22 @@ def main():
                 smear, offset = click_metrics(y, n)
                 results.append(dict(engine=e, signal="clicks", semitones=s, smear_db=smear, offset_ms=offset))
                 print(f"{e:<13} {'clicks':<9} {s:>+6g} {smear:>9.1f} {offset:>+9.2f}")
+    voice = None if args.no_clicks else speech(work)
+    if voice is not None:
+        print()
+        print(f"{'engine':<13} {'signal':<9} {'shift':>6} {'env corr':>9} {'lag':>6}")
+        print(f"{'':<13} {'':<9} {'st':>6} {'':>9} {'ms':>6}")
+        src = os.path.join(work, "speech.wav")
+        write(src, voice)
+        _, x = read(src)
+        for s in shifts:
+            for e in available:
+                dst = os.path.join(work, f"speech_{e}_{s:+g}.wav")
+                run(engine_command(e, args, src, dst, s))
+                _, y = read(dst)
+                corr, lag = envelope_match(x, y)
+                results.append(dict(engine=e, signal="speech", semitones=s, envelope_corr=corr, lag_ms=lag))
+                print(f"{e:<13} {'speech':<9} {s:>+6g} {corr:>9.3f} {lag:>+6d}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
