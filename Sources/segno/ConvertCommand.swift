@@ -6,7 +6,7 @@ struct ConvertCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
         abstract: "Convert one recording, through the same stages a spec uses.",
-        discussion: "Stages run in this order: mix, highpass, lowpass, eq, gain, normalize, resample, encode. The output appears only when complete.")
+        discussion: "Stages run in this order: mix, highpass, lowpass, eq, gain, normalize, pitch, resample, encode. The output appears only when complete.")
 
     @Argument(help: "Input audio file.") var input: String
     @Argument(help: "Output file; its extension picks the format unless --format is given.") var output: String
@@ -19,6 +19,8 @@ struct ConvertCommand: ParsableCommand {
     @Option(help: "Low-pass corner in Hz (Butterworth, order 2).") var lowpass: Double?
     @Option(help: ArgumentHelp("EQ bands \"type:freq:bandwidth:gain,…\" in AVAudioUnitEQ's types (parametric, lowShelf, highShelf, …).", valueName: "bands")) var eq: String?
     @Option(parsing: .unconditional, help: ArgumentHelp("Normalise to loudness (-16LUFS, true peak ≤ -1 dBTP) or sample peak (-1dBFS).", valueName: "target")) var normalize: String?
+    @Option(parsing: .unconditional, help: "Pitch shift in semitones, −24…24 (duration kept).") var pitch: Double?
+    @Option(help: "Tempo factor 0.25…4 without changing pitch.") var tempo: Double?
     @Option(help: "Output format: wav, aiff, caf, flac, ogg, opus, mp3, w64, rf64 (default: from OUT's extension).") var format: String?
     @Option(help: "Bits per sample: 8, 16, 24, 32, float (default: the source's depth).") var bits: String?
     @Option(name: .customLong("encode-quality"), help: "Lossy quality 0…1 (higher is better) or FLAC effort.") var encodeQuality: Double?
@@ -35,6 +37,8 @@ struct ConvertCommand: ParsableCommand {
         if let f = lowpass, !(f > 0) { throw ValidationError("--lowpass must be above 0 Hz") }
         if let eq { do { _ = try EQConfig.parse(bands: eq) } catch { throw ValidationError(error.message) } }
         if let n = normalize, Self.normalizeTarget(n) == nil { throw ValidationError("--normalize takes -16LUFS (loudness) or -1dBFS (sample peak)") }
+        if let p = pitch, !(-24...24).contains(p) { throw ValidationError("--pitch must be −24…24 semitones") }
+        if let t = tempo, !PitchConfig.tempoRange.contains(t) { throw ValidationError("--tempo must be 0.25…4") }
         if let q = encodeQuality, !(0...1).contains(q) { throw ValidationError("--encode-quality must be 0…1") }
     }
 
@@ -46,6 +50,7 @@ struct ConvertCommand: ParsableCommand {
         if let eq { transforms.append(EQConfig(bands: try EQConfig.parse(bands: eq))) }
         if let gain, gain != 0 { transforms.append(GainConfig(db: gain)) }
         if let n = normalize.flatMap(Self.normalizeTarget) { transforms.append(NormalizeConfig(target: n)) }
+        if (pitch ?? 0) != 0 || (tempo ?? 1) != 1 { transforms.append(PitchConfig(semitones: pitch ?? 0, tempo: tempo ?? 1)) }
         if let rate { transforms.append(ResampleConfig(rate: rate, quality: ResampleConfig.Quality(rawValue: quality)!)) }
         let template = try PathTemplate(output.lastComponent)
         let encode = EncodeConfig(path: template, format: format.flatMap { OutputFormat(rawValue: $0.lowercased()) },

@@ -4,9 +4,11 @@ import Foundation
 /// loaded and resolved once per recording.
 ///
 /// Variables: `{stem}` `{name}` `{ext}` `{dir}` `{relpath}` `{date:FORMAT}` (strftime, the
-/// source's modification time, UTC) `{duration}` (seconds, 3 decimals) `{rate}` `{channels}`,
-/// plus any names a stage adds (`{zoom}`, `{title}`). Resolved paths are relative to the output
-/// root and may never leave it.
+/// source's modification time, UTC) `{duration}` (seconds, 3 decimals) `{rate}` `{channels}`
+/// `{title}` (the source's title tag, else the stem; `/` and control characters become `-` and
+/// spaces) `{recorded}` (ISO 8601 date-time from the source's date tags, else its modification
+/// time: `2024-05-01T09:30:12Z`; see `RecordingContext.recorded`), plus any names a stage adds
+/// (`{zoom}`). Resolved paths are relative to the output root and may never leave it.
 public struct PathTemplate: Sendable, Equatable, CustomStringConvertible {
     enum Part: Sendable, Equatable {
         case literal(String)
@@ -18,7 +20,8 @@ public struct PathTemplate: Sendable, Equatable, CustomStringConvertible {
     let parts: [Part]
 
     /// Variables every recording provides.
-    public static let standardVariables: Set<String> = ["stem", "name", "ext", "dir", "relpath", "date", "duration", "rate", "channels"]
+    public static let standardVariables: Set<String> = ["stem", "name", "ext", "dir", "relpath", "date", "duration", "rate", "channels",
+                                                        "title", "recorded"]
 
     /// Parses and checks a template. `extraVariables` are names the owning stage provides.
     /// Throws a message (the caller adds the spec location) for unknown variables, unbalanced
@@ -117,10 +120,26 @@ public struct PathTemplate: Sendable, Equatable, CustomStringConvertible {
         case "duration": return c.source.map { String(format: "%.3f", $0.duration) } ?? ""
         case "rate": return c.source.map { String($0.sampleRate) } ?? ""
         case "channels": return c.source.map { String($0.channels) } ?? ""
+        case "title": return Self.pathComponent(c.title, fallback: c.stem)
+        case "recorded": return c.recorded
         default:
             guard let v = c.extra[name] else { throw TemplateError("{\(name)} has no value for \(c.relativePath)") }
             return v
         }
+    }
+
+    /// A tag value made safe as (part of) one file name: `/` and `\` become `-`, control
+    /// characters spaces, at most 200 bytes; `fallback` when nothing usable is left ("", ".", "..").
+    static func pathComponent(_ value: String, fallback: String) -> String {
+        var out = ""
+        for scalar in value.unicodeScalars {
+            if scalar == "/" || scalar == "\\" { out += "-" } else if scalar.value < 0x20 || scalar.value == 0x7F { out += " " } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        out = out.trimmingCharacters(in: .whitespaces)
+        while out.utf8.count > 200 { out.removeLast() }
+        return out.isEmpty || out == "." || out == ".." ? fallback : out
     }
 
     static func strftime(_ format: String, _ date: Date) -> String {

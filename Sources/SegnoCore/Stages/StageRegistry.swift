@@ -38,7 +38,20 @@ public enum StageRegistry {
         "eq": parseEQ,
         "metadata": parseMetadata,
         "upload": parseUpload,
+        "pitch": parsePitch,
     ]
+
+    static func parsePitch(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
+        if v.isScalar { return PitchConfig(semitones: try v.double(in: -24...24, unit: "semitones")) }
+        let o = try v.options(allowed: ["semitones", "cents", "tempo"])
+        if o["semitones"] != nil && o["cents"] != nil { throw v.error("give semitones or cents, not both") }
+        var semitones = 0.0
+        if let s = o["semitones"] { semitones = try s.double(in: -24...24, unit: "semitones") }
+        if let cents = o["cents"] { semitones = try cents.double(in: PitchConfig.centsRange, unit: "cents") / 100 }
+        let tempo = try o["tempo"]?.double(in: PitchConfig.tempoRange) ?? 1
+        if o["semitones"] == nil && o["cents"] == nil && o["tempo"] == nil { throw v.error("give semitones, cents or tempo") }
+        return PitchConfig(semitones: semitones, tempo: tempo)
+    }
 
     static func parseUpload(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
         let o = try v.options(allowed: ["to", "endpoint", "region", "addressing", "metadata", "content_type", "storage_class",
