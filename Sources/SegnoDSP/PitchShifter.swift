@@ -182,6 +182,17 @@ public struct PitchShifter: Sendable {
         }
     }
 
+    /// `process(_:frames:into:)` for a whole block; `input.channels` must be `channels`.
+    public mutating func process(_ input: AudioBlock, into output: inout AudioBlock) {
+        precondition(input.channels == channels, "PitchShifter: block has \(input.channels) channels, expected \(channels)")
+        guard input.frames > 0 else {
+            precondition(!finished, "PitchShifter.process after finish")
+            output.reset(channels: channels, capacity: 0)
+            return
+        }
+        input.samples.withUnsafeBufferPointer { process($0.baseAddress!, frames: input.frames, into: &output) }
+    }
+
     /// Flushes the tail: writes the remaining output frames into `output` (replacing its
     /// contents), so that the total is exactly `round(inputFrames / tempo)`. Called once,
     /// after the last `process`.

@@ -135,6 +135,24 @@ struct PitchShifterTests {
         }
     }
 
+    @Test("processing AudioBlocks gives the same output as raw pointers")
+    func audioBlockOverload() throws {
+        let input = sine(300, seconds: 0.3)
+        var shifter = try PitchShifter(sampleRate: Self.rate, channels: 1, semitones: -2, tempo: 1.1)
+        var out = AudioBlock(channels: 1)
+        var result: [Float] = []
+        for start in stride(from: 0, to: input.count, by: 1_000) {
+            let block = AudioBlock(interleaved: Array(input[start..<min(start + 1_000, input.count)]), channels: 1)
+            shifter.process(block, into: &out)
+            result += out.validSamples
+        }
+        shifter.process(AudioBlock(channels: 1), into: &out)
+        result += out.validSamples
+        shifter.finish(into: &out)
+        result += out.validSamples
+        #expect(result == (try shift(input, semitones: -2, tempo: 1.1)))
+    }
+
     @Test("0 semitones at tempo 1 copies the input exactly")
     func passThrough() throws {
         let input = noise(5_000, seed: 5)
