@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import SegnoCore
 
 struct InfoCommand: ParsableCommand {
@@ -10,10 +11,20 @@ struct InfoCommand: ParsableCommand {
     @Flag(name: .long, help: "One JSON object per line per input, in input order.")
     var json = false
 
+    @Flag(name: .long, help: "List the decoders available: libsndfile's version, and whether ffmpeg (needed for AAC in .m4a/.3gp/.caf) is on PATH.")
+    var formats = false
+
     @Argument(help: "Audio files.")
-    var files: [String]
+    var files: [String] = []
+
+    func validate() throws {
+        if files.isEmpty && !formats { throw ValidationError("give at least one audio file, or --formats") }
+    }
 
     func run() throws {
+        if formats {
+            DecoderFactory.availableDecoders(searchPath: ProcessInfo.processInfo.environment["PATH"]).forEach(printOut)
+        }
         var failed = false
         for path in files {
             let r = FileInfo.inspect(path: path)

@@ -1,3 +1,4 @@
+import Foundation
 import SegnoDSP
 
 /// How the source stores its samples; decides how a waveform maps floats back to int16
@@ -25,14 +26,20 @@ public struct SourceInfo: Sendable, Equatable, Codable {
     public var frames: Int
     /// How the samples are stored.
     public var sampleKind: SampleKind
+    /// The recording's own tags, keys lowercased: `title`, `date`, `creation_time`, `location`
+    /// (ISO 6709, from an iPhone's `©xyz`), `artist`, `comment`, … Nil when the file has none or
+    /// the decoder reads none (libsndfile's decodes).
+    public var tags: [String: String]?
 
-    public init(container: String, codec: String, sampleRate: Int, channels: Int, frames: Int, sampleKind: SampleKind) {
+    public init(container: String, codec: String, sampleRate: Int, channels: Int, frames: Int, sampleKind: SampleKind,
+                tags: [String: String]? = nil) {
         self.container = container
         self.codec = codec
         self.sampleRate = sampleRate
         self.channels = channels
         self.frames = frames
         self.sampleKind = sampleKind
+        self.tags = tags
     }
 
     /// Duration in seconds.
@@ -54,10 +61,12 @@ public protocol AudioDecoder: AnyObject {
     func close()
 }
 
-/// Opens sources: libsndfile first; other decoders (ffmpeg for AAC) register here later.
+/// Opens sources: libsndfile first, the `ffmpeg` program for what libsndfile cannot read
+/// (see `DecoderFactory+FFmpeg.swift`).
 public enum DecoderFactory {
     /// Opens `path` for streaming decode, or throws an `AudioError` naming the file and the cause.
+    /// ffmpeg and ffprobe are looked for on this process's `PATH`.
     public static func open(path: String) throws -> any AudioDecoder {
-        try SndFileDecoder(path: path)
+        try open(path: path, searchPath: ProcessInfo.processInfo.environment["PATH"])
     }
 }

@@ -52,14 +52,13 @@ public struct RecordingContext: Sendable {
     }
 
     /// When the recording was made, ISO 8601 in UTC ("2024-05-01T09:30:12Z"): the source's `date`
-    /// tag, else its `creation_time` tag (the MP4 header's creation time), else the file's
-    /// modification time. A tag holding only a date stays a date ("2024-05-01"); one that is not
-    /// a date at all is skipped. The `{recorded}` template variable.
+    /// tag (MP4 `©day`), else its `creation_time` tag (the MP4 header's creation time), else the
+    /// file's modification time. A full date and time wins over a date alone, which stays a date
+    /// ("2024-05-01"); a tag that is not a date (a bare year, free text) is skipped. The
+    /// `{recorded}` template variable.
     public var recorded: String {
-        for key in ["date", "creation_time"] {
-            if let value = source?.tags?[key], let iso = Self.isoDate(value) { return iso }
-        }
-        return Self.isoDateTime(modified)
+        let dates = ["date", "creation_time"].compactMap { source?.tags?[$0] }.compactMap(Self.isoDate)
+        return dates.first { $0.count > 10 } ?? dates.first ?? Self.isoDateTime(modified)
     }
 
     /// `date` as "yyyy-MM-ddTHH:mm:ssZ" in UTC.

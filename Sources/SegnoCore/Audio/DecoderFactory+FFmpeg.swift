@@ -1,0 +1,136 @@
+import CSndFile
+import Foundation
+
+extension DecoderFactory {
+    /// Containers only ffmpeg reads here: libsndfile is not even tried on them.
+    static let ffmpegOnly: Set<ContentSniffer.Kind> = [.mp4, .threeGP, .adts, .amr]
+    /// Containers libsndfile reads in part (CAF with PCM, not AAC or IMA4; MP3, not AAC behind an
+    /// ID3 tag): ffmpeg is tried when libsndfile refuses them.
+    static let ffmpegFallback: Set<ContentSniffer.Kind> = [.caf, .mp3]
+
+    /// Opens `path` by its content (the extension is only a hint): MP4/M4A, 3GP, ADTS and AMR go to
+    /// ffmpeg; everything else to libsndfile first, and CAF or MP3 that libsndfile refuses to ffmpeg.
+    /// `searchPath` is the `PATH` in which `ffmpeg` and `ffprobe` are looked for. Without them such
+    /// files fail with one line naming the codec and the install command; the rest still works.
+    /// Called once per recording (twice with an analysis pass such as loudness normalisation).
+    public static func open(path: String, searchPath: String?) throws -> any AudioDecoder {
+        // Missing, empty, unreadable or not a regular file (a FIFO would block the sniffer): say so.
+        Glibc.close(try SndFileDecoder.openChecked(path))
+        let kind = ContentSniffer.sniff(path: path)
+        if ffmpegOnly.contains(kind) {
+            return try openWithFFmpeg(path: path, kind: kind, searchPath: searchPath, libsndfileError: nil)
+        }
+        do {
+            return try SndFileDecoder(path: path)
+        } catch let e as AudioError {
+            guard ffmpegFallback.contains(kind) else { throw e }
+            switch e {
+            case .unrecognised, .decodeFailed:
+                return try openWithFFmpeg(path: path, kind: kind, searchPath: searchPath, libsndfileError: e)
+            default:
+                throw e
+            }
+        }
+    }
+
+    private static func openWithFFmpeg(path: String, kind: ContentSniffer.Kind, searchPath: String?,
+                                       libsndfileError: AudioError?) throws -> any AudioDecoder {
+        guard let tools = FFmpegTools.locate(searchPath: searchPath) else {
+            guard let what = ContainerPeek.describe(path: path, kind: kind) else {
+                throw libsndfileError ?? AudioError.unrecognised(path: path, looksLike: kind.rawValue, detail: "not decoded")
+            }
+            throw AudioError.missingDecoder(path: path, detail: "\(what) needs ffmpeg on PATH; \(FFmpegTools.installHint)")
+        }
+        return try FFmpegDecoder(path: path, tools: tools, kind: kind)
+    }
+
+    /// One line per decoder for `segno info --formats`: libsndfile's version, and whether ffmpeg
+    /// (with ffprobe) is on `searchPath`, with its version line. Runs `ffmpeg -version` once.
+    public static func availableDecoders(searchPath: String?) -> [String] {
+        var lines = ["libsndfile: \(String(cString: sf_version_string())) (WAV, RF64, AIFF, CAF with PCM/ALAC, FLAC, Ogg Vorbis/Opus, MP3)"]
+        if let tools = FFmpegTools.locate(searchPath: searchPath) {
+            let version = tools.versionLine() ?? "version unknown"
+            lines.append("ffmpeg: \(tools.ffmpeg) (\(version)), ffprobe: \(tools.ffprobe) (AAC/ALAC in MP4/M4A/3GP/CAF, ADTS, AMR, IMA4)")
+        } else {
+            lines.append("ffmpeg: not found on PATH (AAC in .m4a/.3gp/.caf cannot be read; \(FFmpegTools.installHint))")
+        }
+        return lines
+    }
+}
+
+/// Names what an MP4/CAF/ADTS/AMR file holds from its headers alone, for the "needs ffmpeg"
+/// message when ffmpeg is missing ("AAC in MP4", "ALAC in CAF").
+enum ContainerPeek {
+    /// "AAC in MP4", "AMR-NB in 3GP", "IMA4 in CAF", "AAC (ADTS)", …; nil when the content gives
+    /// no reason to think ffmpeg could read it.
+    static func describe(path: String, kind: ContentSniffer.Kind) -> String? {
+        switch kind {
+        case .mp4, .threeGP:
+            let container = kind == .threeGP ? "3GP" : "MP4"
+            return "\(mp4AudioCodec(path: path) ?? "audio (AAC or ALAC)") in \(container)"
+        case .caf:
+            guard let codec = cafCodec(path: path), codec != "PCM" else { return nil }
+            return "\(codec) in CAF"
+        case .adts: return "AAC (ADTS)"
+        case .amr: return "AMR"
+        default: return nil
+        }
+    }
+
+    /// The first audio sample entry of the `moov` box ("AAC", "ALAC", "AMR-NB"), or nil.
+    static func mp4AudioCodec(path: String) -> String? {
+        guard let h = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? h.close() }
+        var offset: UInt64 = 0
+        // Walk the top-level boxes by their headers: the index may sit after the audio data.
+        for _ in 0..<64 {
+            guard (try? h.seek(toOffset: offset)) != nil,
+                  let head = try? h.read(upToCount: 16), head.count >= 8 else { return nil }
+            let b = [UInt8](head)
+            var size = UInt64(b[0]) << 24 | UInt64(b[1]) << 16 | UInt64(b[2]) << 8 | UInt64(b[3])
+            if size == 1, b.count >= 16 { size = b[8..<16].reduce(0) { $0 << 8 | UInt64($1) } }
+            let type = String(decoding: b[4..<8], as: UTF8.self)
+            if type == "moov" {
+                guard let body = try? h.read(upToCount: Int(min(size == 0 ? 1 << 24 : size, 1 << 24))) else { return nil }
+                return firstAudioEntry(in: [UInt8](head) + [UInt8](body))
+            }
+            if size < 8 { return nil }
+            offset += size
+        }
+        return nil
+    }
+
+    private static func firstAudioEntry(in b: [UInt8]) -> String? {
+        let names = ["mp4a": "AAC", "alac": "ALAC", "samr": "AMR-NB", "sawb": "AMR-WB", "ima4": "IMA4",
+                     ".mp3": "MP3", "Opus": "Opus", "fLaC": "FLAC"]
+        let stsd = Array("stsd".utf8)
+        var i = 0
+        while i + 20 <= b.count {
+            if b[i] == stsd[0] && Array(b[i..<(i + 4)]) == stsd {
+                // 'stsd', version/flags, entry count, entry size, then the entry's format code.
+                if let name = names[String(decoding: b[(i + 16)..<(i + 20)], as: UTF8.self)] { return name }
+            }
+            i += 1
+        }
+        return nil
+    }
+
+    /// The CAF `desc` chunk's format ID ("AAC", "ALAC", "IMA4", "PCM"), or nil.
+    static func cafCodec(path: String) -> String? {
+        guard let h = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? h.close() }
+        // 'caff' + version + flags (8 bytes), 'desc' + 64-bit size (12), sample rate (8), format ID.
+        guard let d = try? h.read(upToCount: 32), d.count == 32 else { return nil }
+        let b = [UInt8](d)
+        guard String(decoding: b[8..<12], as: UTF8.self) == "desc" else { return nil }
+        switch String(decoding: b[28..<32], as: UTF8.self) {
+        case "aac ": return "AAC"
+        case "alac": return "ALAC"
+        case "ima4": return "IMA4"
+        case "samr": return "AMR-NB"
+        case ".mp3": return "MP3"
+        case "lpcm", "ulaw", "alaw": return "PCM"
+        case let other: return other.trimmingCharacters(in: .whitespaces)
+        }
+    }
+}

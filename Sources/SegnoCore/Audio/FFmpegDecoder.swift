@@ -1,0 +1,190 @@
+import Foundation
+import SegnoDSP
+
+/// Streaming decode through the `ffmpeg` program, for what libsndfile cannot read: AAC and ALAC
+/// in MP4/M4A/3GP, AAC in CAF, ADTS, AMR, IMA4 in CAF. `ffprobe` gives the stream facts and tags
+/// when the file is opened; on the first `read` an `ffmpeg` child starts writing raw interleaved
+/// Float32 on a pipe, which is read block by block (constant memory, no temporary files).
+///
+/// Gapless: ffmpeg skips the encoder's priming frames that an MP4 edit list or `iTunSMPB`
+/// declares; this decoder also drops the end padding by stopping at the length they declare, so
+/// an AAC file yields the frames it was encoded from: exactly with `iTunSMPB` or an edit list in
+/// the audio's own timescale, within half a millisecond with an edit list in milliseconds
+/// (ffmpeg's own muxer). Raw streams (ADTS) declare nothing and keep ffmpeg's own length
+/// (the encoder's priming and padding included).
+///
+/// The child is killed (SIGKILL) and reaped by `close()`, which the runner calls when the
+/// recording ends, fails or is abandoned, and by `deinit`. At the end of the stream its exit
+/// status and its error output are checked, and the length is compared with the container's
+/// header, so a damaged or truncated file fails instead of passing as a short recording.
+public final class FFmpegDecoder: AudioDecoder {
+    public let info: SourceInfo
+    private let path: String
+    private let tools: FFmpegTools
+    private let exactFrames: Int?
+    private let declaredFrames: Int?
+    private var child: ChildProcess?
+    private var ended = false
+    private var framesRead = 0
+    private var discard = [Float]()
+    /// Process id of the running or last `ffmpeg` child (tests check it was reaped).
+    private(set) var decoderProcessID: pid_t?
+    /// Process id of the `ffprobe` run at open (reaped before `init` returned).
+    let probeProcessID: pid_t
+
+    /// Frames a stream may fall short of its container's declared length without being called
+    /// truncated: headers round to whole packets (ALAC 4096 frames, AAC 1024), ffmpeg writes MP4
+    /// edit lists in milliseconds, and ffprobe rounds durations; a cut file misses far more.
+    static let lengthSlack = 8192
+
+    /// Probes `path` with ffprobe; the decode child starts on the first `read`. `kind` is what
+    /// the first bytes look like (from `ContentSniffer`). Throws `AudioError` for missing,
+    /// unreadable, empty, non-audio and damaged files. Called once per recording.
+    public init(path: String, tools: FFmpegTools, kind: ContentSniffer.Kind? = nil) throws {
+        Glibc.close(try SndFileDecoder.openChecked(path))
+        let probe = try FFprobe.run(path: path, kind: kind ?? ContentSniffer.sniff(path: path), tools: tools)
+        self.path = path
+        self.tools = tools
+        info = probe.info
+        exactFrames = probe.exactFrames
+        declaredFrames = probe.declaredFrames
+        probeProcessID = probe.processID
+    }
+
+    deinit { close() }
+
+    /// Fills `block` with up to `maxFrames` frames; 0 at the end. Starts ffmpeg on the first call.
+    /// Throws `AudioError.truncated` or `.decodeFailed` at the end when ffmpeg failed or the
+    /// stream is much shorter than its container declares. Called once per block, one thread.
+    public func read(into block: inout AudioBlock, maxFrames: Int) throws -> Int {
+        let ch = info.channels
+        block.reset(channels: ch, capacity: maxFrames)
+        block.frames = 0
+        if ended { return 0 }
+        if child == nil { try start() }
+        guard let child else { return 0 }
+        var want = maxFrames
+        if let exact = exactFrames { want = min(want, exact - framesRead) }
+        if want <= 0 {
+            try finish(child, dropRest: true)
+            return 0
+        }
+        let got = try fill(&block.samples, frames: want, channels: ch, from: child)
+        if got == 0 {
+            try finish(child, dropRest: false)
+            return 0
+        }
+        block.frames = got
+        framesRead += got
+        return got
+    }
+
+    /// Kills and reaps the ffmpeg child if one is running. Safe to call twice.
+    public func close() {
+        child?.terminate()
+        child = nil
+        ended = true
+    }
+
+    // MARK: - The child
+
+    private func start() throws {
+        #if _endian(big)
+        let raw = "f32be"
+        #else
+        let raw = "f32le"
+        #endif
+        // -ar/-ac pin the output to what ffprobe reported, so the PCM always matches `info`.
+        let args = ["-nostdin", "-hide_banner", "-nostats", "-loglevel", "error", "-xerror",
+                    "-i", Self.inputURL(path), "-map", "0:a:0",
+                    "-ar", String(info.sampleRate), "-ac", String(info.channels),
+                    "-c:a", "pcm_\(raw)", "-f", raw, "pipe:1"]
+        do {
+            let c = try ChildProcess(executable: tools.ffmpeg, arguments: args)
+            child = c
+            decoderProcessID = c.pid
+        } catch {
+            ended = true
+            throw AudioError.decodeFailed(path: path, detail: "cannot run \(tools.ffmpeg): \(error)")
+        }
+    }
+
+    /// Reads whole frames into `samples` until `frames` are there or the stream ends.
+    private func fill(_ samples: inout [Float], frames: Int, channels: Int, from child: ChildProcess) throws -> Int {
+        let frameBytes = channels * MemoryLayout<Float>.size
+        let wanted = frames * frameBytes
+        var have = 0
+        try samples.withUnsafeMutableBytes { raw in
+            while have < wanted {
+                let n: Int
+                do { n = try child.readStdout(into: UnsafeMutableRawBufferPointer(rebasing: raw[have..<wanted])) } catch {
+                    throw AudioError.decodeFailed(path: path, detail: "reading ffmpeg's output: \(error)")
+                }
+                if n == 0 { break }
+                have += n
+            }
+        }
+        return have / frameBytes
+    }
+
+    /// At the end of ffmpeg's output (or of the declared length): reap the child, check its exit
+    /// status and error output, and check the length against the container's header.
+    private func finish(_ child: ChildProcess, dropRest: Bool) throws {
+        ended = true
+        if dropRest {
+            // The encoder's end padding (under two codec frames) still has to be read so the exit
+            // status can be checked; it is discarded.
+            if discard.isEmpty { discard = [Float](repeating: 0, count: 4096 * info.channels) }
+            while try fill(&discard, frames: 4096, channels: info.channels, from: child) > 0 {}
+        }
+        let status = child.wait()
+        self.child = nil
+        let why = Self.summary(child, path: path)
+        var shortBy: String? = nil
+        if let declared = declaredFrames, framesRead + Self.lengthSlack < declared {
+            let rate = Double(info.sampleRate)
+            shortBy = String(format: "the %@ header declares %d frames (%.3f s), ffmpeg decoded only %d (%.3f s)",
+                             info.container, declared, Double(declared) / rate, framesRead, Double(framesRead) / rate)
+        }
+        if !status.succeeded || Self.reportsDamage(why) {
+            let detail = "ffmpeg \(status.succeeded ? "reported errors" : "failed (\(status))")"
+                + " after \(framesRead) frames: " + (why.isEmpty ? "no message" : why)
+            let error = Self.failure(path: path, detail: detail)
+            if case .truncated = error, let shortBy { throw AudioError.truncated(path: path, detail: "\(shortBy) (\(why))") }
+            throw error
+        }
+        if let shortBy { throw AudioError.truncated(path: path, detail: shortBy) }
+    }
+
+    // MARK: - Shared with FFprobe
+
+    /// `path` as an ffmpeg input URL. The `file:` protocol keeps a name starting with `-` from
+    /// being read as an option and a name holding `:` from being read as a protocol.
+    static func inputURL(_ path: String) -> String { "file:" + path }
+
+    /// The child's last error lines, without the repeated file name, on one line.
+    static func summary(_ child: ChildProcess, path: String) -> String {
+        var s = child.stderrSummary()
+        for prefix in [AudioError.quoted(inputURL(path)) + ": ", AudioError.quoted(inputURL(path))] {
+            s = s.replacingOccurrences(of: prefix, with: "")
+        }
+        return s
+    }
+
+    /// ffmpeg goes on after many decode errors (exit 0), so its messages are checked too.
+    static func reportsDamage(_ stderr: String) -> Bool {
+        stderr.contains("Invalid data") || stderr.contains("rror while decoding") || stderr.contains("partial file")
+    }
+
+    /// A failure from ffmpeg or ffprobe, as `.truncated` when the message says the file ends early.
+    static func failure(path: String, detail: String) -> AudioError {
+        if detail.contains("moov atom not found") {
+            return .truncated(path: path, detail: "the MP4 index ('moov') is missing: the file was cut short or the recorder never finished it (\(detail))")
+        }
+        // The MP4 reader marks a packet cut short by the end of the file as corrupt.
+        for sign in ["corrupt input packet", "partial file", "Truncating packet"] where detail.contains(sign) {
+            return .truncated(path: path, detail: detail)
+        }
+        return .decodeFailed(path: path, detail: detail)
+    }
+}
