@@ -51,6 +51,6 @@ let package = Package(
         .testTarget(name: "SegnoWaveformTests", dependencies: ["SegnoWaveform"], exclude: ["Fixtures"]),
         .testTarget(name: "SegnoS3Tests", dependencies: ["SegnoS3"]),
         .testTarget(name: "SegnoCoreTests", dependencies: ["SegnoCore", "SegnoDSP", "SegnoWaveform"]),
-        .testTarget(name: "SegnoCLITests", dependencies: ["SegnoCore", "SegnoDSP"]),
+        .testTarget(name: "SegnoCLITests", dependencies: ["SegnoCore", "SegnoDSP", "SegnoS3"]),
     ]
 )

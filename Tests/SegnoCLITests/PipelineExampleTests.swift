@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+
+/// Every example in pipelines/ runs end to end on the bundled samples, writes what its taps
+/// promise, and a second run does nothing. New examples are picked up automatically.
+@Suite struct PipelineExampleTests {
+    static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static var examples: [String] {
+        let dir = repo.appendingPathComponent("pipelines").path
+        return ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasSuffix(".yaml") }.sorted()
+    }
+
+    /// Runs segno with extra environment variables.
+    func segno(_ args: [String], env: [String: String]) throws -> ProcessResult {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: try CLI.segnoPath())
+        p.arguments = args
+        p.environment = ProcessInfo.processInfo.environment.merging(env) { _, new in new }
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return ProcessResult(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+    }
+
+    @Test func thereAreExamples() {
+        #expect(Self.examples.contains("demo.yaml") && Self.examples.contains("voice-memos.yaml"))
+    }
+
+    @Test(arguments: examples)
+    func exampleRunsAndResumes(_ name: String) throws {
+        let dir = try TempDir()
+        let spec = Self.repo.appendingPathComponent("pipelines/\(name)").path
+        // demo.yaml has a fixed output folder: run it through a copy whose output is ours.
+        var specPath = spec
+        var env = ["SEGNO_INPUT": Self.repo.appendingPathComponent("pipelines/samples").path, "SEGNO_OUTPUT": dir["out"]]
+        if name == "demo.yaml" {
+            let text = try String(contentsOfFile: spec, encoding: .utf8)
+                .replacingOccurrences(of: "root: samples", with: "root: \(Self.repo.appendingPathComponent("pipelines/samples").path)")
+                .replacingOccurrences(of: "root: ../out/demo", with: "root: \(dir["out"])")
+            specPath = dir["demo.yaml"]
+            try text.write(toFile: specPath, atomically: true, encoding: .utf8)
+            env = [:]
+        }
+        let validate = try segno(["validate", specPath], env: env)
+        #expect(validate.status == 0, "\(validate.stderr)")
+        let first = try segno(["run", specPath, "--report", dir["report.json"]], env: env)
+        #expect(first.status == 0, "\(name): \(first.stderr)")
+        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir["report.json"]))) as? [String: Any]
+        let counts = report?["counts"] as? [String: Any]
+        #expect(counts?["done"] as? Int == 3, "\(name): \(String(describing: counts))")
+        #expect(counts?["failed"] as? Int == 0)
+        // Every output listed in the report exists and is not empty.
+        for rec in report?["recordings"] as? [[String: Any]] ?? [] {
+            for out in rec["outputs"] as? [String] ?? [] {
+                let size = (try? FileManager.default.attributesOfItem(atPath: out)[.size] as? Int) ?? 0
+                #expect(size > 0, "\(name): \(out) is missing or empty")
+                #expect(out.hasPrefix(dir["out"] + "/"), "\(name): \(out) is outside output.root")
+            }
+        }
+        let second = try segno(["run", specPath], env: env)
+        #expect(second.status == 0)
+        #expect(second.stdout.contains("nothing to do: 3 recordings up to date"), "\(name): \(second.stdout)")
+    }
+}

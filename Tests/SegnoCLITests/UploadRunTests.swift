@@ -1,0 +1,151 @@
+import Foundation
+import SegnoS3
+import Testing
+
+/// `segno run` with an upload stage against the real Ceph RGW that `make test` starts
+/// (Tests/support/rgw.sh): objects and metadata arrive, nothing is uploaded twice, a changed
+/// file goes up again, prune deletes, secrets stay out of the state and the report.
+@Suite(.enabled(if: ProcessInfo.processInfo.environment["S3_TEST_ENDPOINT"].map { !$0.isEmpty } ?? false,
+                "needs the local RGW (make test starts it)"))
+struct UploadRunTests {
+    let env = ProcessInfo.processInfo.environment
+    var secret: String { env["S3_TEST_SECRET_KEY"] ?? "" }
+
+    func client() throws -> S3Client {
+        let endpoint = try S3Endpoint(url: URL(string: env["S3_TEST_ENDPOINT"]!)!, region: "us-east-1", addressing: .path)
+        return S3Client(endpoint: endpoint, credentials: S3Credentials(accessKeyId: env["S3_TEST_ACCESS_KEY"]!, secretAccessKey: secret))
+    }
+
+    func segno(_ args: [String], extra: [String: String] = [:]) throws -> ProcessResult {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: try CLI.segnoPath())
+        p.arguments = args
+        var e = env
+        e["AWS_ACCESS_KEY_ID"] = env["S3_TEST_ACCESS_KEY"]
+        e["AWS_SECRET_ACCESS_KEY"] = secret
+        e.merge(extra) { _, n in n }
+        p.environment = e
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile(), r = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return ProcessResult(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: r, as: UTF8.self))
+    }
+
+    @Test func uploadsOnceWithMetadataReuploadsChangesAndPrunes() throws {
+        let dir = try TempDir()
+        try FileManager.default.createDirectory(atPath: dir["in/sub"], withIntermediateDirectories: true)
+        try Audio.writeSine(to: dir["in/a memo.wav"], frames: 22050)
+        try Audio.writeSine(to: dir["in/sub/메모 b.wav"], frequency: 660, frames: 30000)
+        let bucket = "segno-run-\(UUID().uuidString.prefix(8).lowercased())"
+        let s3 = try client()
+        try s3.createBucket(bucket)
+        let spec = dir["up.yaml"]
+        try """
+        version: 1
+        input: { root: in }
+        output: { root: out }
+        stages:
+          - mix: mono
+          - encode: { path: "{dir}/{stem}.flac" }
+          - waveform: { path: "{dir}/{stem}.levels.json", format: levels, levels: 20 }
+          - upload:
+              to: s3://\(bucket)/memos/{dir}/
+              endpoint: ${S3_TEST_ENDPOINT}
+              metadata: { title: "{stem}", duration: "{duration}", waveform: "{levels}" }
+              prune: true
+        """.write(toFile: spec, atomically: true, encoding: .utf8)
+
+        let first = try segno(["run", spec, "--report", dir["report.json"]])
+        #expect(first.status == 0, "\(first.stderr)")
+        let keys = try s3.listObjects(bucket: bucket).map(\.key).sorted()
+        #expect(keys == ["memos/a memo.flac", "memos/a memo.levels.json", "memos/sub/메모 b.flac", "memos/sub/메모 b.levels.json"])
+        let head = try #require(try s3.headObject(bucket: bucket, key: "memos/a memo.flac"))
+        #expect(head.contentType == "audio/flac")
+        #expect(head.metadata["title"] == "a memo")
+        #expect(head.metadata["duration"] == "0.500")
+        #expect((head.metadata["waveform"] ?? "").count == 28)  // 20 levels, base64
+        let local = try Data(contentsOf: URL(fileURLWithPath: dir["out/a memo.flac"]))
+        #expect(try s3.getObject(bucket: bucket, key: "memos/a memo.flac") == local)
+
+        // A second run uploads nothing: same ETag and Last-Modified, "nothing to do".
+        let again = try segno(["run", spec])
+        #expect(again.stdout.contains("nothing to do"), "\(again.stdout)")
+        #expect(try s3.headObject(bucket: bucket, key: "memos/a memo.flac")?.lastModified == head.lastModified)
+
+        // Forcing the upload finds the objects already there (same SHA-256) and sends nothing new.
+        let forced = try segno(["run", spec, "--force=upload"])
+        #expect(forced.status == 0)
+        #expect(try s3.headObject(bucket: bucket, key: "memos/a memo.flac")?.etag == head.etag)
+
+        // A changed source is encoded and uploaded again.
+        Thread.sleep(forTimeInterval: 1.1)
+        try Audio.writeSine(to: dir["in/a memo.wav"], frequency: 880, frames: 44100)
+        let changed = try segno(["run", spec])
+        #expect(changed.status == 0, "\(changed.stderr)")
+        let after = try #require(try s3.headObject(bucket: bucket, key: "memos/a memo.flac"))
+        #expect(after.etag != head.etag)
+        #expect(after.metadata["duration"] == "1.000")
+
+        // Prune: a deleted source loses its outputs and its objects.
+        try FileManager.default.removeItem(atPath: dir["in/sub/메모 b.wav"])
+        let dry = try segno(["run", spec, "--dry-run"])
+        #expect(dry.stdout.contains("prune sub/메모 b.wav"))
+        let pruned = try segno(["run", spec])
+        #expect(pruned.status == 0)
+        #expect(try s3.listObjects(bucket: bucket).map(\.key).sorted() == ["memos/a memo.flac", "memos/a memo.levels.json"])
+        #expect(!FileManager.default.fileExists(atPath: dir["out/sub/메모 b.flac"]))
+
+        // The secret is nowhere in the state database or the report.
+        for f in [dir["out/.segno/state.sqlite"], dir["report.json"]] {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: f))
+            #expect(bytes.range(of: Data(secret.utf8)) == nil, "\(f) contains the secret")
+        }
+    }
+
+    @Test func wrongSecretFailsWithAuthErrorAndNoSecretInOutput() throws {
+        let dir = try TempDir()
+        try FileManager.default.createDirectory(atPath: dir["in"], withIntermediateDirectories: true)
+        try Audio.writeSine(to: dir["in/x.wav"], frames: 8000)
+        let bucket = "segno-auth-\(UUID().uuidString.prefix(8).lowercased())"
+        try client().createBucket(bucket)
+        try """
+        version: 1
+        input: { root: in }
+        output: { root: out }
+        stages:
+          - encode: { path: "{stem}.flac" }
+          - upload: { to: "s3://\(bucket)/", endpoint: "${S3_TEST_ENDPOINT}" }
+        """.write(toFile: dir["s.yaml"], atomically: true, encoding: .utf8)
+        let bad = "wrong-\(secret)"
+        let r = try segno(["run", dir["s.yaml"]], extra: ["AWS_SECRET_ACCESS_KEY": bad])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("SignatureDoesNotMatch"), "\(r.stderr)")
+        #expect(!r.stderr.contains(bad) && !r.stdout.contains(bad))
+        let status = try segno(["status", dir["s.yaml"], "--failed"])
+        #expect(status.stdout.contains("x.wav"))
+        // The upload failure is not the source's fault: a plain run with good keys tries again.
+        let good = try segno(["run", dir["s.yaml"]])
+        #expect(good.status == 0, "\(good.stderr)")
+    }
+
+    @Test func noCredentialsIsAConfigurationErrorBeforeAnyWork() throws {
+        let dir = try TempDir()
+        try FileManager.default.createDirectory(atPath: dir["in"], withIntermediateDirectories: true)
+        try Audio.writeSine(to: dir["in/x.wav"], frames: 8000)
+        try """
+        version: 1
+        input: { root: in }
+        output: { root: out }
+        stages:
+          - encode: { path: "{stem}.flac" }
+          - upload: { to: "s3://nobucket/", endpoint: "http://127.0.0.1:9" }
+        """.write(toFile: dir["s.yaml"], atomically: true, encoding: .utf8)
+        let r = try segno(["run", dir["s.yaml"]], extra: ["AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "HOME": dir.path])
+        #expect(r.status == 2)
+        #expect(r.stderr.contains("no credentials"))
+        #expect(!FileManager.default.fileExists(atPath: dir["out/x.flac"]))
+    }
+}
