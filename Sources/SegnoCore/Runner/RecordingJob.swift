@@ -84,7 +84,6 @@ struct RecordingJob {
             var files: [(path: String, digest: Data)] = []
             var hashes: [Data] = []
             var ctx = context
-            ctx.extra["title"] = ctx.extra["title"] ?? ctx.stem
             if let duration { ctx.extra["duration"] = String(format: "%.3f", duration) }
             for t in up.sourceTaps {
                 let tap = job.taps[t]

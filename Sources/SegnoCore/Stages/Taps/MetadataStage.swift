@@ -81,7 +81,7 @@ final class MetadataTap: Tap {
         let iso = ISO8601DateFormatter()
         var fields: [(String, JSONValue)] = [
             ("source", .string(context.relativePath)), ("name", .string(context.name)),
-            ("title", .string(context.extra["title"] ?? context.stem)),
+            ("title", .string(context.title)), ("recorded", .string(context.recorded)),
             ("modified", .string(iso.string(from: context.modified))),
             ("duration", JSONValue.rounded(seconds, places: 3)), ("frames", .int(frames)),
             ("sample_rate", .int(format.sampleRate)), ("channels", .int(format.channels)),
