@@ -10,20 +10,8 @@ import Testing
         return ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasSuffix(".yaml") }.sorted()
     }
 
-    /// Runs segno with extra environment variables.
     func segno(_ args: [String], env: [String: String]) throws -> ProcessResult {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: try CLI.segnoPath())
-        p.arguments = args
-        p.environment = ProcessInfo.processInfo.environment.merging(env) { _, new in new }
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return ProcessResult(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+        try CLI.run(try CLI.segnoPath(), args, environment: env)
     }
 
     @Test func thereAreExamples() {

@@ -16,22 +16,10 @@ struct UploadRunTests {
         return S3Client(endpoint: endpoint, credentials: S3Credentials(accessKeyId: env["S3_TEST_ACCESS_KEY"]!, secretAccessKey: secret))
     }
 
+    /// Runs segno with the gateway's keys as AWS credentials, plus `extra`.
     func segno(_ args: [String], extra: [String: String] = [:]) throws -> ProcessResult {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: try CLI.segnoPath())
-        p.arguments = args
-        var e = env
-        e["AWS_ACCESS_KEY_ID"] = env["S3_TEST_ACCESS_KEY"]
-        e["AWS_SECRET_ACCESS_KEY"] = secret
-        e.merge(extra) { _, n in n }
-        p.environment = e
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile(), r = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return ProcessResult(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: r, as: UTF8.self))
+        let keys = ["AWS_ACCESS_KEY_ID": env["S3_TEST_ACCESS_KEY"] ?? "", "AWS_SECRET_ACCESS_KEY": secret]
+        return try CLI.run(try CLI.segnoPath(), args, environment: keys.merging(extra) { _, n in n })
     }
 
     @Test func uploadsOnceWithMetadataReuploadsChangesAndPrunes() throws {

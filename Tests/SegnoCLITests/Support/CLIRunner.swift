@@ -93,11 +93,15 @@ enum CLI {
         return try run(exe, arguments)
     }
 
-    /// Runs `executable`, collecting stdout and stderr; stdin is /dev/null.
-    static func run(_ executable: String, _ arguments: [String]) throws -> ProcessResult {
+    /// Runs `executable`, collecting stdout and stderr; stdin is /dev/null. `environment` is
+    /// added to (and overrides) this process's environment.
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> ProcessResult {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable)
         p.arguments = arguments
+        if !environment.isEmpty {
+            p.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        }
         let out = Pipe(), err = Pipe()
         p.standardOutput = out
         p.standardError = err
