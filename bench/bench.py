@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""segno benchmarks: ratios against peers run in the same script, interleaved A B A B …,
+medians of CPU (user+sys), wall and peak RSS. Never a timed test: figures are printed, not asserted.
+
+usage: bench/bench.py SEGNO [--only NAME ...] [--rounds N] [--minutes M]
+"""
+import argparse, os, shutil, statistics, subprocess, sys, tempfile, time
+
+def measure(cmd, cwd=None):
+    """Runs cmd under /usr/bin/time; returns (wall s, cpu s, peak RSS MiB)."""
+    t = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M"] + cmd, cwd=cwd,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if t.returncode != 0:
+        sys.exit(f"bench: {' '.join(cmd)} failed:\n{t.stderr[-2000:]}")
+    wall, user, sys_, rss = t.stderr.strip().splitlines()[-1].split()
+    return float(wall), float(user) + float(sys_), int(rss) / 1024
+
+def interleave(pairs, rounds, before=None):
+    """pairs: {name: cmd}; runs each in turn `rounds` times; returns {name: (wall, cpu, rss) medians}."""
+    res = {n: [] for n in pairs}
+    for _ in range(rounds):
+        for n, cmd in pairs.items():
+            if before: before(n)
+            res[n].append(measure(cmd))
+    return {n: tuple(statistics.median(x[i] for x in v) for i in range(3)) for n, v in res.items()}
+
+def table(title, rows, peer):
+    print(f"\n## {title}")
+    print(f"{'':28} {'wall s':>8} {'CPU s':>8} {'RSS MiB':>8} {'CPU ratio':>10}")
+    base = rows[peer][1]
+    for n, (w, c, r) in rows.items():
+        print(f"{n:28} {w:8.2f} {c:8.2f} {r:8.1f} {c / base if base else float('nan'):10.2f}")
+
+def sox(*a):
+    subprocess.run(["sox", *a], check=True, stderr=subprocess.DEVNULL)
+
+def bench_convert(segno, work, rounds, minutes):
+    src = os.path.join(work, "long.flac")
+    sox("-n", "-r", "44100", "-c", "2", "-b", "16", src, "synth", str(minutes * 60), "pinknoise", "vol", "0.3")
+    rows = interleave({
+        "segno convert (best)": [segno, "convert", src, os.path.join(work, "a.wav"), "--rate", "16000", "--mix", "mono"],
+        "segno convert (medium)": [segno, "convert", src, os.path.join(work, "m.wav"), "--rate", "16000", "--mix", "mono", "--quality", "medium"],
+        "sox -r 16k -c 1": ["sox", src, "-r", "16k", "-c", "1", os.path.join(work, "b.wav")],
+    }, rounds)
+    table(f"FLAC {minutes} min 44.1 kHz stereo → 16 kHz mono WAV (issue 2)", rows, "sox -r 16k -c 1")
+    short = os.path.join(work, "short.flac")
+    sox("-n", "-r", "44100", "-c", "2", "-b", "16", short, "synth", "60", "pinknoise", "vol", "0.3")
+    long60 = os.path.join(work, "long60.flac")
+    sox("-n", "-r", "44100", "-c", "2", "-b", "16", long60, "synth", "3600", "pinknoise", "vol", "0.3")
+    rss = interleave({
+        "1 min": [segno, "convert", short, os.path.join(work, "s.wav"), "--rate", "16000", "--mix", "mono"],
+        "60 min": [segno, "convert", long60, os.path.join(work, "l.wav"), "--rate", "16000", "--mix", "mono"],
+    }, max(1, rounds // 2))
+    print(f"\npeak RSS: 1-minute file {rss['1 min'][2]:.1f} MiB, 60-minute file {rss['60 min'][2]:.1f} MiB "
+          f"(ratio {rss['60 min'][2] / rss['1 min'][2]:.2f}; target ≤ 1.2)")
+
+def bench_folder(segno, work, rounds):
+    inp = os.path.join(work, "in20")
+    os.makedirs(inp, exist_ok=True)
+    for i in range(20):
+        sox("-n", "-r", "44100", "-c", "2", "-b", "16", os.path.join(inp, f"r{i:02}.flac"), "synth", "30", "pinknoise", "vol", "0.3")
+    spec = os.path.join(work, "folder.yaml")
+    with open(spec, "w") as f:
+        f.write("version: 1\ninput: { root: in20 }\noutput: { root: out20 }\nparallel: 2\nstages:\n"
+                "  - mix: mono\n  - resample: { rate: 16000, quality: medium }\n  - encode: { path: \"{stem}.flac\" }\n")
+    outx = os.path.join(work, "outx")
+    script = f"mkdir -p {outx} && find {inp} -name '*.flac' -print0 | xargs -0 -P2 -I{{}} sh -c 'sox \"$1\" -c 1 -r 16k {outx}/$(basename \"$1\")' _ {{}}"
+    def clean(name):
+        shutil.rmtree(os.path.join(work, "out20"), ignore_errors=True)
+        shutil.rmtree(outx, ignore_errors=True)
+    rows = interleave({
+        "segno run --parallel 2": [segno, "run", spec, "--quiet"],
+        "find | xargs -P2 sox": ["sh", "-c", script],
+    }, rounds, before=clean)
+    table("20 × 30 s stereo FLAC → mono 16 kHz FLAC, 2 workers (issue 3a)", rows, "find | xargs -P2 sox")
+    print(f"wall ratio segno / xargs+sox: {rows['segno run --parallel 2'][0] / rows['find | xargs -P2 sox'][0]:.2f}")
+
+def bench_noop(segno, work, rounds, count=10000):
+    inp = os.path.join(work, "tiny")
+    os.makedirs(inp, exist_ok=True)
+    seed = os.path.join(work, "seed.wav")
+    sox("-n", "-r", "8000", "-c", "1", "-b", "16", seed, "synth", "0.01", "sine", "440")
+    for i in range(count):
+        d = os.path.join(inp, f"d{i // 500:02}")
+        os.makedirs(d, exist_ok=True)
+        shutil.copyfile(seed, os.path.join(d, f"t{i:05}.wav"))
+    spec = os.path.join(work, "tiny.yaml")
+    with open(spec, "w") as f:
+        f.write("version: 1\ninput: { root: tiny }\noutput: { root: tinyout }\nstages:\n  - encode: { path: \"{dir}/{stem}.flac\" }\n")
+    t0 = time.time()
+    subprocess.run([segno, "run", spec, "--quiet"], check=True)
+    first = time.time() - t0
+    rows = interleave({"no-op run": [segno, "run", spec, "--quiet"], "find (walk only)": ["find", inp, "-type", "f"]}, rounds)
+    table(f"no-op re-run over {count} recordings already done (issue 3b)", rows, "find (walk only)")
+    w = rows["no-op run"][0]
+    print(f"no-op: {w / count * 10000:.3f} s wall per 10,000 files (target ≤ 0.5 s); first run took {first:.1f} s")
+    db = os.path.join(work, "tinyout", ".segno", "state.sqlite")
+    subprocess.run(["sqlite3", db, "PRAGMA wal_checkpoint(TRUNCATE); VACUUM;"], check=True, stdout=subprocess.DEVNULL)
+    size = os.path.getsize(db)
+    print(f"state database: {size} bytes for {count} recordings = {size / count:.0f} bytes per recording with one step (issue 3c)")
+
+def bench_chain(segno, work, rounds, minutes):
+    """Issue 4: decode FLAC → lowpass 3 kHz → pitch +3 st → resample 16 kHz → FLAC, and each step alone."""
+    src = os.path.join(work, "chain.flac")
+    sox("-n", "-r", "48000", "-c", "1", "-b", "16", src, "synth", str(minutes * 60), "pinknoise", "vol", "0.3")
+    o = lambda n: os.path.join(work, n)
+    rows = interleave({
+        "segno chain": [segno, "convert", src, o("c1.flac"), "--lowpass", "3000", "--pitch", "3", "--rate", "16000"],
+        "sox chain": ["sox", src, o("c2.flac"), "lowpass", "3000", "pitch", "300", "rate", "-v", "16k"],
+    }, rounds)
+    table(f"chain on {minutes} min 48 kHz mono FLAC: lowpass 3k, pitch +3, resample 16k, FLAC (issue 4)", rows, "sox chain")
+    steps = interleave({
+        "segno copy (decode+encode)": [segno, "convert", src, o("s0.flac")],
+        "sox copy (decode+encode)": ["sox", src, o("x0.flac")],
+        "segno lowpass": [segno, "convert", src, o("s1.flac"), "--lowpass", "3000"],
+        "sox lowpass": ["sox", src, o("x1.flac"), "lowpass", "3000"],
+        "segno pitch +3": [segno, "convert", src, o("s2.flac"), "--pitch", "3"],
+        "sox pitch 300": ["sox", src, o("x2.flac"), "pitch", "300"],
+        "segno resample 16k": [segno, "convert", src, o("s3.flac"), "--rate", "16000"],
+        "sox rate -v 16k": ["sox", src, o("x3.flac"), "rate", "-v", "16k"],
+    }, rounds)
+    table("each step alone (same file)", steps, "sox copy (decode+encode)")
+    for a, b in [("segno lowpass", "sox lowpass"), ("segno pitch +3", "sox pitch 300"), ("segno resample 16k", "sox rate -v 16k")]:
+        fa = steps[a][1] - steps["segno copy (decode+encode)"][1]
+        fb = steps[b][1] - steps["sox copy (decode+encode)"][1]
+        print(f"{a}: effect-only CPU {fa:.2f} s vs {fb:.2f} s → ratio {fa / fb if fb > 0 else float('nan'):.2f}")
+
+def bench_waveform(segno, work, rounds):
+    """Issue 5: peaks for 10 min 44.1 kHz stereo WAV and FLAC (-z 256 -b 8 JSON) vs the decode floor."""
+    wav, flac = os.path.join(work, "w.wav"), os.path.join(work, "w.flac")
+    sox("-n", "-r", "44100", "-c", "2", "-b", "16", wav, "synth", "600", "pinknoise", "vol", "0.3")
+    sox(wav, flac)
+    rows = interleave({
+        "segno waveform WAV": [segno, "waveform", wav, "-o", os.path.join(work, "w1.json"), "-z", "256", "-b", "8"],
+        "segno waveform FLAC": [segno, "waveform", flac, "-o", os.path.join(work, "w2.json"), "-z", "256", "-b", "8"],
+        "decode floor FLAC (segno info+convert to null)": [segno, "convert", flac, os.path.join(work, "w3.w64"), "--bits", "16"],
+        "flac -d (libFLAC decode)": ["flac", "-s", "-f", "-d", flac, "-o", os.path.join(work, "w4.wav")],
+    }, rounds)
+    table("waveform, 10 min 44.1 kHz stereo, -z 256 -b 8 (issue 5)", rows, "flac -d (libFLAC decode)")
+    print(f"WAV: {rows['segno waveform WAV'][1]:.3f} s CPU for 10 min (target ≤ 0.05 s for the peak loop; "
+          f"includes process start and decode), {600 / max(rows['segno waveform WAV'][1], 1e-6):.0f}× realtime")
+    print(f"FLAC: {rows['segno waveform FLAC'][1] / rows['flac -d (libFLAC decode)'][1]:.2f}× libFLAC's own decode CPU (target ≤ 1.1× the decode floor)")
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("segno")
+    ap.add_argument("--only", nargs="*", default=["convert", "folder", "noop", "chain", "waveform"])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--minutes", type=int, default=10)
+    a = ap.parse_args()
+    segno = os.path.abspath(a.segno)
+    work = tempfile.mkdtemp(prefix="segno-bench-")
+    print(f"segno benchmarks in {work} on {os.cpu_count()} cores; medians of {a.rounds} interleaved rounds")
+    try:
+        if "convert" in a.only: bench_convert(segno, work, a.rounds, a.minutes)
+        if "folder" in a.only: bench_folder(segno, work, a.rounds)
+        if "noop" in a.only: bench_noop(segno, work, a.rounds)
+        if "chain" in a.only: bench_chain(segno, work, a.rounds, 60 if a.minutes >= 10 else a.minutes)
+        if "waveform" in a.only: bench_waveform(segno, work, a.rounds)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# make bench: every benchmark, with the release segno given as $1.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+segno="${1:?usage: bench/run.sh path/to/segno}"
+python3 "$here/bench.py" "$segno"
