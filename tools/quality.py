@@ -41,7 +41,8 @@ Engines:
 
 CPU benchmark (--bench MINUTES): a MINUTES-long 48 kHz mono float WAV (speech-band noise
 bursts over a soft tone bed, so a pitch engine sees both tonal and noisy frames) is pitched by
-+3 semitones with each engine in turn, A B A B ... for --rounds rounds; the median user+sys
+--bench-shift semitones (default +3, SoX's 'pitch 300') with each engine in turn, A B A B ...
+for --rounds rounds; the median user+sys
 CPU per engine and the ratio to SoX are printed. Other tables are skipped with --bench.
 
 Usage: tools/quality.py [--engines segno,sox,soundstretch] [--engine-cmd CMD] [--segno PATH]
@@ -204,9 +205,9 @@ def bench(args, engines, work):
     for _ in range(args.rounds):
         for e in engines:
             dst = os.path.join(work, f"bench_{e}.wav")
-            cpu[e].append(run(engine_command(e, args, src, dst, 3.0)))
+            cpu[e].append(run(engine_command(e, args, src, dst, args.bench_shift)))
             os.remove(dst)
-    print(f"CPU, {args.bench:g} min of 48 kHz mono, pitch +3 st, median of {args.rounds} interleaved runs")
+    print(f"CPU, {args.bench:g} min of 48 kHz mono, pitch {args.bench_shift:+g} st, median of {args.rounds} interleaved runs")
     print(f"{'engine':<13} {'cpu s':>8} {'x realtime':>11} {'vs sox':>8}   runs")
     ref = float(np.median(cpu["sox"])) if "sox" in cpu else None
     for e in engines:
@@ -255,6 +256,7 @@ def main():
     p.add_argument("--json", default=None, help="also write the results as JSON to this file")
     p.add_argument("--bench", type=float, default=None, help="CPU benchmark on this many minutes instead")
     p.add_argument("--rounds", type=int, default=3, help="interleaved rounds for --bench (median)")
+    p.add_argument("--bench-shift", type=float, default=3.0, help="semitones for --bench (default 3)")
     args = p.parse_args()
 
     if args.engines:

@@ -12,10 +12,11 @@ import Foundation
 /// phases and each output interpolates linearly between two rows.
 ///
 /// The low-pass cuts at the lower of the two Nyquist frequencies, `B = 0.5 · min(1, 1/step)`
-/// cycles per input frame, with a Kaiser window for 100 dB of stopband. When shortening,
-/// the cutoff sits at `B` and the transition is `±t·B` (aliases fold only above `(1−t)·B`,
-/// above 20 kHz at 44.1/48 kHz); when lengthening, the transition is `[(1−t)·B, B]` so no
-/// image reaches below the input's Nyquist. `t` is 0.16 at 44.1 kHz and above, else 0.08.
+/// cycles per input frame, with a Kaiser window for 96 dB of stopband. When shortening,
+/// the cutoff sits at `B` and the transition is `±0.16·B` (aliases fold only above `0.84·B`,
+/// above 20 kHz at 48 kHz); when lengthening, the transition is `[0.8·B, B]` (the band kept
+/// reaches 19.2 kHz at 48 kHz) so no image reaches below the input's Nyquist. Below
+/// 44.1 kHz, where the top of the band is audible, both transitions narrow to `0.08·B`.
 struct SincResampler: Sendable {
     /// Input frames per output frame.
     let step: Double
@@ -28,6 +29,9 @@ struct SincResampler: Sendable {
     private let table: [Float]
     /// Phases in the table.
     private let phases: Int
+    /// The inverse of `p` modulo `q` (exact phases only): output m has phase k when
+    /// m ≡ k·inverseP (mod q).
+    private let inverseP: Int
     /// Absolute index of the next output frame.
     private(set) var next: Int
 
@@ -42,22 +46,33 @@ struct SincResampler: Sendable {
         return nil
     }
 
-    /// A resampler whose first output frame has absolute index `firstOutput`. When
-    /// `rational(near: step)` finds a fraction, `step` should already be that fraction.
+    /// `x` as `p/q` with `q ≤ 1024`, if it is one (to 1e-12).
+    private static func exactFraction(_ x: Double) -> (p: Int, q: Int)? {
+        for q in 1...1024 {
+            let p = Int((x * Double(q)).rounded())
+            if p > 0 && abs(Double(p) / Double(q) - x) <= 1e-12 * x { return (p, q) }
+        }
+        return nil
+    }
+
+    /// A resampler whose first output frame has absolute index `firstOutput`. Pass the
+    /// fraction `rational(near:)` found, when it found one, as `step`.
     init(step: Double, sampleRate: Int, firstOutput: Int) {
         self.step = step
         let band = 0.5 * min(1.0, 1.0 / step)
-        let t = sampleRate >= 44_100 ? 0.16 : 0.08
+        let wide = sampleRate >= 44_100
         let cutoff: Double
         let width: Double
         if step > 1 {
+            let t = wide ? 0.16 : 0.08
             cutoff = band
             width = 2 * t * band
         } else {
+            let t = wide ? 0.2 : 0.08
             cutoff = band * (1 - t / 2)
             width = t * band
         }
-        let attenuation = 100.0
+        let attenuation = 96.0
         let beta = 0.1102 * (attenuation - 8.7)
         let length = (attenuation - 7.95) / (2.285 * 2 * Double.pi * width) + 1
         let half = (Int((length / 2).rounded(.up)) + 1) / 2 * 2
@@ -78,9 +93,10 @@ struct SincResampler: Sendable {
             }
             return r.map { $0 / sum }
         }
-        if let f = Self.rational(near: step), Double(f.p) / Double(f.q) == step {
+        if let f = Self.exactFraction(step) {
             fraction = f
             phases = f.q
+            inverseP = (0..<f.q).first { ($0 * f.p) % f.q == 1 % f.q } ?? 0
             var table = [Float](repeating: 0, count: f.q * taps)
             for k in 0..<f.q {
                 let r = row(Double(k) / Double(f.q))
@@ -89,6 +105,7 @@ struct SincResampler: Sendable {
             self.table = table
         } else {
             fraction = nil
+            inverseP = 0
             let count = 256
             phases = count
             let rows = (0...count).map { row(Double($0) / Double(count)) }
@@ -140,22 +157,26 @@ struct SincResampler: Sendable {
             input.storage.withUnsafeBufferPointer { src in
                 output.storage.withUnsafeMutableBufferPointer { dst in
                     if let f = fraction {
-                        // Exact phases: position and phase by integer arithmetic.
-                        let num = first * f.p
-                        var whole = num >= 0 ? num / f.q : -((-num + f.q - 1) / f.q)
-                        var phase = num - whole * f.q
-                        let wholeStep = f.p / f.q, phaseStep = f.p % f.q
-                        for i in 0..<n {
+                        // Exact phases, taken one at a time so that each row of the table is
+                        // read once per call while it serves every output with that phase:
+                        // output m has phase (m·p) mod q, and the outputs sharing a phase are
+                        // q apart, their input positions p apart.
+                        let inverse = self.inverseP
+                        for phase in 0..<f.q {
+                            let residue = (phase * inverse) % f.q
+                            var m = first + (((residue - first) % f.q) + f.q) % f.q
+                            guard m < first + n else { continue }
+                            var whole = (m * f.p - phase) / f.q
+                            if (m * f.p - phase) < 0 && (m * f.p - phase) % f.q != 0 { whole -= 1 }
                             let row = tb.baseAddress! + phase * taps
-                            let offset = whole - h + 1 - inStart + inHead
-                            for c in 0..<ch {
-                                dst[c * outCap + outAt + i] = Self.dot(src.baseAddress! + c * inCap + offset, row, taps)
-                            }
-                            whole += wholeStep
-                            phase += phaseStep
-                            if phase >= f.q {
-                                phase -= f.q
-                                whole += 1
+                            while m < first + n {
+                                let offset = whole - h + 1 - inStart + inHead
+                                let i = m - first
+                                for c in 0..<ch {
+                                    dst[c * outCap + outAt + i] = Self.dot(src.baseAddress! + c * inCap + offset, row, taps)
+                                }
+                                m += f.q
+                                whole += f.p
                             }
                         }
                     } else {
