@@ -124,9 +124,22 @@ import Testing
             }
         }
         #expect(kills >= 10, "only \(kills) of \(runs) runs were killed (seed \(seed))")
+        let finishedBefore = Self.finishedFiles(ws["B"])
+        // Once everything has been done, kill a few forced reruns too: they overwrite finished
+        // outputs, and a kill must never leave a half-written file under a final name.
+        if forcedKills < 3 {
+            let finishing = try ws.segno(["run", "B.yaml", "--quiet"])
+            #expect(finishing.exited(0), "seed \(seed): \(finishing.stderr)")
+            for _ in forcedKills..<3 {
+                let child = try ws.start(["run", "B.yaml", "--quiet", "--force"])
+                usleep(useconds_t(Double.random(in: 0.02...max(0.05, referenceSeconds / 2), using: &rng) * 1_000_000))
+                child.send(SIGKILL)
+                if child.wait().signalled { forcedKills += 1; kills += 1 }
+                runs += 1
+            }
+        }
 
         // (3) A run to completion.
-        let finishedBefore = Self.finishedFiles(ws["B"])
         let finalStart = Date()
         let final = try ws.segno(["run", "B.yaml"])
         let finalSeconds = Date().timeIntervalSince(finalStart)
@@ -156,7 +169,7 @@ import Testing
         #expect(again.stdout.contains("nothing to do: \(inputs.count) recordings up to date"))
         print("crash test (seed \(seed)): reference run \(String(format: "%.2f", referenceSeconds)) s for \(inputs.count) recordings; "
               + "\(kills) SIGKILLs (\(forcedKills) during forced reruns, \(midWrite) leaving temporaries) in \(runs) runs, \(completed) ran to the end; "
-              + "\(finishedBefore) of \(expected.count) outputs in place before the final run; "
+              + "\(finishedBefore) of \(expected.count) outputs in place after them; "
               + "final run \(String(format: "%.2f", finalSeconds)) s; whole test \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
     }
 
