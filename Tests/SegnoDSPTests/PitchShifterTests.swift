@@ -81,7 +81,7 @@ struct PitchShifterTests {
         return 10 * log10(max(total - inside, 1e-30) / total)
     }
 
-    @Test("a sine comes out at the shifted pitch within 0.5 cent", arguments: [3.0, 12.0, -5.0, -12.0, 0.37, 7.0])
+    @Test("a sine comes out at the shifted pitch within 0.5 cent", arguments: [3.0, 12.0, -5.0, -12.0, 0.37, 7.0, 7.02, -0.01])
     func pitchOfSine(semitones: Double) throws {
         let out = try shift(sine(440, seconds: 1.5), semitones: semitones)
         let measured = zeroCrossingFrequency(out[12_000..<60_000])
@@ -89,7 +89,7 @@ struct PitchShifterTests {
         #expect(abs(cents) < 0.5, "\(semitones) st: off by \(cents) cents")
     }
 
-    @Test("a two-tone signal keeps its artefacts below −45 dB", arguments: [3.0, 12.0, -5.0])
+    @Test("a two-tone signal keeps its artefacts below −45 dB", arguments: [3.0, 12.0, -5.0, 7.02])
     func twoToneArtefacts(semitones: Double) throws {
         let a = sine(440, seconds: 2, amplitude: 0.4), b = sine(610, seconds: 2, amplitude: 0.4)
         let input = zip(a, b).map { $0 + $1 }
