@@ -54,3 +54,24 @@ import Testing
         #expect(second.stdout.contains("nothing to do: 3 recordings up to date"), "\(name): \(second.stdout)")
     }
 }
+
+/// `segno waveform` on audiowaveform data: converting a 16-bit .dat at zoom 256 to 8-bit JSON at
+/// zoom 512 gives the same bytes as computing that JSON from the audio; a zoom that is not a
+/// whole multiple is refused with a clear message.
+@Suite struct WaveformDataConversionTests {
+    @Test func datToCoarserEightBitJSONEqualsDirectComputation() throws {
+        let dir = try TempDir()
+        try Audio.writeSine(to: dir["a.wav"], frequency: 300, rate: 44100, frames: 44100 * 2 + 77, channels: 2)
+        let segno = try CLI.segnoPath()
+        #expect(try CLI.run(segno, ["waveform", dir["a.wav"], "-o", dir["a16.dat"], "-b", "16", "-z", "256"]).status == 0)
+        #expect(try CLI.run(segno, ["waveform", dir["a16.dat"], "-o", dir["a8.json"], "-b", "8", "-z", "512"]).status == 0)
+        #expect(try CLI.run(segno, ["waveform", dir["a.wav"], "-o", dir["ref.json"], "-b", "8", "-z", "512"]).status == 0)
+        let converted = try Data(contentsOf: URL(fileURLWithPath: dir["a8.json"]))
+        #expect(!converted.isEmpty)
+        #expect(converted == (try Data(contentsOf: URL(fileURLWithPath: dir["ref.json"]))))
+        let bad = try CLI.run(segno, ["waveform", dir["a16.dat"], "-o", dir["x.json"], "-z", "300"])
+        #expect(bad.status == 1)
+        #expect(bad.stderr.contains("a16.dat") && bad.stderr.contains("whole multiple"))
+        #expect(!FileManager.default.fileExists(atPath: dir["x.json"]))
+    }
+}

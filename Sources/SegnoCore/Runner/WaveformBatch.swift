@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import SegnoWaveform
 import Synchronization
 
 /// `segno waveform IN...`: the waveform tap over files and folders (recursively, in parallel),
@@ -85,6 +86,41 @@ public struct WaveformBatch: Sendable {
         return files.indices.compactMap { r[$0] }
     }
 
+    /// An existing audiowaveform `.dat`/`.json` file in: converts format and bits, and rescales
+    /// to a coarser zoom when it is a whole multiple (else says to recompute from the audio).
+    func convertData(_ input: String, to out: String) -> Outcome {
+        do {
+            guard let bytes = FileManager.default.contents(atPath: input) else { throw AudioError.unreadable(path: input, reason: "cannot read") }
+            var data: WaveformData
+            do {
+                data = input.lowercased().hasSuffix(".dat") ? try WaveformDat.decode(Array(bytes)) : try WaveformJSON.decode(Array(bytes))
+            } catch { throw AudioError.unrecognised(path: input, looksLike: nil, detail: "not audiowaveform data: \(error)") }
+            if config.resolutions.count != 1 { throw AudioError.unsupportedOutput(path: input, detail: "--zooms needs audio input") }
+            let spp = try config.resolutions[0].samplesPerPixel(sampleRate: data.sampleRate, frames: data.length * data.samplesPerPixel)
+            if spp != data.samplesPerPixel {
+                do { data = try data.rescaled(toSamplesPerPixel: spp) } catch {
+                    throw AudioError.unsupportedOutput(path: input, detail: "\(error)")
+                }
+            }
+            if data.bits != config.bits { data = try data.converted(toBits: config.bits) }
+            let bytesOut: [UInt8]
+            switch config.format {
+            case .json: bytesOut = WaveformJSON.encode(data)
+            case .dat: bytesOut = WaveformDat.encode(data)
+            case .png: bytesOut = config.picture.png(data)
+            case .svg: bytesOut = Array(config.picture.svg(data).utf8)
+            case .levels: throw AudioError.unsupportedOutput(path: input, detail: "levels need audio input")
+            }
+            if URL(fileURLWithPath: out).standardizedFileURL.path == URL(fileURLWithPath: input).standardizedFileURL.path {
+                throw AudioError.unsupportedOutput(path: out, detail: "is the input file; choose another output")
+            }
+            try WaveformTap.write(bytesOut, to: out)
+            return Outcome(input: input, outputs: [out], error: nil)
+        } catch {
+            return Outcome(input: input, outputs: [], error: "\(error)")
+        }
+    }
+
     func one(_ input: String, relative: String, stop: StopFlag) -> Outcome {
         let stemRel = (relative as NSString).deletingPathExtension
         let out: String
@@ -92,6 +128,10 @@ public struct WaveformBatch: Sendable {
         case .file(let f): out = URL(fileURLWithPath: f).standardizedFileURL.path
         case .directory(let d): out = URL(fileURLWithPath: d).standardizedFileURL.path + "/" + stemRel + "." + outputExtension
         case .besideInput: out = (input as NSString).deletingPathExtension + "." + outputExtension
+        }
+        let ext = (input as NSString).pathExtension.lowercased()
+        if ext == "dat" || ext == "json" {
+            return convertData(input, to: out)
         }
         do {
             let decoder = try DecoderFactory.open(path: input)
