@@ -212,18 +212,33 @@ struct PhaseVocoder: Sendable {
                             let outputOffset = tr.output - thisFrame * hs
                             let base = w + L.baseline
                             let inputOffset = tr.input - c
-                            if outputOffset >= n / 2 {
+                            if inputOffset < -n / 2 {
+                                if tr.copying {
+                                    // The first frame after: those bins carry on from the last
+                                    // copy, each at its own frequency; phase locking takes over
+                                    // from the next frame.
+                                    Self.resumeBins(
+                                        spec: spec, ref: ref, alt: alt, rot: rot, baseline: base,
+                                        fill: (binCos, binSin), bins: b, channels: ch, size: n, hop: hs,
+                                        phaseHop: h)
+                                    if refOffset == nil { ref.update(from: spec, count: ch * 2 * b) }
+                                    current = nil
+                                } else {
+                                    if refOffset == nil { ref.update(from: spec, count: ch * 2 * b) }
+                                    current = nil
+                                }
+                            } else if outputOffset >= n / 2 {
                                 // It belongs after this synthesis frame: the bins it dominates
                                 // are left out here.
                                 if refOffset == nil { ref.update(from: spec, count: ch * 2 * b) }
                                 Self.suppressTransient(
                                     spec: spec, mag: mag, baseline: base, fill: (binCos, binSin),
                                     bins: b, channels: ch)
-                            } else if outputOffset > -n / 2 || inputOffset > -n / 2 {
-                                // While the transient is inside this synthesis frame (or, later,
-                                // still inside this analysis frame), the bins it dominates are
-                                // copied from an analysis frame placed so that it sits where it
-                                // belongs in the synthesis frame: around it the output is the
+                            } else {
+                                // While the transient is inside this analysis frame, and this
+                                // synthesis frame is not wholly before it, the bins it dominates
+                                // are copied from an analysis frame placed so that it sits where
+                                // it belongs in the synthesis frame: around it the output is the
                                 // input, moved.
                                 if refOffset == nil { ref.update(from: spec, count: ch * 2 * b) }
                                 let copyCenter = tr.input - outputOffset
@@ -233,29 +248,19 @@ struct PhaseVocoder: Sendable {
                                         spec: spec, mag: mag, baseline: base, fill: (binCos, binSin),
                                         bins: b, channels: ch)
                                 } else {
-                                assert(copyCenter - n / 2 >= input.start && copyCenter + n / 2 <= input.end)
-                                input.storage.withUnsafeBufferPointer { ip in
-                                    for k in 0..<ch {
-                                        let src = ip.baseAddress! + k * inCap + inOffset + (copyCenter - c)
-                                        for t in 0..<n { buf[t] = src[t] * win[t] }
-                                        fft.forward(buf, real: alt + k * 2 * b, imag: alt + k * 2 * b + b, scratch: scratch)
+                                    assert(copyCenter - n / 2 >= input.start && copyCenter + n / 2 <= input.end)
+                                    input.storage.withUnsafeBufferPointer { ip in
+                                        for k in 0..<ch {
+                                            let src = ip.baseAddress! + k * inCap + inOffset + (copyCenter - c)
+                                            for t in 0..<n { buf[t] = src[t] * win[t] }
+                                            fft.forward(buf, real: alt + k * 2 * b, imag: alt + k * 2 * b + b, scratch: scratch)
+                                        }
                                     }
+                                    Self.copyTransient(
+                                        spec: spec, alt: alt, mag: mag, baseline: base, rot: rot,
+                                        fill: (binCos, binSin), bins: b, channels: ch)
+                                    current!.copying = true
                                 }
-                                Self.copyTransient(
-                                    spec: spec, alt: alt, mag: mag, baseline: base, rot: rot,
-                                    fill: (binCos, binSin), bins: b, channels: ch)
-                                current!.copying = true
-                                }
-                            } else {
-                                // The first frame after: those bins carry on from the last
-                                // copy, each at its own frequency; phase locking takes over
-                                // from the next frame.
-                                Self.resumeBins(
-                                    spec: spec, ref: ref, alt: alt, rot: rot, baseline: base,
-                                    fill: (binCos, binSin), bins: b, channels: ch, size: n, hop: hs,
-                                    phaseHop: h)
-                                if refOffset == nil { ref.update(from: spec, count: ch * 2 * b) }
-                                current = nil
                             }
                         } else {
                             // Keep this frame's analysis for the next one.
