@@ -25,7 +25,7 @@ public enum PitchShifterError: Error, Equatable, CustomStringConvertible {
 ///
 /// The pitch moves by `semitones` (frequencies scale by `2^(semitones/12)`) and the speed by
 /// `tempo` (output duration = input duration / tempo) independently. It is a phase vocoder
-/// time-stretch (identity phase locking, phase reset on transients; see `PhaseVocoder`) by
+/// time-stretch (identity phase locking, transients copied, not smeared; see `PhaseVocoder`) by
 /// `ratio / tempo` combined with a windowed-sinc resampler by `ratio`: for a shift up the
 /// resampler runs first (fewer frames for the vocoder), for a shift down it runs last.
 ///
