@@ -191,7 +191,7 @@ import Testing
         #expect(plan.exited(0))
         let runLines = plan.stdoutLines.filter { $0.hasPrefix("run ") }
         #expect(runLines.count == inputs.count)
-        for line in runLines { #expect(line.hasSuffix(": encode: options changed: encode bits 16 → 24"), "\(line)") }
+        for line in runLines { #expect(line.hasSuffix(": encode:flac/{dir}/{stem}.flac: options changed: encode bits 16 → 24"), "\(line)") }
         #expect(plan.stdout.contains("dry run: 6 to run, 0 up to date"))
         #expect(try RunWorkspace.stamps(ws["out"]) == before, "a dry run writes nothing")
 
@@ -224,7 +224,7 @@ import Testing
         #expect(explain.exited(0))
         let reasons = explain.stdoutLines.filter { $0.hasPrefix("run ") }
         #expect(reasons.count == inputs.count)
-        for line in reasons { #expect(line.hasSuffix(": encode: options changed: resample rate 16000 → 22050"), "\(line)") }
+        for line in reasons { #expect(line.hasSuffix(": encode:flac/{dir}/{stem}.flac: options changed: resample rate 16000 → 22050"), "\(line)") }
         let afterResample = try RunWorkspace.stamps(ws["out"])
         for (path, stamp) in after {
             if path.hasPrefix("wav/") { #expect(afterResample[path] == stamp, "\(path) was rewritten") }
@@ -264,7 +264,7 @@ import Testing
         #expect(report.int("counts", "planned") == 1)
         let recs = report["recordings"] as? [[String: Any]] ?? []
         #expect(recs.map { $0["path"] as? String } == [victim])
-        #expect((recs.first?["reasons"] as? [String]) == ["encode: source changed", "encode: source changed"])
+        #expect((recs.first?["reasons"] as? [String]) == ["encode:wav/{dir}/{stem}.wav: source changed", "encode:flac/{dir}/{stem}.flac: source changed"])
 
         let after = try RunWorkspace.stamps(ws["out"])
         let mine = Self.outputs(of: victim)
@@ -289,7 +289,7 @@ import Testing
 
         let run = try ws.segno(["run", "spec.yaml", "--explain", "--report", "r.json"])
         #expect(run.exited(0))
-        #expect(run.stdoutLines.contains("run \(inputs[1]): encode: output missing: \(victim.flac)"), "\(run.stdout)")
+        #expect(run.stdoutLines.contains("run \(inputs[1]): encode:flac/{dir}/{stem}.flac: output missing: \(victim.flac)"), "\(run.stdout)")
         #expect(run.stdout.contains("1 done, 0 failed, 5 up to date"))
         let after = try RunWorkspace.stamps(ws["out"])
         for (path, s) in before where path != victim.flac { #expect(after[path] == s, "\(path) was rewritten") }
@@ -332,7 +332,7 @@ import Testing
         let all = try ws.segno(["run", "spec.yaml", "--force", "--explain"])
         #expect(all.exited(0))
         #expect(all.stdout.contains("3 done, 0 failed, 0 up to date"))
-        #expect(all.stdoutLines.filter { $0.hasSuffix(": encode: forced; encode: forced") }.count == 3, "\(all.stdout)")
+        #expect(all.stdoutLines.filter { $0.hasSuffix(": encode:wav/{dir}/{stem}.wav: forced; encode:flac/{dir}/{stem}.flac: forced") }.count == 3, "\(all.stdout)")
         let after = try RunWorkspace.stamps(ws["out"])
         for (path, s) in before { #expect(after[path]?.inode != s.inode, "\(path) was not rewritten") }
         let kind = try ws.segno(["run", "spec.yaml", "--force=encode"])
@@ -613,7 +613,7 @@ import Testing
                 #expect(((rec["duration"] as? Double) ?? 0) >= 0.5)
                 let outs = rec["outputs"] as? [String] ?? []
                 #expect(outs.count == 2 && outs.allSatisfy { $0.hasPrefix(ws["out/"]) && FileManager.default.fileExists(atPath: $0) })
-                #expect(rec["reasons"] as? [String] == ["encode: new", "encode: new"])
+                #expect(rec["reasons"] as? [String] == ["encode:wav/{dir}/{stem}.wav: new", "encode:flac/{dir}/{stem}.flac: new"])
             }
         }
         let again = try ws.segno(["run", "spec.yaml", "--report", "reports/r.json"])

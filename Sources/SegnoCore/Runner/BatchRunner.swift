@@ -135,7 +135,14 @@ public final class BatchRunner: Sendable {
         planner.retryOnly = options.retryOnly
         if options.explain, let store { planner.recipeLookup = { try? store.recipe($0) } }
         var work: [RecordingPlan] = []
+        let collisions = Self.outputCollisions(job: job, files: scan.files)
+        var collided: [(ScannedFile, String)] = []
         for file in scan.files {
+            if let message = collisions[file.relativePath] {
+                collided.append((file, message))
+                if options.dryRun || options.explain { summary.plan.append("fail \(file.relativePath): \(message)") }
+                continue
+            }
             let p = planner.plan(file)
             switch p.action {
             case .skip: summary.skipped += 1
@@ -175,6 +182,13 @@ public final class BatchRunner: Sendable {
         let runId: Int64
         do { runId = try store.startRun(spec: spec.file, specName: spec.name) } catch { throw .state("\(error)") }
         let writer = StateWriter(store: store)
+        for (file, message) in collided {
+            let text = "\(AudioError.quoted(file.relativePath)): \(message)"
+            writer.submit(.failed(path: file.relativePath, identity: file.identity, error: text, attempts: 1, recipe: job.recipeFingerprint))
+            summary.results.append(RecordingResult(path: file.relativePath, status: .failed, duration: nil, seconds: 0, attempts: 1,
+                                                   outputs: [], error: text, reasons: []))
+            FileHandle.standardError.write(Data("segno: \(text)\n".utf8))
+        }
         let progress = ProgressPrinter(mode: options.progress)
         progress.start(planned: work.count)
 
@@ -204,7 +218,7 @@ public final class BatchRunner: Sendable {
         progress.stop()
         do { try writer.flush() } catch { progress.error("segno: \(error)") }
 
-        summary.results = results.withLock { $0 }.sorted { $0.path < $1.path }
+        summary.results = (summary.results + results.withLock { $0 }).sorted { $0.path < $1.path }
         for r in summary.results {
             switch r.status {
             case .done: summary.done += 1
@@ -268,7 +282,8 @@ public final class BatchRunner: Sendable {
                 }
                 let message = "\(error)"
                 outcome.error = message
-                writer.submit(.failed(path: plan.file.relativePath, identity: plan.file.identity, error: message, attempts: priorAttempts + attempt))
+                writer.submit(.failed(path: plan.file.relativePath, identity: plan.file.identity, error: message,
+                                      attempts: priorAttempts + attempt, recipe: job.recipeFingerprint))
                 progress.update { $0.failed += 1 }
                 progress.error("segno: \(message)")
                 break
@@ -277,6 +292,30 @@ public final class BatchRunner: Sendable {
         outcome.attempts = attempt
         outcome.seconds = Date().timeIntervalSince(started)
         return outcome
+    }
+
+    /// Recordings whose outputs would land on another recording's (`a.wav` and `a.flac` both
+    /// writing `{stem}.flac`): the first in path order keeps the name, the others fail with a
+    /// message. Only templates that need no decoding are checked (the rest are rare to collide).
+    static func outputCollisions(job: Job, files: [ScannedFile]) -> [String: String] {
+        let decodeVariables = ["duration", "rate", "channels", "title", "recorded", "zoom"]
+        let templates = job.taps.filter { t in !decodeVariables.contains(where: { t.config.pathTemplate.uses($0) }) }
+        guard !templates.isEmpty else { return [:] }
+        var owner: [String: String] = [:]
+        var out: [String: String] = [:]
+        for f in files {
+            let ctx = RecordingContext(sourcePath: f.absolutePath, relativePath: f.relativePath, modified: f.identity.modified,
+                                       outputRoot: job.spec.outputRoot)
+            for t in templates {
+                guard let path = try? t.config.pathTemplate.resolve(ctx) else { continue }
+                if let first = owner[path], first != f.relativePath {
+                    out[f.relativePath] = "\(t.config.name) would write \(AudioError.quoted(String(path.dropFirst(job.spec.outputRoot.count + 1)))) like \(AudioError.quoted(first)); add {ext} or {dir} to \(t.config.pathTemplate.text)"
+                    break
+                }
+                owner[path] = f.relativePath
+            }
+        }
+        return out
     }
 
     /// `prune: true` on an upload: recordings whose source is gone lose their outputs, their

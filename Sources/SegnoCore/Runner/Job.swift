@@ -59,7 +59,18 @@ public struct Job: Sendable {
             }
         }
         self.taps = taps
+        recipeFingerprint = Self.fingerprint((taps.map(\.fingerprint) + uploads.map(\.recipe)).joined(separator: "\n"))
+        // Name taps by kind in messages, or by identity when a kind appears twice.
+        var counts: [String: Int] = [:]
+        for t in taps { counts[t.config.name, default: 0] += 1 }
+        labels = taps.map { counts[$0.config.name]! > 1 ? $0.identity : $0.config.name }
     }
+
+    /// Fingerprint of every tap and upload: a failure recorded with another one was made by
+    /// other stages, so a fixed spec tries the recording again.
+    public var recipeFingerprint: String = ""
+    /// How messages name each tap: its kind ("encode"), or its identity when a kind appears twice.
+    public var labels: [String] = []
 
     static func fingerprint(_ text: String) -> String {
         SHA256.hash(data: Data(text.utf8)).prefix(16).map { String(format: "%02x", $0) }.joined()

@@ -47,7 +47,7 @@ public struct Planner {
         // A damaged source fails the same way every time: skip it until it changes or `retry`.
         // Upload failures (credentials, network) are not the source's fault: try again.
         if let prior, prior.status == "failed", !retryOnly, force == .none, prior.identity == file.identity,
-           !(prior.error ?? "").hasPrefix("upload:") {
+           !(prior.error ?? "").hasPrefix("upload:"), prior.failedRecipe == nil || prior.failedRecipe == job.recipeFingerprint {
             return RecordingPlan(file: file, action: .knownFailure(prior.error ?? "failed"), prior: prior)
         }
         var taps: [Int] = []
@@ -75,7 +75,7 @@ public struct Planner {
             }
             if let reason {
                 taps.append(i)
-                reasons.append("\(name): \(reason)")
+                reasons.append("\(job.labels[i]): \(reason)")
             }
         }
         var uploads: [Int] = []

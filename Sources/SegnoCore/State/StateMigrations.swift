@@ -62,6 +62,10 @@ enum StateMigrations {
                 ) WITHOUT ROWID;
                 """)
         }
+        m.registerMigration("v3: the recipe a failure happened with") { db in
+            // A known failure is skipped only while the source AND the job's stages are unchanged.
+            try db.execute(sql: "ALTER TABLE recording ADD COLUMN failed_recipe TEXT")
+        }
         return m
     }
 }

@@ -79,6 +79,8 @@ public struct RecordingState: Sendable {
     public var error: String?
     public var updatedAt: Double
     public var steps: [String: StepState]
+    /// `Job.recipeFingerprint` when the recording failed: a fixed spec retries it.
+    public var failedRecipe: String? = nil
 }
 
 /// One change to the state, applied by the writer in a batch.
@@ -86,7 +88,7 @@ public enum StateUpdate: Sendable {
     /// A recording's pass succeeded: its steps (the taps that ran) are recorded.
     case done(path: String, identity: FileIdentity, contentHash: Data?, duration: Double?, steps: [StepState], recipes: [String: String])
     /// A recording failed: message and attempt count.
-    case failed(path: String, identity: FileIdentity, error: String, attempts: Int)
+    case failed(path: String, identity: FileIdentity, error: String, attempts: Int, recipe: String? = nil)
     /// A source is unchanged in content though its metadata changed (verify: content).
     case touched(path: String, identity: FileIdentity)
 }

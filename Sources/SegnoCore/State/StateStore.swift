@@ -34,7 +34,7 @@ public final class StateStore: Sendable {
         try db.read { db in
             var out: [String: RecordingState] = [:]
             var byId: [Int64: String] = [:]
-            let rows = try Row.fetchCursor(db, sql: "SELECT id, path, size, mtime_ns, inode, content_hash, duration, status, attempts, error, updated_at FROM recording")
+            let rows = try Row.fetchCursor(db, sql: "SELECT id, path, size, mtime_ns, inode, content_hash, duration, status, attempts, error, updated_at, failed_recipe FROM recording")
             while let r = try rows.next() {
                 let path: String = r[1]
                 let id: Int64 = r[0]
@@ -42,7 +42,7 @@ public final class StateStore: Sendable {
                 out[path] = RecordingState(id: id, path: path,
                                            identity: FileIdentity(size: r[2], mtimeNs: r[3], inode: r[4]),
                                            contentHash: r[5], duration: r[6], status: r[7], attempts: r[8],
-                                           error: r[9], updatedAt: r[10], steps: [:])
+                                           error: r[9], updatedAt: r[10], steps: [:], failedRecipe: r[11])
             }
             let steps = try Row.fetchCursor(db, sql: "SELECT recording_id, stage, fingerprint, source, output, output_hash, output_size, finished_at, detail FROM step")
             while let r = try steps.next() {
@@ -78,6 +78,7 @@ public final class StateStore: Sendable {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             let recipe = try db.cachedStatement(sql: "INSERT OR IGNORE INTO recipe (fingerprint, text) VALUES (?, ?)")
+            let failedRecipe = try db.cachedStatement(sql: "UPDATE recording SET failed_recipe = ? WHERE id = ?")
             let touch = try db.cachedStatement(sql: "UPDATE recording SET size = ?, mtime_ns = ?, inode = ?, updated_at = ? WHERE path = ?")
             let touchSteps = try db.cachedStatement(sql: "UPDATE step SET source = ? WHERE recording_id = (SELECT id FROM recording WHERE path = ?)")
             for u in updates {
@@ -88,8 +89,9 @@ public final class StateStore: Sendable {
                     for s in steps {
                         try step.execute(arguments: [rid, s.stage, s.fingerprint, s.source, s.output, s.outputHash, s.outputSize, s.finishedAt, s.detail])
                     }
-                case let .failed(path, id, error, attempts):
-                    _ = try Int64.fetchOne(upsert, arguments: [path, id.size, id.mtimeNs, id.inode, nil, nil, "failed", attempts, error, now])
+                case let .failed(path, id, error, attempts, recipe):
+                    let rid = try Int64.fetchOne(upsert, arguments: [path, id.size, id.mtimeNs, id.inode, nil, nil, "failed", attempts, error, now])!
+                    try failedRecipe.execute(arguments: [recipe, rid])
                 case let .touched(path, id):
                     try touch.execute(arguments: [id.size, id.mtimeNs, id.inode, now, path])
                     try touchSteps.execute(arguments: [id.key, path])
