@@ -2,9 +2,10 @@ import Foundation
 import SegnoDSP
 
 /// Streaming decode through the `ffmpeg` program, for what libsndfile cannot read: AAC and ALAC
-/// in MP4/M4A/3GP, AAC in CAF, ADTS, AMR, IMA4 in CAF. `ffprobe` gives the stream facts and tags
-/// when the file is opened; on the first `read` an `ffmpeg` child starts writing raw interleaved
-/// Float32 on a pipe, which is read block by block (constant memory, no temporary files).
+/// in MP4/M4A/3GP, AAC in CAF, ADTS, AMR, IMA4 in CAF. The stream facts and tags are learnt when
+/// the file is opened (`MP4Probe` reads a common MP4 header itself, `ffprobe -of json` the rest);
+/// on the first `read` an `ffmpeg` child starts writing raw interleaved Float32 on a pipe, which
+/// is read block by block (constant memory, no temporary files).
 ///
 /// Gapless: ffmpeg skips the encoder's priming frames that an MP4 edit list or `iTunSMPB`
 /// declares; this decoder also drops the end padding by stopping at the length they declare, so
@@ -29,7 +30,8 @@ public final class FFmpegDecoder: AudioDecoder {
     private var discard = [Float]()
     /// Process id of the running or last `ffmpeg` child (tests check it was reaped).
     private(set) var decoderProcessID: pid_t?
-    /// Process id of the `ffprobe` run at open (reaped before `init` returned).
+    /// Process id of the `ffprobe` run at open (reaped before `init` returned); 0 when the header
+    /// was read directly.
     let probeProcessID: pid_t
 
     /// Frames a stream may fall short of its container's declared length without being called
@@ -37,12 +39,15 @@ public final class FFmpegDecoder: AudioDecoder {
     /// edit lists in milliseconds, and ffprobe rounds durations; a cut file misses far more.
     static let lengthSlack = 8192
 
-    /// Probes `path` with ffprobe; the decode child starts on the first `read`. `kind` is what
-    /// the first bytes look like (from `ContentSniffer`). Throws `AudioError` for missing,
-    /// unreadable, empty, non-audio and damaged files. Called once per recording.
-    public init(path: String, tools: FFmpegTools, kind: ContentSniffer.Kind? = nil) throws {
+    /// Learns the stream's facts and tags (from the header of a common MP4 file, else with
+    /// ffprobe); the decode child starts on the first `read`. `kind` is what the first bytes look
+    /// like (from `ContentSniffer`); `readHeaders: false` always asks ffprobe. Throws `AudioError`
+    /// for missing, unreadable, empty, non-audio and damaged files. Called once per recording.
+    public init(path: String, tools: FFmpegTools, kind: ContentSniffer.Kind? = nil, readHeaders: Bool = true) throws {
         Glibc.close(try SndFileDecoder.openChecked(path))
-        let probe = try FFprobe.run(path: path, kind: kind ?? ContentSniffer.sniff(path: path), tools: tools)
+        let kind = kind ?? ContentSniffer.sniff(path: path)
+        let probe = try (kind.isMP4Family && readHeaders ? MP4Probe.probe(path: path, kind: kind) : nil)
+            ?? FFprobe.run(path: path, kind: kind, tools: tools)
         self.path = path
         self.tools = tools
         info = probe.info

@@ -1,8 +1,8 @@
 import Foundation
 
-/// Stream facts and tags of a file's first audio stream, from `ffprobe -of json`.
-/// Called once per recording that goes through ffmpeg, before any audio is decoded.
-struct FFprobe {
+/// Stream facts and tags of a file's first audio stream, learnt before any audio is decoded:
+/// from `ffprobe -of json` (`FFprobe`) or, for common MP4 files, from their header (`MP4Probe`).
+struct StreamProbe {
     /// What the stream is, as `SourceInfo` reports it.
     var info: SourceInfo
     /// Frames the container declares exactly (MP4 edit list or `iTunSMPB`): ffmpeg's output is
@@ -11,12 +11,18 @@ struct FFprobe {
     /// Frames the container's header promises (MP4, CAF): decoding far fewer means the file is
     /// truncated. Nil for raw streams (ADTS, AMR), whose length ffprobe estimates from the bitrate.
     var declaredFrames: Int?
-    /// The ffprobe child's process id (reaped before `run` returns; tests check it).
+    /// The ffprobe child's process id (reaped before `run` returns; tests check it); 0 when no
+    /// process ran.
     var processID: pid_t = 0
+}
+
+/// Runs `ffprobe -of json` and reads its answer. Called once per recording that goes through
+/// ffmpeg and that `MP4Probe` does not read.
+enum FFprobe {
 
     /// Runs ffprobe on `path` (passed as a `file:` URL, so names starting with `-` or holding `:`
     /// are never options or protocols). Throws `AudioError` naming the file and ffprobe's reason.
-    static func run(path: String, kind: ContentSniffer.Kind, tools: FFmpegTools) throws -> FFprobe {
+    static func run(path: String, kind: ContentSniffer.Kind, tools: FFmpegTools) throws -> StreamProbe {
         let args = ["-hide_banner", "-loglevel", "error", "-of", "json", "-show_format", "-show_streams",
                     "-select_streams", "a:0", FFmpegDecoder.inputURL(path)]
         let child: ChildProcess
@@ -39,7 +45,7 @@ struct FFprobe {
     }
 
     /// Turns ffprobe's JSON into facts. `kind` (from the file's first bytes) tells MP4 from 3GP.
-    static func parse(json: [UInt8], path: String, kind: ContentSniffer.Kind) throws -> FFprobe {
+    static func parse(json: [UInt8], path: String, kind: ContentSniffer.Kind) throws -> StreamProbe {
         // ffprobe copies tag bytes as they are; invalid UTF-8 would make the JSON unreadable.
         let clean = Data(String(decoding: json, as: UTF8.self).utf8)
         let out: Output
@@ -77,7 +83,7 @@ struct FFprobe {
         let info = SourceInfo(container: container, codec: codecLabel(codecName, profile: s.profile, bits: Int(s.bits_per_raw_sample ?? "")),
                               sampleRate: rate, channels: channels, frames: max(0, frames),
                               sampleKind: sampleKind(codecName), tags: userTags(stream: s.tags, format: out.format?.tags))
-        return FFprobe(info: info, exactFrames: exact, declaredFrames: declared)
+        return StreamProbe(info: info, exactFrames: exact, declaredFrames: declared)
     }
 
     // MARK: - Names
@@ -149,8 +155,9 @@ struct FFprobe {
     static let technicalTags: Set<String> = ["major_brand", "minor_version", "compatible_brands", "handler_name",
                                              "vendor_id", "language", "itunsmpb", "itunnorm", "encoder"]
 
-    /// The recording's own tags (title, date, creation_time, location from `©xyz`, artist, …), keys
-    /// lowercased; the container's tags win over the stream's. Nil when there are none.
+    /// The recording's own tags (title, date, creation_time, location from `©xyz` or QuickTime's
+    /// ISO 6709 key, artist, …), keys lowercased; the container's tags win over the stream's.
+    /// Nil when there are none.
     static func userTags(stream: [String: String]?, format: [String: String]?) -> [String: String]? {
         var tags: [String: String] = [:]
         for (k, v) in lowercased(stream).merging(lowercased(format), uniquingKeysWith: { $1 })
@@ -165,6 +172,11 @@ struct FFprobe {
             guard tags[base] == nil || tags[base] == tags[k] else { continue }
             tags[base] = tags[k]
             tags[k] = nil
+        }
+        // QuickTime metadata keys (iPhone recordings) under the names templates use.
+        for (plain, apple) in [("location", "com.apple.quicktime.location.iso6709"), ("date", "com.apple.quicktime.creationdate"),
+                               ("title", "com.apple.quicktime.title")] where tags[plain] == nil {
+            tags[plain] = tags[apple]
         }
         return tags.isEmpty ? nil : tags
     }
