@@ -144,7 +144,7 @@ def bench_waveform(segno, work, rounds):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("segno")
-    ap.add_argument("--only", nargs="*", default=["convert", "folder", "noop", "chain", "waveform"])
+    ap.add_argument("--only", nargs="*", default=["convert", "folder", "noop", "chain", "waveform", "phone"])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--minutes", type=int, default=10)
     a = ap.parse_args()
@@ -155,6 +155,9 @@ def main():
         if "convert" in a.only: bench_convert(segno, work, a.rounds, a.minutes)
         if "folder" in a.only: bench_folder(segno, work, a.rounds)
         if "noop" in a.only: bench_noop(segno, work, a.rounds)
+        if "phone" in a.only:
+            from phone import bench_phone  # bench/phone.py: .m4a memos through ffmpeg (issue 7)
+            bench_phone(segno, work, a.rounds)
         if "chain" in a.only: bench_chain(segno, work, a.rounds, 60 if a.minutes >= 10 else a.minutes)
         if "waveform" in a.only: bench_waveform(segno, work, a.rounds)
     finally:
