@@ -4,14 +4,15 @@ import SegnoDSP
 /// `resample: { rate: 16000, quality: best }` through libsamplerate's streaming API.
 /// The output has exactly `round(inputFrames × rate / inputRate)` frames, time-aligned with the input.
 public struct ResampleConfig: TransformConfig {
-    /// libsamplerate converters: sinc best / medium / fastest.
+    /// libsamplerate converters (sinc best / medium / fastest), or segno's own polyphase
+    /// Kaiser-windowed sinc (96 dB stopband, several times faster than libsamplerate's best).
     public enum Quality: String, Sendable, CaseIterable {
-        case best, medium, fast
+        case best, medium, fast, polyphase
         var converter: Int32 {
             switch self {
             case .best: return Int32(SRC_SINC_BEST_QUALITY)
             case .medium: return Int32(SRC_SINC_MEDIUM_QUALITY)
-            case .fast: return Int32(SRC_SINC_FASTEST)
+            case .fast, .polyphase: return Int32(SRC_SINC_FASTEST)
             }
         }
     }
@@ -27,7 +28,9 @@ public struct ResampleConfig: TransformConfig {
         self.rate = rate
         self.quality = quality
     }
-    public func makeTransform() throws -> any Transform { ResampleTransform(rate: rate, quality: quality) }
+    public func makeTransform() throws -> any Transform {
+        quality == .polyphase ? PolyphaseResampleTransform(rate: rate) : ResampleTransform(rate: rate, quality: quality)
+    }
 }
 
 /// Why a stage cannot start on a recording's real format; fails that recording only.
@@ -135,5 +138,37 @@ final class ResampleTransform: Transform {
         swap(&block.samples, &buffer)
         block.frames = produced
         outputFrames += produced
+    }
+}
+
+/// `quality: polyphase`: SegnoDSP's `PolyphaseResampler`.
+final class PolyphaseResampleTransform: Transform {
+    let rate: Int
+    var resampler: PolyphaseResampler?
+    var output = AudioBlock(channels: 1)
+
+    init(rate: Int) { self.rate = rate }
+
+    func start(_ input: AudioFormat) throws -> AudioFormat {
+        let ratio = Double(rate) / Double(input.sampleRate)
+        guard ratio >= 1.0 / 256, ratio <= 256 else {
+            throw StageStartError(stage: "resample", "\(input.sampleRate) Hz → \(rate) Hz is beyond the 256:1 limit")
+        }
+        if input.sampleRate != rate {
+            resampler = PolyphaseResampler(inputRate: input.sampleRate, outputRate: rate, channels: input.channels)
+            output = AudioBlock(channels: input.channels, capacity: 8192)
+        }
+        return AudioFormat(sampleRate: rate, channels: input.channels)
+    }
+
+    func process(_ block: inout AudioBlock) throws {
+        guard resampler != nil else { return }
+        let frames = block.frames
+        block.samples.withUnsafeBufferPointer { resampler!.process($0.baseAddress!, frames: frames, into: &output) }
+        swap(&block, &output)
+    }
+
+    func finish(_ block: inout AudioBlock) throws {
+        resampler?.finish(into: &block)
     }
 }
