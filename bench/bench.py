@@ -40,6 +40,7 @@ def bench_convert(segno, work, rounds, minutes):
     rows = interleave({
         "segno convert (best)": [segno, "convert", src, os.path.join(work, "a.wav"), "--rate", "16000", "--mix", "mono"],
         "segno convert (medium)": [segno, "convert", src, os.path.join(work, "m.wav"), "--rate", "16000", "--mix", "mono", "--quality", "medium"],
+        "segno convert (polyphase)": [segno, "convert", src, os.path.join(work, "p.wav"), "--rate", "16000", "--mix", "mono", "--quality", "polyphase"],
         "sox -r 16k -c 1": ["sox", src, "-r", "16k", "-c", "1", os.path.join(work, "b.wav")],
     }, rounds)
     table(f"FLAC {minutes} min 44.1 kHz stereo → 16 kHz mono WAV (issue 2)", rows, "sox -r 16k -c 1")
@@ -105,10 +106,10 @@ def bench_chain(segno, work, rounds, minutes):
     sox("-n", "-r", "48000", "-c", "1", "-b", "16", src, "synth", str(minutes * 60), "pinknoise", "vol", "0.3")
     o = lambda n: os.path.join(work, n)
     rows = interleave({
-        "segno chain": [segno, "convert", src, o("c1.flac"), "--lowpass", "3000", "--pitch", "3", "--rate", "16000"],
+        "segno chain": [segno, "convert", src, o("c1.flac"), "--lowpass", "3000", "--pitch", "3", "--rate", "16000", "--quality", "polyphase"],
         "sox chain": ["sox", src, o("c2.flac"), "lowpass", "3000", "pitch", "300", "rate", "-v", "16k"],
     }, rounds)
-    table(f"chain on {minutes} min 48 kHz mono FLAC: lowpass 3k, pitch +3, resample 16k, FLAC (issue 4)", rows, "sox chain")
+    table(f"chain on {minutes} min 48 kHz mono FLAC: lowpass 3k, pitch +3, resample 16k (segno polyphase), FLAC (issue 4)", rows, "sox chain")
     steps = interleave({
         "segno copy (decode+encode)": [segno, "convert", src, o("s0.flac")],
         "sox copy (decode+encode)": ["sox", src, o("x0.flac")],
@@ -116,7 +117,7 @@ def bench_chain(segno, work, rounds, minutes):
         "sox lowpass": ["sox", src, o("x1.flac"), "lowpass", "3000"],
         "segno pitch +3": [segno, "convert", src, o("s2.flac"), "--pitch", "3"],
         "sox pitch 300": ["sox", src, o("x2.flac"), "pitch", "300"],
-        "segno resample 16k": [segno, "convert", src, o("s3.flac"), "--rate", "16000"],
+        "segno resample 16k": [segno, "convert", src, o("s3.flac"), "--rate", "16000", "--quality", "polyphase"],
         "sox rate -v 16k": ["sox", src, o("x3.flac"), "rate", "-v", "16k"],
     }, rounds)
     table("each step alone (same file)", steps, "sox copy (decode+encode)")
