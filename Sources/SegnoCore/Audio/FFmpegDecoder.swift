@@ -10,8 +10,8 @@ import SegnoDSP
 /// Gapless: ffmpeg skips the encoder's priming frames that an MP4 edit list or `iTunSMPB`
 /// declares; this decoder also drops the end padding by stopping at the length they declare, so
 /// an AAC file yields the frames it was encoded from: exactly with `iTunSMPB` or an edit list in
-/// the audio's own timescale, within half a millisecond with an edit list in milliseconds
-/// (ffmpeg's own muxer). Raw streams (ADTS) declare nothing and keep ffmpeg's own length
+/// the audio's own timescale, within a millisecond with an edit list in milliseconds (what
+/// ffmpeg's own muxer writes). Raw streams (ADTS) declare nothing and keep ffmpeg's own length
 /// (the encoder's priming and padding included).
 ///
 /// The child is killed (SIGKILL) and reaped by `close()`, which the runner calls when the
@@ -99,7 +99,7 @@ public final class FFmpegDecoder: AudioDecoder {
         #else
         let raw = "f32le"
         #endif
-        // -ar/-ac pin the output to what ffprobe reported, so the PCM always matches `info`.
+        // -ar/-ac pin the output to what the probe reported, so the PCM always matches `info`.
         let args = ["-nostdin", "-hide_banner", "-nostats", "-loglevel", "error", "-xerror",
                     "-i", Self.inputURL(path), "-map", "0:a:0",
                     "-ar", String(info.sampleRate), "-ac", String(info.channels),
