@@ -47,7 +47,8 @@ release: deps
 test: test-deps
 	$(SWIFT) build --build-tests
 	@set -e; \
-	eval "$$(bash Tests/support/rgw.sh start)"; \
+	rgw_env=$$(bash Tests/support/rgw.sh start) || { echo "make test: the local Ceph RGW did not start" >&2; exit 1; }; \
+	eval "$$rgw_env"; \
 	trap 'bash Tests/support/rgw.sh stop >/dev/null 2>&1 || true' EXIT; \
 	export S3_TEST_ENDPOINT S3_TEST_ACCESS_KEY S3_TEST_SECRET_KEY; \
 	$(SWIFT) test --skip-build
