@@ -63,7 +63,7 @@ def bench_folder(segno, work, rounds):
     spec = os.path.join(work, "folder.yaml")
     with open(spec, "w") as f:
         f.write("version: 1\ninput: { root: in20 }\noutput: { root: out20 }\nparallel: 2\nstages:\n"
-                "  - mix: mono\n  - resample: { rate: 16000, quality: medium }\n  - encode: { path: \"{stem}.flac\" }\n")
+                "  - mix: mono\n  - resample: { rate: 16000, quality: polyphase }\n  - encode: { path: \"{stem}.flac\" }\n")
     outx = os.path.join(work, "outx")
     script = f"mkdir -p {outx} && find {inp} -name '*.flac' -print0 | xargs -0 -P2 -I{{}} sh -c 'sox \"$1\" -c 1 -r 16k {outx}/$(basename \"$1\")' _ {{}}"
     def clean(name):
