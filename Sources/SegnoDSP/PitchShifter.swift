@@ -229,15 +229,6 @@ public struct PitchShifter: Sendable {
 
     /// Moves up to `limit` finished frames from the output FIFO to the end of `block`.
     private mutating func drain(into block: inout AudioBlock, limit: Int) {
-        let n = min(limit, self.output.count)
-        guard n > 0 else { return }
-        let at = block.frames
-        block.reserve(frames: at + n)
-        let ch = channels
-        block.samples.withUnsafeMutableBufferPointer { p in
-            self.output.popInterleaved(into: p.baseAddress! + at * ch, frames: n)
-        }
-        block.frames = at + n
-        framesOut += n
+        framesOut += output.pop(into: &block, limit: limit)
     }
 }

@@ -150,4 +150,19 @@ struct PlanarFIFO: Sendable {
         }
         discard(before: start + n)
     }
+
+    /// Appends up to `limit` frames from the front to the end of `block` (interleaved) and
+    /// drops them; returns how many moved. The pitch shifter and the resampler drain through it.
+    mutating func pop(into block: inout AudioBlock, limit: Int) -> Int {
+        let n = min(limit, count)
+        guard n > 0 else { return 0 }
+        let at = block.frames
+        block.reserve(frames: at + n)
+        let ch = channels
+        block.samples.withUnsafeMutableBufferPointer { p in
+            popInterleaved(into: p.baseAddress! + at * ch, frames: n)
+        }
+        block.frames = at + n
+        return n
+    }
 }
