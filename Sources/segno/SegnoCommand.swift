@@ -36,7 +36,9 @@ func printError(_ message: String) {
 enum Main {
     static func main() {
         var args = Array(CommandLine.arguments.dropFirst())
-        args = args.map { $0 == "--force" ? "--force=all" : $0 }
+        // Only options before a `--` terminator; after it, "--force" could be a file name.
+        let end = args.firstIndex(of: "--") ?? args.count
+        for i in 0..<end where args[i] == "--force" { args[i] = "--force=all" }
         do {
             var command = try SegnoCommand.parseAsRoot(args)
             try command.run()
