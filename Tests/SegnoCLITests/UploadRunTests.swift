@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 import SegnoS3
 import Testing
 
@@ -135,5 +136,48 @@ struct UploadRunTests {
         #expect(r.status == 2)
         #expect(r.stderr.contains("no credentials"))
         #expect(!FileManager.default.fileExists(atPath: dir["out/x.flac"]))
+    }
+
+    /// A run killed in the middle of a multipart upload leaves the upload id and its finished
+    /// parts in the state database; the next run resumes that very upload. The interrupted state
+    /// is made exactly (upload created and part 1 sent by the test, progress saved in the store)
+    /// and the upload carries a marker in its metadata: a fresh upload by segno would not have it.
+    @Test func aRecordedMultipartUploadIsResumedNotRestarted() throws {
+        let dir = try TempDir()
+        try FileManager.default.createDirectory(atPath: dir["in"], withIntermediateDirectories: true)
+        try Audio.writeSine(to: dir["in/long.wav"], frequency: 220, rate: 44100, frames: 44100 * 70, channels: 2)
+        let bucket = "segno-mp-\(UUID().uuidString.prefix(8).lowercased())"
+        let s3 = try client()
+        try s3.createBucket(bucket)
+        let part = 5 * 1024 * 1024
+        let encode = "  - encode: { path: \"{stem}.wav\", bits: 16 }\n"
+        let head = "version: 1\ninput: { root: in }\noutput: { root: out }\nstages:\n"
+        try (head + encode).write(toFile: dir["a.yaml"], atomically: true, encoding: .utf8)
+        #expect(try segno(["run", dir["a.yaml"]]).status == 0)
+
+        // What a run killed after its first part leaves behind.
+        let local = dir["out/long.wav"]
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: local))
+        #expect(bytes.count > 2 * part)
+        let sha = FileHash.hex(try FileHash.sha256(path: local).digest)
+        let key = "long.wav"
+        let id = try s3.createMultipartUpload(bucket: bucket, key: key, options: PutObjectOptions(
+            metadata: ["marker": "from-the-interrupted-run", S3Metadata.sha256Key: sha], contentType: "audio/wav"))
+        let first = try s3.uploadPart(bucket: bucket, key: key, uploadId: id, partNumber: 1, data: bytes.prefix(part))
+        let store = try StateStore(path: dir["out/.segno/state.sqlite"])
+        try store.save(MultipartProgress(fileSHA256: sha, uploadId: id, partSize: Int64(part), parts: [1: first.etag], startedAt: Date()),
+                       for: MultipartUploadKey(bucket: bucket, key: key))
+
+        let upload = "  - upload: { to: \"s3://\(bucket)/\", endpoint: \"${S3_TEST_ENDPOINT}\", multipart_threshold: \(part), part_size: \(part) }\n"
+        try (head + encode + upload).write(toFile: dir["b.yaml"], atomically: true, encoding: .utf8)
+        let r = try segno(["run", dir["b.yaml"], "--explain"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("upload: new"), "only the upload runs: \(r.stdout)")
+        let info = try #require(try s3.headObject(bucket: bucket, key: key))
+        #expect(info.metadata["marker"] == "from-the-interrupted-run", "segno started a new upload instead of resuming")
+        #expect(info.etag.hasSuffix("-3"))
+        #expect(try s3.getObject(bucket: bucket, key: key) == bytes)
+        #expect(try store.multipartStarted(before: Date.distantFuture).isEmpty, "the finished upload's record is cleared")
+        #expect(try s3.listMultipartUploads(bucket: bucket).isEmpty)
     }
 }

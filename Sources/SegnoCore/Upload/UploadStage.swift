@@ -14,7 +14,8 @@ import SegnoS3
 public struct UploadConfig: StageConfig {
     /// Where files go.
     public enum Target: Sendable, Equatable {
-        case s3(bucket: String, prefix: PathTemplate)
+        /// `prefix` nil: objects go to the bucket's top level.
+        case s3(bucket: String, prefix: PathTemplate?)
         case folder(PathTemplate)
     }
     public let to: String
@@ -106,7 +107,7 @@ public struct UploadConfig: StageConfig {
             }
             var prefix = String(rest.dropFirst(bucket.count))
             while prefix.hasPrefix("/") { prefix.removeFirst() }
-            return .s3(bucket: bucket, prefix: try PathTemplate(prefix.isEmpty ? "{name}" : prefix, extraVariables: extraVariables))
+            return .s3(bucket: bucket, prefix: prefix.isEmpty ? nil : try PathTemplate(prefix, extraVariables: extraVariables))
         }
         if text.hasPrefix("file://") {
             let path = String(text.dropFirst(7))

@@ -36,7 +36,7 @@ public final class Uploader: Sendable {
         let name = (file as NSString).lastPathComponent
         switch config.target {
         case .s3(let bucket, let prefix):
-            let p = try prefix.resolveRelative(context)
+            let p = try prefix?.resolveRelative(context) ?? ""
             let comps = p.split(separator: "/").filter { $0 != "." && !$0.isEmpty }
             if comps.contains("..") { throw UploadError.configuration("\(config.to) resolves to \"\(p)\" with '..'") }
             return (bucket, (comps.map(String.init) + [name]).joined(separator: "/"))
