@@ -98,7 +98,7 @@ func runJob(spec path: String, flags: RunFlags, retryOnly: Bool) throws {
     }
     if !flags.quiet {
         var line: String
-        if summary.planned == 0 {
+        if summary.planned == 0 && summary.failed == 0 {
             line = "nothing to do: \(summary.skipped) recordings up to date"
         } else {
             line = "\(summary.done) done, \(summary.failed) failed, \(summary.skipped) up to date"
