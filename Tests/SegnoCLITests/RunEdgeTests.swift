@@ -1,4 +1,6 @@
 import Foundation
+import SegnoCore
+import SegnoDSP
 import Testing
 
 /// Runner edge cases: two sources that would write one output, and a known failure retried
@@ -22,6 +24,10 @@ import Testing
         // a.flac (first in path order) owns a.wav; the output holds its 880 Hz, not the 440 Hz source.
         let info = try CLI.run(try CLI.segnoPath(), ["info", "--json", dir["out/a.wav"]])
         #expect(info.status == 0)
+        // The next cron run reports it as a known failure instead of failing again.
+        let same = try CLI.run(try CLI.segnoPath(), ["run", s])
+        #expect(same.status == 0, "\(same.stderr)")
+        #expect(same.stdout.contains("1 known failures"), "\(same.stdout)")
         let fixed = try spec(dir, ["encode: { path: \"{stem}-{ext}.wav\" }"])
         let again = try CLI.run(try CLI.segnoPath(), ["run", fixed])
         #expect(again.status == 0, "\(again.stderr)")
@@ -45,5 +51,22 @@ import Testing
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("1 done"), "\(r.stdout)")
         #expect(FileManager.default.fileExists(atPath: dir["out/m.opus"]))
+    }
+
+    @Test func eightBitOutputRoundsAtEightBits() throws {
+        let dir = try TempDir()
+        // −0.001 is −0.128 LSB at 8 bits: it must round to 0, not floor to −1.
+        let x: [Float] = [-0.001, 0.001, 0.5, -0.5, 1.0, -1.0, 0.0039, -0.0041]
+        try FileManager.default.createDirectory(atPath: dir["in"], withIntermediateDirectories: true)
+        let enc = try SndFileEncoder(path: dir["in/x.wav"], format: .wav, bits: .float, quality: nil,
+                                     stream: AudioFormat(sampleRate: 8000, channels: 1))
+        try enc.write(AudioBlock(interleaved: x, channels: 1))
+        try enc.finish()
+        #expect(try CLI.run(try CLI.segnoPath(), ["convert", dir["in/x.wav"], dir["x8.wav"], "--bits", "8"]).status == 0)
+        let d = try DecoderFactory.open(path: dir["x8.wav"])
+        var b = AudioBlock(channels: 1)
+        _ = try d.read(into: &b, maxFrames: 16)
+        let got = b.validSamples.map { Int(($0 * 128).rounded()) }
+        #expect(got == [0, 0, 64, -64, 127, -128, 0, -1])
     }
 }

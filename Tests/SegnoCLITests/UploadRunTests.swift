@@ -180,4 +180,55 @@ struct UploadRunTests {
         #expect(try store.multipartStarted(before: Date.distantFuture).isEmpty, "the finished upload's record is cleared")
         #expect(try s3.listMultipartUploads(bucket: bucket).isEmpty)
     }
+
+    /// Prune never deletes what a present recording still refers to, never runs on a partial
+    /// scan, and a changed upload option (metadata) does reach the server.
+    @Test func pruneIsCarefulAndOptionChangesReachTheServer() throws {
+        let dir = try TempDir()
+        for d in ["in/a", "in/b"] { try FileManager.default.createDirectory(atPath: dir[d], withIntermediateDirectories: true) }
+        try Audio.writeSine(to: dir["in/a/x.wav"], frequency: 440, frames: 8000)
+        try Audio.writeSine(to: dir["in/b/x.wav"], frequency: 440, frames: 8000)
+        try Audio.writeSine(to: dir["in/c.wav"], frequency: 660, frames: 8000)
+        let bucket = "segno-prune-\(UUID().uuidString.prefix(8).lowercased())"
+        let s3 = try client()
+        try s3.createBucket(bucket)
+        func write(title: String) throws {
+            // No {dir} in `to`: a/x.wav and b/x.wav share the key memos/x.flac (same bytes).
+            try """
+            version: 1
+            input: { root: in }
+            output: { root: out }
+            stages:
+              - encode: { path: "{dir}/{stem}.flac" }
+              - upload:
+                  to: s3://\(bucket)/memos/
+                  endpoint: ${S3_TEST_ENDPOINT}
+                  metadata: { title: "\(title)" }
+                  prune: true
+            """.write(toFile: dir["s.yaml"], atomically: true, encoding: .utf8)
+        }
+        try write(title: "one")
+        #expect(try segno(["run", dir["s.yaml"]]).status == 0)
+        #expect(try s3.headObject(bucket: bucket, key: "memos/x.flac")?.metadata["title"] == "one")
+
+        // A dangling link makes the scan partial: nothing is pruned although c.wav is gone.
+        try FileManager.default.removeItem(atPath: dir["in/c.wav"])
+        try FileManager.default.createSymbolicLink(atPath: dir["in/dangling.wav"], withDestinationPath: dir["nowhere.wav"])
+        #expect(try segno(["run", dir["s.yaml"]]).status == 0)
+        #expect(try s3.headObject(bucket: bucket, key: "memos/c.flac") != nil)
+        try FileManager.default.removeItem(atPath: dir["in/dangling.wav"])
+
+        // Now c.wav and a/x.wav are pruned; memos/x.flac stays because b/x.wav still uses it.
+        try FileManager.default.removeItem(atPath: dir["in/a/x.wav"])
+        let pruned = try segno(["run", dir["s.yaml"]])
+        #expect(pruned.stdout.contains("2 pruned"), "\(pruned.stdout)")
+        #expect(try s3.headObject(bucket: bucket, key: "memos/c.flac") == nil)
+        #expect(try s3.headObject(bucket: bucket, key: "memos/x.flac") != nil)
+        #expect(FileManager.default.fileExists(atPath: dir["out/b/x.flac"]))
+
+        // A changed metadata option uploads again with the new value.
+        try write(title: "two")
+        #expect(try segno(["run", dir["s.yaml"]]).status == 0)
+        #expect(try s3.headObject(bucket: bucket, key: "memos/x.flac")?.metadata["title"] == "two")
+    }
 }

@@ -86,11 +86,15 @@ public final class SndFileEncoder {
         switch bits {
         case .b8?, .b16?:
             if shorts.count < n { shorts = [Int16](repeating: 0, count: n) }
+            // 8-bit: round at 8 bits and let libsndfile's >> 8 keep that value exactly.
+            let scale: Float = bits == .b8 ? 128 : 32768
+            let hi: Float = scale - 1
+            let shift: Int16 = bits == .b8 ? 8 : 0
             block.samples.withUnsafeBufferPointer { src in
                 shorts.withUnsafeMutableBufferPointer { dst in
                     for i in 0..<n {
-                        let v = (src[i] * 32768).rounded()
-                        dst[i] = Int16(max(-32768, min(32767, v)))
+                        let v = (src[i] * scale).rounded()
+                        dst[i] = Int16(max(-scale, min(hi, v.isNaN ? 0 : v))) << shift
                     }
                 }
             }
@@ -104,7 +108,7 @@ public final class SndFileEncoder {
                     for i in 0..<n {
                         let v = Double((src[i] * full).rounded())
                         let hi = Double(bits == .b24 ? 8_388_607 : 2_147_483_647)
-                        dst[i] = Int32(max(-hi - 1, min(hi, v))) << shift
+                        dst[i] = v.isNaN ? 0 : Int32(max(-hi - 1, min(hi, v))) << shift
                     }
                 }
             }

@@ -113,6 +113,14 @@ public final class BatchRunner: Sendable {
                 store = try StateStore(path: spec.statePath)
                 try store?.closeAbandonedRuns()
                 Self.removeTemporaries(under: spec.outputRoot)
+                for up in job.uploads {
+                    // The fixed part of a file:// target (before its first template variable).
+                    if case .folder(let t) = up.config.target {
+                        let fixed = "/" + String(t.text.prefix { $0 != "{" })
+                        let dir = fixed.hasSuffix("/") ? fixed : (fixed as NSString).deletingLastPathComponent
+                        if dir != "/" { Self.removeTemporaries(under: dir) }
+                    }
+                }
             }
         } catch let e as RunError {
             throw e
@@ -139,6 +147,11 @@ public final class BatchRunner: Sendable {
         var collided: [(ScannedFile, String)] = []
         for file in scan.files {
             if let message = collisions[file.relativePath] {
+                if let prior = state[file.relativePath], prior.status == "failed", prior.identity == file.identity,
+                   prior.failedRecipe == job.recipeFingerprint, !options.retryOnly, options.force == .none {
+                    summary.knownFailures += 1  // reported once, not every cron run
+                    continue
+                }
                 collided.append((file, message))
                 if options.dryRun || options.explain { summary.plan.append("fail \(file.relativePath): \(message)") }
                 continue
@@ -176,7 +189,9 @@ public final class BatchRunner: Sendable {
             throw .upload("\(error)")
         }
         let workUploaders = uploaders
-        if let pruned = prune(state: state, present: Set(scan.files.map(\.relativePath)).union(scan.settlingPaths), store: store, uploaders: uploaders) {
+        // A folder or file the scan could not read may still exist: never prune on a partial scan.
+        if scan.problems.isEmpty,
+           let pruned = prune(state: state, present: Set(scan.files.map(\.relativePath)).union(scan.settlingPaths), store: store, uploaders: uploaders) {
             summary.pruned = pruned
         }
         let runId: Int64
@@ -218,6 +233,7 @@ public final class BatchRunner: Sendable {
         progress.stop()
         do { try writer.flush() } catch { progress.error("segno: \(error)") }
 
+        let workerResults = results.withLock { $0.count }
         summary.results = (summary.results + results.withLock { $0 }).sorted { $0.path < $1.path }
         for r in summary.results {
             switch r.status {
@@ -227,7 +243,7 @@ public final class BatchRunner: Sendable {
             case .unchanged: summary.skipped += 1; summary.planned -= 1
             }
         }
-        summary.notStarted = work.count - summary.results.count
+        summary.notStarted = work.count - workerResults
         if let sig = stop.signal { summary.stop = .signal(sig) } else if timeUp.withLock({ $0 }) { summary.stop = .timeUp }
         summary.finishedAt = Date()
         let status: String
@@ -249,7 +265,7 @@ public final class BatchRunner: Sendable {
         var attempt = 0
         var outcome = RecordingResult(path: plan.file.relativePath, status: .failed, duration: nil, seconds: 0,
                                       attempts: 0, outputs: [], error: nil, reasons: reasons)
-        if job.spec.input.verify == .content, let known = plan.prior?.contentHash,
+        if job.spec.input.verify == .content, plan.prior?.status == "done", let known = plan.prior?.contentHash,
            reasons.allSatisfy({ $0.hasSuffix(": source changed") }),
            let now = try? FileHash.sha256(path: plan.file.absolutePath).digest, now == known {
             // Same bytes under new metadata (touched, copied): note the new identity, run nothing.
@@ -324,17 +340,23 @@ public final class BatchRunner: Sendable {
         guard job.uploads.contains(where: { $0.config.prune }) else { return nil }
         // An empty scan more likely means an unmounted folder than a deleted archive.
         guard !present.isEmpty else { return nil }
+        // Files and objects a present recording still refers to are never deleted (two
+        // recordings can share an upload key or, after a collision, an output).
+        var kept = Set<String>()
+        for (path, rec) in state where present.contains(path) {
+            for step in rec.steps.values { kept.formUnion(step.outputs) }
+        }
         var gone: [String] = []
         for (path, rec) in state where !present.contains(path) {
             var ok = true
             for step in rec.steps.values {
                 if step.stage.hasPrefix("upload:") {
                     guard let i = job.uploads.firstIndex(where: { $0.identity == step.stage }), job.uploads[i].config.prune else { continue }
-                    for uri in step.outputs {
+                    for uri in step.outputs where !kept.contains(uri) {
                         do { try uploaders[i].delete(uri: uri) } catch { ok = false; logger.info("prune failed", metadata: ["uri": "\(uri)", "error": "\(error)"]) }
                     }
                 } else {
-                    for rel in step.outputs { unlink(job.spec.outputRoot + "/" + rel) }
+                    for rel in step.outputs where !kept.contains(rel) { unlink(job.spec.outputRoot + "/" + rel) }
                 }
             }
             if ok { gone.append(path) }

@@ -24,6 +24,10 @@ struct RecordingJob {
         var written: [String] = []
         var duration = plan.prior?.duration
 
+        // With verify: content the hash is taken before decoding, so it describes the bytes the
+        // outputs were made from even if the source is rewritten during a long pass.
+        var contentHash: Data? = nil
+        if spec.input.verify == .content && !tapIndices.isEmpty { contentHash = try FileHash.sha256(path: file.absolutePath).digest }
         if !tapIndices.isEmpty {
             let decoder = try DecoderFactory.open(path: file.absolutePath)
             defer { decoder.close() }
@@ -99,15 +103,14 @@ struct RecordingJob {
                     files.append((path, digest))
                 }
             }
-            let uris = try uploaders[u].upload(files: files, context: ctx, shouldContinue: { [stop] in !stop.isStopped })
-            steps[up.identity] = StepState(stage: up.identity, fingerprint: up.fingerprint(fileHashes: hashes), source: file.identity.key,
+            let fingerprint = up.fingerprint(fileHashes: hashes)
+            let uris = try uploaders[u].upload(files: files, context: ctx, recipe: fingerprint, shouldContinue: { [stop] in !stop.isStopped })
+            steps[up.identity] = StepState(stage: up.identity, fingerprint: fingerprint, source: file.identity.key,
                                            output: StepState.encodeOutputs(uris), outputHash: FileHash.combine(files.map(\.digest)),
                                            outputSize: Int64(files.count), finishedAt: Date().timeIntervalSince1970)
             recipes[steps[up.identity]!.fingerprint] = up.recipe
         }
 
-        var contentHash: Data? = nil
-        if spec.input.verify == .content && !tapIndices.isEmpty { contentHash = try FileHash.sha256(path: file.absolutePath).digest }
         return (.done(path: file.relativePath, identity: file.identity, contentHash: contentHash, duration: duration,
                       steps: Array(steps.values), recipes: recipes), duration, written)
     }

@@ -51,20 +51,32 @@ public final class Uploader: Sendable {
     /// Uploads `files` (absolute path and SHA-256 of each). Returns the remote URIs in order.
     /// A file already at its destination with the same SHA-256 is not sent again.
     /// Called on a worker thread after the recording's pass.
-    public func upload(files: [(path: String, digest: Data)], context: RecordingContext,
+    /// `recipe` (the upload step's fingerprint) is stored as `x-amz-meta-segno-recipe`: an object
+    /// is skipped only when both its SHA-256 and its recipe match, so changed metadata or storage
+    /// options do reach the server.
+    public func upload(files: [(path: String, digest: Data)], context: RecordingContext, recipe: String,
                        shouldContinue: @escaping @Sendable () -> Bool) throws -> [String] {
-        var metadata: [String: String] = [:]
+        var metadata: [String: String] = [Self.recipeKey: recipe]
         for (k, t) in config.metadata {
             do { metadata[k] = try t.resolveRelative(context) } catch { throw UploadError.configuration("metadata.\(k): \(error.message)") }
         }
         var uris: [String] = []
+        var seen: [String: String] = [:]
+        for (path, _) in files {
+            let key = try destination(for: path, context: context).key
+            if let other = seen[key] {
+                throw UploadError.configuration("\(AudioError.quoted(path)) and \(AudioError.quoted(other)) would both go to \(key); give the taps different file names or restrict files:")
+            }
+            seen[key] = path
+        }
         for (path, digest) in files {
             if !shouldContinue() { throw Interrupted() }
             let sha = FileHash.hex(digest)
             let dest = try destination(for: path, context: context)
             if let bucket = dest.bucket, let client {
                 do {
-                    if case .verified = try client.verify(bucket: bucket, key: dest.key, sha256: sha) {
+                    if case .verified(let info) = try client.verify(bucket: bucket, key: dest.key, sha256: sha),
+                       info.metadata[Self.recipeKey] == recipe {
                         uris.append("s3://\(bucket)/\(dest.key)")
                         continue
                     }
@@ -90,6 +102,9 @@ public final class Uploader: Sendable {
         }
         return uris
     }
+
+    /// User-metadata key holding the upload step's fingerprint.
+    static let recipeKey = "segno-recipe"
 
     /// Failures worth retrying the recording for (the client already retried each request).
     static func transient(_ e: S3Error) -> Bool {
