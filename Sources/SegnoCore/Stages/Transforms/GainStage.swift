@@ -8,20 +8,14 @@ public struct GainConfig: TransformConfig {
     public var version: Int { 1 }
     public var options: [(String, String)] { [("db", canonicalNumber(db))] }
     public init(db: Double) { self.db = db }
-    public func makeTransform() throws -> any Transform { GainTransform(factor: Float(pow(10, db / 20))) }
+    public func makeTransform() throws -> any Transform { GainTransform(gain: Gain(decibels: db)) }
 }
 
 final class GainTransform: Transform {
-    let factor: Float
-    init(factor: Float) { self.factor = factor }
+    let gain: Gain
+    init(gain: Gain) { self.gain = gain }
     func start(_ input: AudioFormat) throws -> AudioFormat { input }
-    func process(_ block: inout AudioBlock) throws {
-        let n = block.frames * block.channels
-        let g = factor
-        block.samples.withUnsafeMutableBufferPointer { p in
-            for i in 0..<n { p[i] *= g }
-        }
-    }
+    func process(_ block: inout AudioBlock) throws { gain.apply(to: &block) }
 }
 
 /// A number as options print it: integers without a fraction, others with up to 6 significant digits.
