@@ -6,7 +6,7 @@
 #   S3BENCH=/path/to/s3bench bench/upload.sh
 #
 # S3BENCH is the driver in bench/s3bench (SegnoS3's upload() over N worker threads), built in
-# release mode; until `segno run` has the upload stage, it stands in for segno. awscli comes
+# release mode; it drives the same client the upload stage uses, without audio work. awscli comes
 # from PyPI. Knobs: REPEAT (3), PARALLEL (10 files at once, as aws's max_concurrent_requests),
 # SEGNO_BENCH_DIR (/tmp/segno-bench-upload, the generated files).
 set -euo pipefail
