@@ -23,14 +23,35 @@ struct UploadRunTests {
         return try CLI.run(try CLI.segnoPath(), args, environment: keys.merging(extra) { _, n in n })
     }
 
+    /// A new, empty bucket with a unique name.
+    func freshBucket(_ prefix: String) throws -> String {
+        let bucket = "segno-\(prefix)-\(UUID().uuidString.prefix(8).lowercased())"
+        try client().createBucket(bucket)
+        return bucket
+    }
+
+    /// in/x.wav (8000 frames) and a spec encoding it to FLAC, then `upload`.
+    func oneRecording(_ dir: TempDir, upload: String) throws -> String {
+        try FileManager.default.createDirectory(atPath: dir["in"], withIntermediateDirectories: true)
+        try Audio.writeSine(to: dir["in/x.wav"], frames: 8000)
+        try """
+        version: 1
+        input: { root: in }
+        output: { root: out }
+        stages:
+          - encode: { path: "{stem}.flac" }
+          - upload: \(upload)
+        """.write(toFile: dir["s.yaml"], atomically: true, encoding: .utf8)
+        return dir["s.yaml"]
+    }
+
     @Test func uploadsOnceWithMetadataReuploadsChangesAndPrunes() throws {
         let dir = try TempDir()
         try FileManager.default.createDirectory(atPath: dir["in/sub"], withIntermediateDirectories: true)
         try Audio.writeSine(to: dir["in/a memo.wav"], frames: 22050)
         try Audio.writeSine(to: dir["in/sub/메모 b.wav"], frequency: 660, frames: 30000)
-        let bucket = "segno-run-\(UUID().uuidString.prefix(8).lowercased())"
+        let bucket = try freshBucket("run")
         let s3 = try client()
-        try s3.createBucket(bucket)
         let spec = dir["up.yaml"]
         try """
         version: 1
@@ -96,43 +117,24 @@ struct UploadRunTests {
 
     @Test func wrongSecretFailsWithAuthErrorAndNoSecretInOutput() throws {
         let dir = try TempDir()
-        try FileManager.default.createDirectory(atPath: dir["in"], withIntermediateDirectories: true)
-        try Audio.writeSine(to: dir["in/x.wav"], frames: 8000)
-        let bucket = "segno-auth-\(UUID().uuidString.prefix(8).lowercased())"
-        try client().createBucket(bucket)
-        try """
-        version: 1
-        input: { root: in }
-        output: { root: out }
-        stages:
-          - encode: { path: "{stem}.flac" }
-          - upload: { to: "s3://\(bucket)/", endpoint: "${S3_TEST_ENDPOINT}" }
-        """.write(toFile: dir["s.yaml"], atomically: true, encoding: .utf8)
+        let bucket = try freshBucket("auth")
+        let spec = try oneRecording(dir, upload: "{ to: \"s3://\(bucket)/\", endpoint: \"${S3_TEST_ENDPOINT}\" }")
         let bad = "wrong-\(secret)"
-        let r = try segno(["run", dir["s.yaml"]], extra: ["AWS_SECRET_ACCESS_KEY": bad])
+        let r = try segno(["run", spec], extra: ["AWS_SECRET_ACCESS_KEY": bad])
         #expect(r.status == 1)
         #expect(r.stderr.contains("SignatureDoesNotMatch"), "\(r.stderr)")
         #expect(!r.stderr.contains(bad) && !r.stdout.contains(bad))
-        let status = try segno(["status", dir["s.yaml"], "--failed"])
+        let status = try segno(["status", spec, "--failed"])
         #expect(status.stdout.contains("x.wav"))
         // The upload failure is not the source's fault: a plain run with good keys tries again.
-        let good = try segno(["run", dir["s.yaml"]])
+        let good = try segno(["run", spec])
         #expect(good.status == 0, "\(good.stderr)")
     }
 
     @Test func noCredentialsIsAConfigurationErrorBeforeAnyWork() throws {
         let dir = try TempDir()
-        try FileManager.default.createDirectory(atPath: dir["in"], withIntermediateDirectories: true)
-        try Audio.writeSine(to: dir["in/x.wav"], frames: 8000)
-        try """
-        version: 1
-        input: { root: in }
-        output: { root: out }
-        stages:
-          - encode: { path: "{stem}.flac" }
-          - upload: { to: "s3://nobucket/", endpoint: "http://127.0.0.1:9" }
-        """.write(toFile: dir["s.yaml"], atomically: true, encoding: .utf8)
-        let r = try segno(["run", dir["s.yaml"]], extra: ["AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "HOME": dir.path])
+        let spec = try oneRecording(dir, upload: "{ to: \"s3://nobucket/\", endpoint: \"http://127.0.0.1:9\" }")
+        let r = try segno(["run", spec], extra: ["AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "HOME": dir.path])
         #expect(r.status == 2)
         #expect(r.stderr.contains("no credentials"))
         #expect(!FileManager.default.fileExists(atPath: dir["out/x.flac"]))
@@ -146,9 +148,8 @@ struct UploadRunTests {
         let dir = try TempDir()
         try FileManager.default.createDirectory(atPath: dir["in"], withIntermediateDirectories: true)
         try Audio.writeSine(to: dir["in/long.wav"], frequency: 220, rate: 44100, frames: 44100 * 70, channels: 2)
-        let bucket = "segno-mp-\(UUID().uuidString.prefix(8).lowercased())"
+        let bucket = try freshBucket("mp")
         let s3 = try client()
-        try s3.createBucket(bucket)
         let part = 5 * 1024 * 1024
         let encode = "  - encode: { path: \"{stem}.wav\", bits: 16 }\n"
         let head = "version: 1\ninput: { root: in }\noutput: { root: out }\nstages:\n"
@@ -189,9 +190,8 @@ struct UploadRunTests {
         try Audio.writeSine(to: dir["in/a/x.wav"], frequency: 440, frames: 8000)
         try Audio.writeSine(to: dir["in/b/x.wav"], frequency: 440, frames: 8000)
         try Audio.writeSine(to: dir["in/c.wav"], frequency: 660, frames: 8000)
-        let bucket = "segno-prune-\(UUID().uuidString.prefix(8).lowercased())"
+        let bucket = try freshBucket("prune")
         let s3 = try client()
-        try s3.createBucket(bucket)
         func write(title: String) throws {
             // No {dir} in `to`: a/x.wav and b/x.wav share the key memos/x.flac (same bytes).
             try """

@@ -6,21 +6,18 @@ import Testing
 /// `normalize`: a measuring pass, then one gain. Peak mode is checked exactly here; loudness is
 /// checked against ffmpeg's own EBU R128 meter as an independent reference.
 @Suite struct NormalizeStageTests {
+    /// Runs `x` through normalize the way the runner does (`ChainRecipe`: a measuring pass,
+    /// then the real pass) and returns what a tap after it saw.
     func run(_ x: [Float], channels: Int, rate: Int, _ target: NormalizeConfig.Target) throws -> [Float] {
         let tap = CollectTap()
         let ctx = RecordingContext(sourcePath: "/m", relativePath: "m", modified: Date(), outputRoot: "/tmp")
         var opened = 0
-        _ = try ChainRecipe(items: [.transform(NormalizeConfig(target: target))]).run(open: {
-            opened += 1
-            return MemoryDecoder(x, channels: channels, rate: rate)
-        }, context: ctx, isCancelled: { false }, progress: { _ in })
-        // ChainRecipe has no tap here; run the measured transform again through a chain with one.
+        _ = try ChainRecipe(items: [.transform(NormalizeConfig(target: target)), .tap(CollectConfig(tap: tap), paths: ["/tmp/m"])])
+            .run(open: {
+                opened += 1
+                return MemoryDecoder(x, channels: channels, rate: rate)
+            }, context: ctx, isCancelled: { false }, progress: { _ in })
         #expect(opened == 2, "one measuring pass and one real pass")
-        let t = try NormalizeConfig(target: target).makeTransform() as! AnalysingTransform
-        try t.startAnalysis(AudioFormat(sampleRate: rate, channels: channels))
-        try t.analyse(AudioBlock(interleaved: x, channels: channels))
-        try t.endAnalysis()
-        _ = try StageChain(elements: [.transform(t), .tap(tap)]).run(decoder: MemoryDecoder(x, channels: channels, rate: rate))
         return tap.samples
     }
 
@@ -70,4 +67,14 @@ import Testing
         let lufs = try #require(value, "no integrated loudness in ffmpeg's output")
         #expect(abs(lufs - -20) <= 0.2, "ffmpeg measured \(lufs) LUFS")
     }
+}
+
+/// Hands a `CollectTap` to a `ChainRecipe` (tests only; the tap is used by one thread).
+struct CollectConfig: TapConfig, @unchecked Sendable {
+    let tap: CollectTap
+    var name: String { "collect" }
+    var version: Int { 1 }
+    var options: [(String, String)] { [] }
+    var pathTemplate: PathTemplate { try! PathTemplate("m") }
+    func makeTap(paths: [String], context: RecordingContext) throws -> any Tap { tap }
 }

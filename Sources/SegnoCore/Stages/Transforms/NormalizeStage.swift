@@ -40,8 +40,8 @@ final class NormalizeTransform: AnalysingTransform {
     private var rate = 48000
     private var frames = 0
     private var samplePeak: Float = 0
-    /// Linear gain applied in the real pass; set by `endAnalysis`.
-    private(set) var gain: Float = 1
+    /// Gain applied in the real pass; set by `endAnalysis`.
+    private(set) var gain = Gain(decibels: 0)
 
     init(target: NormalizeConfig.Target) { self.target = target }
     deinit { if meter != nil { ebur128_destroy(&meter) } }
@@ -72,24 +72,24 @@ final class NormalizeTransform: AnalysingTransform {
     func endAnalysis() throws {
         switch target {
         case .peak(let dbfs):
-            gain = samplePeak > 0 ? Float(pow(10, dbfs / 20)) / samplePeak : 1
+            gain = Gain(decibels: samplePeak > 0 ? dbfs - Gain.decibels(fromLinear: Double(samplePeak)) : 0)
         case .loudness(let lufs, let ceiling):
             if Double(frames) < 0.4 * Double(rate) {
                 throw StageStartError(stage: "normalize", String(format: "too short to measure loudness (%.3f s; EBU R128 needs at least 0.4 s)", Double(frames) / Double(rate)))
             }
             var measured = 0.0
             ebur128_loudness_global(meter, &measured)
-            guard measured.isFinite, measured > -70 else { gain = 1; return }  // silence: leave as is
+            guard measured.isFinite, measured > -70 else { return }  // silence: leave as is
             var tp = 0.0
             for ch in 0..<channels {
                 var v = 0.0
                 ebur128_true_peak(meter, UInt32(ch), &v)
                 tp = max(tp, v)
             }
-            var g = pow(10, (lufs - measured) / 20)
-            let limit = pow(10, ceiling / 20)
-            if tp > 0 && tp * g > limit { g = limit / tp }
-            gain = Float(g)
+            var db = lufs - measured
+            // Lower the gain so the true peak stays at or under the ceiling.
+            if tp > 0 { db = min(db, ceiling - Gain.decibels(fromLinear: tp)) }
+            gain = Gain(decibels: db)
         }
         if meter != nil { ebur128_destroy(&meter) }
         meter = nil
@@ -98,11 +98,6 @@ final class NormalizeTransform: AnalysingTransform {
     func start(_ input: AudioFormat) throws -> AudioFormat { input }
 
     func process(_ block: inout AudioBlock) throws {
-        let g = gain
-        if g == 1 { return }
-        let n = block.frames * block.channels
-        block.samples.withUnsafeMutableBufferPointer { p in
-            for i in 0..<n { p[i] *= g }
-        }
+        if !gain.isIdentity { gain.apply(to: &block) }
     }
 }
