@@ -74,20 +74,32 @@ func runJob(spec path: String, flags: RunFlags, retryOnly: Bool) throws {
         printError("segno: \(error)")
         throw Exit.usage
     }
+    if let f = flags.force, f != "all", !f.isEmpty {
+        let kinds = Set(Job(spec: spec).taps.map(\.config.name)).union(["upload", "prune"])
+        guard kinds.contains(f) else {
+            printError("segno: --force=\(f): this spec has no such stage; use one of \(kinds.sorted().joined(separator: ", ")) or --force alone")
+            throw Exit.usage
+        }
+    }
     let watcher = SignalWatcher()
     let logger = Logger(label: "segno")
     let runner = BatchRunner(job: Job(spec: spec), options: flags.options(retryOnly: retryOnly), stop: watcher.flag, logger: logger)
     let summary: RunSummary
     do { summary = try runner.run() } catch {
         printError("segno: \(error)")
-        if case .locked = error { throw Exit.locked }
-        if case .upload = error { throw Exit.usage }
-        throw Exit.failures
+        switch error {
+        case .locked: throw Exit.locked
+        case .upload: throw Exit.usage
+        case .stateLost: throw Exit.stateLost
+        default: throw Exit.failures
+        }
     }
     for p in summary.problems where !flags.quiet { printError("segno: skipped \(p)") }
+    for p in summary.ownOutputs where !flags.quiet { printError("segno: skipped \(AudioError.quoted(p)): an output of this job, never taken as input") }
+    if let held = summary.pruneHeld { printError("segno: prune: \(held)") }
     if flags.dryRun {
         for line in summary.plan { printOut(line) }
-        printOut("dry run: \(summary.planned) to run, \(summary.skipped) up to date, \(summary.knownFailures) known failures (segno retry), \(summary.settling) still settling")
+        printOut("dry run: \(summary.planned) to run, \(summary.skipped) up to date, \(summary.knownFailures) known failures (segno retry), \(summary.settling) still settling, \(summary.pruned.count) to prune")
         return
     }
     if flags.explain { for line in summary.plan { printOut(line) } }

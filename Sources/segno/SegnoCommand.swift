@@ -7,10 +7,11 @@ struct SegnoCommand: ParsableCommand {
         abstract: "Declarative audio pipelines over folders of recordings.",
         discussion: """
         Exit codes: 0 all done; 1 some recordings failed (the rest done); 2 bad spec or usage;
-        75 another run holds the state; 130/143 interrupted (state is consistent).
+        65 the state database is damaged or missing (segno state rebuild); 75 another run holds the
+        state; 130/143 interrupted (state is consistent).
         """,
         version: SegnoVersion.string,
-        subcommands: [RunCommand.self, StatusCommand.self, RetryCommand.self, ValidateCommand.self, WaveformCommand.self,
+        subcommands: [RunCommand.self, StatusCommand.self, RetryCommand.self, ValidateCommand.self, StateCommand.self, WaveformCommand.self,
                       ConvertCommand.self, InfoCommand.self]
     )
 }
@@ -19,6 +20,8 @@ struct SegnoCommand: ParsableCommand {
 enum Exit {
     static let failures = ExitCode(1)
     static let usage = ExitCode(2)
+    /// The state database is damaged (moved aside) or missing after earlier runs (EX_DATAERR).
+    static let stateLost = ExitCode(65)
     static let locked = ExitCode(75)
     static let sigint = ExitCode(130)
     static let sigterm = ExitCode(143)

@@ -21,38 +21,54 @@ struct StatusCommand: ParsableCommand {
             if json { printOut(#"{"recordings":0,"done":0,"failed":0,"runs":[]}"#) } else { printOut("no state yet at \(s.statePath): nothing has run") }
             return
         }
-        let store = try StateStore(path: s.statePath)
+        let store: StateStore
+        do { store = try StateStore(path: s.statePath) } catch {
+            printError("segno: state database \(AudioError.quoted(s.statePath)): \(error)")
+            throw Exit.failures
+        }
         let counts = try store.statusCounts()
         let failures = try store.failures()
         let runs = try store.recentRuns(limit: 5)
+        let pruned = try store.recentlyPruned(limit: 20)
         let iso = ISO8601DateFormatter()
         func date(_ t: Double?) -> String { t.map { iso.string(from: Date(timeIntervalSince1970: $0)) } ?? "-" }
+        let done = counts[RecordingStatus.done.rawValue] ?? 0
+        let failedCount = counts[RecordingStatus.failed.rawValue] ?? 0
+        let partial = counts[RecordingStatus.partial.rawValue] ?? 0
         if json {
             var obj: [(String, JSONValue)] = [
                 ("state", .string(s.statePath)),
-                ("recordings", .int(counts.values.reduce(0, +))), ("done", .int(counts["done"] ?? 0)), ("failed", .int(counts["failed"] ?? 0)),
+                ("recordings", .int(counts.values.reduce(0, +))), ("done", .int(done)), ("failed", .int(failedCount)), ("partial", .int(partial)),
                 ("runs", .array(runs.map { r in .object([
                     ("id", .int(Int(r.id))), ("started", .string(date(r.startedAt))), ("finished", .string(date(r.finishedAt))),
-                    ("status", .string(r.status)), ("planned", .int(r.planned)), ("done", .int(r.done)), ("failed", .int(r.failed)), ("skipped", .int(r.skipped)),
+                    ("status", .string(r.status.rawValue)), ("planned", .int(r.planned)), ("done", .int(r.done)), ("failed", .int(r.failed)), ("skipped", .int(r.skipped)),
                 ]) })),
+                ("pruned", .array(pruned.map { p in .object([("path", .string(p.path)), ("run", .int(Int(p.runId))), ("at", .string(date(p.at)))]) })),
             ]
             if failed {
                 obj.append(("failures", .array(failures.map { f in .object([
-                    ("path", .string(f.path)), ("error", .string(f.error)), ("attempts", .int(f.attempts)), ("at", .string(date(f.at))),
+                    ("path", .string(f.path)), ("status", .string(f.status.rawValue)), ("class", .string(f.failureClass.rawValue)),
+                    ("error", .string(f.error)), ("attempts", .int(f.attempts)), ("at", .string(date(f.at))), ("next", .string(f.nextRun)),
                 ]) })))
             }
             printOut(JSONValue.object(obj).serialized())
             return
         }
         printOut("state \(s.statePath)")
-        printOut("recordings \(counts.values.reduce(0, +)): \(counts["done"] ?? 0) done, \(counts["failed"] ?? 0) failed")
+        printOut("recordings \(counts.values.reduce(0, +)): \(done) done, \(failedCount) failed, \(partial) partly done")
         for r in runs {
-            printOut("run \(r.id) \(date(r.startedAt)) \(r.status): \(r.done) done, \(r.failed) failed, \(r.skipped) up to date")
+            printOut("run \(r.id) \(date(r.startedAt)) \(r.status.rawValue): \(r.done) done, \(r.failed) failed, \(r.skipped) up to date")
+        }
+        if !pruned.isEmpty {
+            printOut("pruned recently: " + pruned.prefix(5).map { AudioError.quoted($0.path) }.joined(separator: ", ") + (pruned.count > 5 ? ", …" : ""))
         }
         if failed {
-            for f in failures { printOut("failed \(AudioError.quoted(f.path)) (\(f.attempts) attempts): \(f.error)") }
+            for f in failures {
+                let what = f.status == .partial ? "partly done" : "failed"
+                printOut("\(what) \(AudioError.quoted(f.path)) [\(f.failureClass.rawValue); \(f.nextRun)] (\(f.attempts) \(f.attempts == 1 ? "attempt" : "attempts")): \(f.error)")
+            }
         } else if !failures.isEmpty {
-            printOut("\(failures.count) failed: segno status --failed \(spec) lists them")
+            printOut("\(failures.count) failed or partly done: segno status --failed \(spec) lists them")
         }
     }
 }

@@ -28,6 +28,7 @@ struct WaveformCommand: ParsableCommand {
     @Option(help: "Picture height in pixels (png/svg).") var height: Int = 200
     @Option(help: "Number of levels for --format levels.") var levels: Int = 100
     @Option(help: "Worker count (default: active processors).") var parallel: Int?
+    @Flag(help: "Replace existing outputs even when they are not waveform data of this format.") var overwrite = false
 
     func validate() throws {
         if output != nil && outDir != nil { throw ValidationError("give --output or --out-dir, not both") }
@@ -41,6 +42,20 @@ struct WaveformCommand: ParsableCommand {
         if let p = parallel, !(1...256).contains(p) { throw ValidationError("--parallel must be 1…256") }
         if !(1...1400).contains(levels) { throw ValidationError("--levels must be 1…1400") }
         if let zooms, parseZooms(zooms) == nil { throw ValidationError("--zooms takes whole numbers ≥ 2 separated by commas") }
+        if let output {
+            // The output's format follows a known extension or --format; never audio under an audio name.
+            let ext = (output as NSString).pathExtension.lowercased()
+            let implied = WaveformConfig.format(forPath: output)
+            if let implied, let format, format != implied.rawValue, !(format == "levels" && implied == .json) {
+                throw ValidationError("--output \(output) names a .\(ext) file but --format is \(format)")
+            }
+            if implied == nil && format == nil {
+                throw ValidationError("cannot tell the format from --output \(output); name it .json, .dat, .png or .svg, or give --format")
+            }
+            if OutputFormat(extensionOf: output) != nil || ["m4a", "mp4", "aac", "3gp", "amr", "webm", "mka"].contains(ext) {
+                throw ValidationError("--output \(output) has an audio extension; waveform data goes in .json, .dat, .png or .svg")
+            }
+        }
     }
 
     func parseZooms(_ text: String) -> [Int]? {
@@ -66,7 +81,7 @@ struct WaveformCommand: ParsableCommand {
         let destination: WaveformBatch.Destination = output.map { .file($0) } ?? outDir.map { .directory($0) } ?? .besideInput
         let watcher = SignalWatcher()
         let batch = WaveformBatch(config: config, destination: destination,
-                                  workers: parallel ?? ProcessInfo.processInfo.activeProcessorCount)
+                                  workers: parallel ?? ProcessInfo.processInfo.activeProcessorCount, overwrite: overwrite)
         let outcomes = batch.run(files, stop: watcher.flag)
         var failed = 0
         for o in outcomes {

@@ -7,7 +7,7 @@ import Testing
 /// once the spec that caused it is fixed.
 @Suite(.serialized) struct RunEdgeTests {
     func spec(_ dir: TempDir, _ stages: [String]) throws -> String {
-        let text = "version: 1\ninput: { root: in }\noutput: { root: out }\nstages:\n" + stages.map { "  - \($0)\n" }.joined()
+        let text = "version: 1\ninput: { root: in, settle: 0s }\noutput: { root: out }\nstages:\n" + stages.map { "  - \($0)\n" }.joined()
         try text.write(toFile: dir["s.yaml"], atomically: true, encoding: .utf8)
         return dir["s.yaml"]
     }

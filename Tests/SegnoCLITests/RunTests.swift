@@ -22,7 +22,9 @@ import Testing
 
     static func spec(output: String = "out", input: [String] = [], stages: [String] = RunTests.stages(),
                      parallel: Int = 2, retries: Int = 0) -> String {
-        var lines = ["version: 1", "name: runtests", "input:", "  root: in"] + input.map { "  " + $0 }
+        // Test files are written just before the run: no settling time unless a test asks.
+        let settle = input.contains { $0.hasPrefix("settle:") } ? [] : ["settle: 0s"]
+        var lines = ["version: 1", "name: runtests", "input:", "  root: in"] + (input + settle).map { "  " + $0 }
         lines += ["output:", "  root: \(output)", "parallel: \(parallel)", "retries: \(retries)", "stages:"]
         lines += stages.map { "  - " + $0 }
         return lines.joined(separator: "\n") + "\n"
@@ -43,7 +45,7 @@ import Testing
 
     /// Every finished step's files exist and hash to what the state says.
     static func checkStateMatchesFiles(_ ws: RunWorkspace, output: String = "out", sourceLocation: SourceLocation = #_sourceLocation) throws {
-        for (path, r) in try state(ws, output: output) where r.status == "done" {
+        for (path, r) in try state(ws, output: output) where r.status == .done {
             for step in r.steps.values {
                 var digests: [Data] = []
                 for o in step.outputs {
@@ -158,11 +160,11 @@ import Testing
         #expect(status.int("failed") == 0)
         let all = try Self.state(ws, output: "B")
         #expect(all.count == inputs.count)
-        #expect(all.values.allSatisfy { $0.status == "done" && $0.steps.count == 2 })
+        #expect(all.values.allSatisfy { $0.status == .done && $0.steps.count == 2 })
         try Self.checkStateMatchesFiles(ws, output: "B")
         let runsRecorded = try StateStore(path: ws["B/.segno/state.sqlite"]).recentRuns(limit: 1000)
-        #expect(runsRecorded.allSatisfy { $0.status != "running" }, "every killed run is closed by the next one")
-        #expect(runsRecorded.first?.status == "done")
+        #expect(runsRecorded.allSatisfy { $0.status != .running }, "every killed run is closed by the next one")
+        #expect(runsRecorded.first?.status == .done)
 
         let again = try ws.segno(["run", "B.yaml"])
         #expect(again.exited(0))
@@ -549,11 +551,11 @@ import Testing
         #expect(exit.stdout.contains("; interrupted, "), "\(exit.stdout)")
         #expect(try RunWorkspace.temporaries(ws["out"]).isEmpty, "abandoned work leaves no temporaries")
         let state = try Self.state(ws)
-        let done = state.values.filter { $0.status == "done" }.count
+        let done = state.values.filter { $0.status == .done }.count
         #expect(done > 0 && done < inputs.count, "\(done) done")
-        #expect(state.values.allSatisfy { $0.status == "done" }, "an interrupted recording is not a failure")
+        #expect(state.values.allSatisfy { $0.status == .done }, "an interrupted recording is not a failure")
         try Self.checkStateMatchesFiles(ws)
-        #expect(try StateStore(path: ws["out/.segno/state.sqlite"]).recentRuns().first?.status == "interrupted")
+        #expect(try StateStore(path: ws["out/.segno/state.sqlite"]).recentRuns().first?.status == .interrupted)
 
         let next = try ws.segno(["run", "spec.yaml"])
         #expect(next.exited(0), "\(next.stderr)")
@@ -572,7 +574,7 @@ import Testing
         let report = try ws.report("r.json")
         #expect(report["stopped_by"] as? String == "max-time")
         #expect(report.int("counts", "not_started") == 6)
-        #expect(try StateStore(path: ws["out/.segno/state.sqlite"]).recentRuns().first?.status == "time-up")
+        #expect(try StateStore(path: ws["out/.segno/state.sqlite"]).recentRuns().first?.status == .timeUp)
 
         let bad = try ws.segno(["run", "spec.yaml", "--max-time", "soon"])
         #expect(bad.exited(2))

@@ -36,7 +36,7 @@ struct UploadRunTests {
         try Audio.writeSine(to: dir["in/x.wav"], frames: 8000)
         try """
         version: 1
-        input: { root: in }
+        input: { root: in, settle: 0s }
         output: { root: out }
         stages:
           - encode: { path: "{stem}.flac" }
@@ -55,7 +55,7 @@ struct UploadRunTests {
         let spec = dir["up.yaml"]
         try """
         version: 1
-        input: { root: in }
+        input: { root: in, settle: 0s }
         output: { root: out }
         stages:
           - mix: mono
@@ -152,7 +152,7 @@ struct UploadRunTests {
         let s3 = try client()
         let part = 5 * 1024 * 1024
         let encode = "  - encode: { path: \"{stem}.wav\", bits: 16 }\n"
-        let head = "version: 1\ninput: { root: in }\noutput: { root: out }\nstages:\n"
+        let head = "version: 1\ninput: { root: in, settle: 0s }\noutput: { root: out }\nstages:\n"
         try (head + encode).write(toFile: dir["a.yaml"], atomically: true, encoding: .utf8)
         #expect(try segno(["run", dir["a.yaml"]]).status == 0)
 
@@ -196,7 +196,7 @@ struct UploadRunTests {
             // No {dir} in `to`: a/x.wav and b/x.wav share the key memos/x.flac (same bytes).
             try """
             version: 1
-            input: { root: in }
+            input: { root: in, settle: 0s }
             output: { root: out }
             stages:
               - encode: { path: "{dir}/{stem}.flac" }

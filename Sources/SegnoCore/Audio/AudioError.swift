@@ -1,3 +1,5 @@
+import Foundation
+
 /// Why a recording could not be read or written. Every message names the file and the cause,
 /// so a user reading one line of a cron mail knows what to fix.
 public enum AudioError: Error, Sendable, CustomStringConvertible, Equatable {
@@ -22,22 +24,20 @@ public enum AudioError: Error, Sendable, CustomStringConvertible, Equatable {
     case encodeFailed(path: String, detail: String)
     /// The requested output format is unknown or does not fit the audio (e.g. Opus at 44.1 kHz).
     case unsupportedOutput(path: String, detail: String)
-    /// Creating, syncing or renaming an output file failed.
-    case io(path: String, detail: String)
+    /// Creating, syncing, writing or renaming a file failed; `code` is the `errno` when known
+    /// (it decides the failure class: ENOSPC and EROFS are the environment's, EINTR transient).
+    case io(path: String, detail: String, code: Int32 = 0)
+    /// segno refuses to write there: outside `output.root`, through a symbolic link, over a file it
+    /// did not write, a name longer than the file system takes.
+    case refused(path: String, detail: String)
 
     public var path: String {
         switch self {
         case .missing(let p), .notAFile(let p), .unreadable(let p, _), .empty(let p),
              .unrecognised(let p, _, _), .truncated(let p, _), .decodeFailed(let p, _), .missingDecoder(let p, _),
-             .encodeFailed(let p, _), .unsupportedOutput(let p, _), .io(let p, _):
+             .encodeFailed(let p, _), .unsupportedOutput(let p, _), .io(let p, _, _), .refused(let p, _):
             return p
         }
-    }
-
-    /// True for failures that may go away on a retry (I/O), false for damaged or foreign content.
-    public var isTransient: Bool {
-        if case .io = self { return true }
-        return false
     }
 
     public var description: String {
@@ -55,8 +55,14 @@ public enum AudioError: Error, Sendable, CustomStringConvertible, Equatable {
         case .missingDecoder(_, let d): return "\(p): \(d)"
         case .encodeFailed(_, let d): return "\(p): encode failed: \(d)"
         case .unsupportedOutput(_, let d): return "\(p): \(d)"
-        case .io(_, let d): return "\(p): \(d)"
+        case .io(_, let d, _): return "\(p): \(d)"
+        case .refused(_, let d): return "\(p): \(d)"
         }
+    }
+
+    /// An `.io` error for a failed system call, with `errno`'s text and code.
+    public static func system(_ path: String, _ what: String, errno code: Int32) -> AudioError {
+        .io(path: path, detail: "\(what): \(String(cString: strerror(code)))", code: code)
     }
 
     /// A path as it appears in messages: control characters (newlines in hostile names) escaped,

@@ -2,10 +2,14 @@ import Foundation
 
 /// A file written under a temporary name in its final folder, synced, then renamed into place,
 /// so a reader never sees half a file and a crash leaves nothing that looks finished.
-/// Temporary names start with `OutputFile.tempPrefix`; the runner removes leftovers on start-up.
+/// Every file segno writes goes through here: temporary names start with `OutputFile.tempPrefix`,
+/// and the runner removes leftovers on start-up (nothing is written by Foundation's own
+/// "atomic" writes, whose `.nosync` temporaries nobody would clean).
 public final class OutputFile {
     /// Prefix of every temporary file segno writes.
     public static let tempPrefix = ".segno-tmp-"
+    /// Longest file name (bytes) the common Linux file systems take.
+    public static let nameMax = 255
 
     /// The final path.
     public let finalPath: String
@@ -13,44 +17,108 @@ public final class OutputFile {
     public let tempPath: String
     private var done = false
 
-    /// Creates the folder if needed and picks a temporary name beside `finalPath`.
-    /// Called once per output, before the first byte is written.
-    public init(finalPath: String) throws {
+    /// Checks the final name's length, creates the folder if needed and picks a temporary name
+    /// beside `finalPath`. Called once per output, before the first byte is written.
+    public init(finalPath: String) throws(AudioError) {
         self.finalPath = finalPath
-        let url = URL(fileURLWithPath: finalPath)
-        let dir = url.deletingLastPathComponent().path
-        do {
-            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        } catch {
-            throw AudioError.io(path: finalPath, detail: "cannot create folder \(AudioError.quoted(dir)): \(error.localizedDescription)")
+        let dir = (finalPath as NSString).deletingLastPathComponent
+        var base = (finalPath as NSString).lastPathComponent
+        let length = base.utf8.count
+        if length > Self.nameMax {
+            throw .refused(path: finalPath, detail: "output name too long (\(length) bytes, limit \(Self.nameMax))")
         }
+        try Self.makeFolders(dir, for: finalPath)
         let token = String(UInt64.random(in: 0...UInt64.max), radix: 36)
-        var base = url.lastPathComponent
-        // Keep the temporary name within NAME_MAX (255 bytes) for long final names.
+        // Keep the temporary name within NAME_MAX for long final names.
         while base.utf8.count > 200 { base.removeFirst() }
         tempPath = (dir as NSString).appendingPathComponent("\(Self.tempPrefix)\(token)-\(base)")
     }
 
     deinit { if !done { discard() } }
 
+    /// Creates `dir` and its parents (mode 0755), with the failing folder and `errno` in the error.
+    static func makeFolders(_ dir: String, for path: String) throws(AudioError) {
+        var st = stat()
+        if stat(dir, &st) == 0 {
+            if (st.st_mode & S_IFMT) == S_IFDIR { return }
+            throw .refused(path: path, detail: "\(AudioError.quoted(dir)) is not a folder")
+        }
+        let parent = (dir as NSString).deletingLastPathComponent
+        if !parent.isEmpty && parent != dir { try makeFolders(parent, for: path) }
+        if mkdir(dir, 0o755) != 0 && errno != EEXIST {
+            throw AudioError.system(path, "cannot create folder \(AudioError.quoted(dir))", errno: errno)
+        }
+    }
+
+    /// Writes `bytes` to the temporary file (created, truncated). Called before `commit()`.
+    public func write(_ bytes: some Collection<UInt8>) throws(AudioError) {
+        let fd = open(tempPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        if fd < 0 { throw AudioError.system(finalPath, "cannot create", errno: errno) }
+        defer { close(fd) }
+        var failure: Int32 = 0
+        bytes.withContiguousStorageIfAvailable { buf in failure = Self.writeAll(fd, buf) } ?? {
+            failure = Array(bytes).withUnsafeBufferPointer { Self.writeAll(fd, $0) }
+        }()
+        if failure != 0 { throw AudioError.system(finalPath, "write failed", errno: failure) }
+    }
+
+    /// Copies `source` into the temporary file in 1 MiB pieces. Called before `commit()`.
+    public func copy(from source: String) throws(AudioError) {
+        let inFd = open(source, O_RDONLY | O_CLOEXEC)
+        if inFd < 0 { throw AudioError.system(source, "cannot open", errno: errno) }
+        defer { close(inFd) }
+        let outFd = open(tempPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        if outFd < 0 { throw AudioError.system(finalPath, "cannot create", errno: errno) }
+        defer { close(outFd) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(inFd, $0.baseAddress, $0.count) }
+            if n < 0 { if errno == EINTR { continue }; throw AudioError.system(source, "read failed", errno: errno) }
+            if n == 0 { return }
+            let failure = buffer.withUnsafeBufferPointer { Self.writeAll(outFd, UnsafeBufferPointer(rebasing: $0[0..<n])) }
+            if failure != 0 { throw AudioError.system(finalPath, "write failed", errno: failure) }
+        }
+    }
+
+    /// Writes every byte; returns 0 or the `errno` of the failing write.
+    static func writeAll(_ fd: Int32, _ buf: UnsafeBufferPointer<UInt8>) -> Int32 {
+        var off = 0
+        while off < buf.count {
+            let n = Foundation.write(fd, buf.baseAddress! + off, buf.count - off)
+            if n < 0 { if errno == EINTR { continue }; return errno }
+            off += n
+        }
+        return 0
+    }
+
     /// Syncs the temporary file to disk, renames it to the final name and syncs the folder.
     /// Called once, after the writer has closed the file.
-    public func commit() throws {
+    public func commit() throws(AudioError) {
         let fd = open(tempPath, O_RDONLY | O_CLOEXEC)
-        if fd < 0 { throw AudioError.io(path: finalPath, detail: "temporary file vanished: \(String(cString: strerror(errno)))") }
+        if fd < 0 { throw AudioError.system(finalPath, "temporary file vanished", errno: errno) }
         let syncResult = fsync(fd)
         let syncErr = errno
         close(fd)
         if syncResult != 0 {
-            throw AudioError.io(path: finalPath, detail: "fsync failed: \(String(cString: strerror(syncErr)))")
+            discard()
+            throw AudioError.system(finalPath, "fsync failed", errno: syncErr)
         }
         if rename(tempPath, finalPath) != 0 {
             let e = errno
             discard()
-            throw AudioError.io(path: finalPath, detail: "rename failed: \(String(cString: strerror(e)))")
+            if e == ENAMETOOLONG {
+                throw .refused(path: finalPath, detail: "output name too long (\((finalPath as NSString).lastPathComponent.utf8.count) bytes, limit \(Self.nameMax))")
+            }
+            throw AudioError.system(finalPath, "rename failed", errno: e)
         }
         done = true
         Self.syncDirectory(of: finalPath)
+    }
+
+    /// Writes a small file whole: temporary name, sync, rename. For waveform data, sidecars, reports.
+    public static func write(_ bytes: some Collection<UInt8>, to path: String) throws(AudioError) {
+        let out = try OutputFile(finalPath: path)
+        do { try out.write(bytes); try out.commit() } catch { out.discard(); throw error }
     }
 
     /// Removes the temporary file (abandoned or failed output). Safe to call twice.

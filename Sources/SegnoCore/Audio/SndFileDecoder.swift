@@ -111,7 +111,9 @@ public final class SndFileDecoder: AudioDecoder {
     }
 
     /// libsndfile keeps going when a WAV/AIFF header claims more audio than the file holds, and
-    /// notes it in its log ("data : 352800 (should be 99956)"). Such a file is truncated.
+    /// notes it in its log ("data : 352800 (should be 99956)"). Such a file is truncated — unless
+    /// the size is 0xFFFFFFFF, which means "length unknown" (what ffmpeg and streaming recorders
+    /// write to a pipe): then the audio runs to the end of the file, as libsndfile reads it.
     static func headerLengthMismatch(_ h: OpaquePointer) -> String? {
         var log = [CChar](repeating: 0, count: 8192)
         _ = sf_command(h, Int32(SFC_GET_LOG_INFO), &log, Int32(log.count))
@@ -123,6 +125,7 @@ public final class SndFileDecoder: AudioDecoder {
             let claimed = t[t.index(t.startIndex, offsetBy: 5)..<r.lowerBound]
                 .trimmingCharacters(in: CharacterSet(charactersIn: " :"))
             let actual = t[r.upperBound...].prefix { $0.isNumber }
+            if let c = Int64(claimed), c == Int64(UInt32.max) { continue }
             if let c = Int64(claimed), let a = Int64(actual), a < c {
                 return "header declares \(c) bytes of audio, the file holds \(a)"
             }

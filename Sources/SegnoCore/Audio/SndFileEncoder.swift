@@ -1,3 +1,4 @@
+import Foundation
 import CSndFile
 import SegnoDSP
 
@@ -57,9 +58,12 @@ public final class SndFileEncoder {
             throw AudioError.unsupportedOutput(path: path, detail: "libsndfile cannot write \(format.rawValue) with \(self.bits?.rawValue ?? "default") samples at \(stream)")
         }
         output = try OutputFile(finalPath: path)
+        errno = 0
         guard let h = sf_open(output.tempPath, Int32(SFM_WRITE), &info) else {
+            let code = errno
             let reason = String(cString: sf_strerror(nil))
             output.discard()
+            if code != 0 { throw AudioError.system(path, "cannot create", errno: code) }
             throw AudioError.encodeFailed(path: path, detail: reason)
         }
         handle = h
@@ -83,6 +87,7 @@ public final class SndFileEncoder {
         guard let h = handle, block.frames > 0 else { return }
         let n = block.frames * channels
         let written: sf_count_t
+        errno = 0
         switch bits {
         case .b8?, .b16?:
             if shorts.count < n { shorts = [Int16](repeating: 0, count: n) }
@@ -117,9 +122,10 @@ public final class SndFileEncoder {
             written = block.samples.withUnsafeBufferPointer { sf_writef_float(h, $0.baseAddress, sf_count_t(block.frames)) }
         }
         if written != sf_count_t(block.frames) {
+            let code = errno
             let reason = String(cString: sf_strerror(h))
             abandon()
-            throw AudioError.io(path: path, detail: "write failed: \(reason)")
+            throw AudioError.io(path: path, detail: "write failed: \(code != 0 ? String(cString: strerror(code)) : reason)", code: code)
         }
         framesWritten += block.frames
     }
@@ -128,9 +134,12 @@ public final class SndFileEncoder {
     public func finish() throws {
         guard let h = handle else { throw AudioError.encodeFailed(path: path, detail: "encoder already closed") }
         handle = nil
+        errno = 0
         let rc = sf_close(h)
         if rc != 0 {
+            let code = errno
             output.discard()
+            if code != 0 { throw AudioError.system(path, "write failed", errno: code) }
             throw AudioError.encodeFailed(path: path, detail: String(cString: sf_error_number(rc)))
         }
         try output.commit()

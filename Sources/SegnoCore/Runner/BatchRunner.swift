@@ -22,7 +22,13 @@ public struct RunOptions: Sendable {
 
 /// What happened to one recording in this run.
 public struct RecordingResult: Sendable {
-    public enum Status: String, Sendable { case done, failed, interrupted, unchanged }
+    public enum Status: String, Sendable {
+        case done, failed, interrupted, unchanged
+        /// Some taps or uploads finished, others failed ("partly done").
+        case partial
+        /// The source changed while it was processed (still being written): picked up later, not failed.
+        case notReady = "not-ready"
+    }
     public var path: String
     public var status: Status
     /// Seconds of audio (source duration).
@@ -32,6 +38,8 @@ public struct RecordingResult: Sendable {
     public var attempts: Int
     public var outputs: [String]
     public var error: String?
+    /// The failure's class when it failed.
+    public var failureClass: FailureClass? = nil
     public var reasons: [String]
 }
 
@@ -49,6 +57,10 @@ public struct RunSummary: Sendable {
     public var notStarted = 0
     /// Recordings whose sources disappeared and whose outputs and uploads were deleted (`prune`).
     public var pruned: [String] = []
+    /// Why `prune` deleted nothing this run although sources are gone (over `prune_limit`…).
+    public var pruneHeld: String?
+    /// Scanned files that are outputs segno recorded: never taken as input.
+    public var ownOutputs: [String] = []
     public var stop: Stop = .none
     public var results: [RecordingResult] = []
     public var problems: [String] = []
@@ -63,6 +75,9 @@ public enum RunError: Error, Sendable, CustomStringConvertible {
     case locked(statePath: String, holder: String?)
     /// The state database could not be opened or written.
     case state(String)
+    /// The state database is damaged (moved aside to `movedTo`) or missing after earlier runs:
+    /// the run stops before touching anything (exit 65) until `segno state rebuild` makes a new one.
+    case stateLost(statePath: String, movedTo: String?, detail: String)
     /// The input root is missing or unreadable.
     case input(String)
     /// An upload stage cannot work (no credentials, bad endpoint): exit 2.
@@ -72,16 +87,19 @@ public enum RunError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .locked(let p, let h): return "another segno run holds \(AudioError.quoted(p))\(h.map { " (pid \($0))" } ?? ""); exiting"
         case .state(let m): return "state database: \(m)"
+        case .stateLost(let p, let moved, let d):
+            let aside = moved.map { "; moved it to \(AudioError.quoted($0))" } ?? ""
+            return "state database \(AudioError.quoted(p)) \(d)\(aside); nothing was processed. Run `segno state rebuild SPEC` to adopt the existing outputs, then run again"
         case .input(let m): return m
         case .upload(let m): return m
         }
     }
 }
 
-/// Runs a job over its input folder: scan, plan against the state store, process the
-/// recordings that need it on `parallel` Dispatch workers (a recording's whole chain on one
-/// worker, no locks in the sample loop), record each finished recording through one batching
-/// writer, and stop cleanly on signals or `--max-time`.
+/// Runs a job: prepare (lock, state, clean-up) → scan → plan → execute on the worker pool →
+/// summarise. A recording's whole chain runs on one worker (no locks in the sample loop); each
+/// finished recording is recorded through one batching writer; signals and `--max-time` stop
+/// cleanly.
 public final class BatchRunner: Sendable {
     public let job: Job
     public let options: RunOptions
@@ -98,86 +116,76 @@ public final class BatchRunner: Sendable {
     /// Runs the job. Throws only when the run cannot start (lock, state, input root); per-recording
     /// failures are in the summary.
     public func run() throws(RunError) -> RunSummary {
-        let spec = job.spec
+        let session = try prepare()
+        defer { _ = session.lock }
+        let scan = try scanInput()
+        let state: [String: RecordingState]
+        do { state = try session.store?.loadAll() ?? [:] } catch { throw StateOpening.classify(error, path: job.spec.statePath) }
+        let store = session.store
+        let plan = makePlan(scan: scan, state: state, recipeLookup: options.explain ? { try? store?.recipe($0) } : nil)
         var summary = RunSummary()
-        var lock: RunLock?
-        let store: StateStore?
-        do {
-            if options.dryRun {
-                store = FileManager.default.fileExists(atPath: spec.statePath) ? try StateStore(path: spec.statePath) : nil
-            } else {
-                guard let l = try RunLock(statePath: spec.statePath) else {
-                    throw RunError.locked(statePath: spec.statePath, holder: RunLock.holder(statePath: spec.statePath))
-                }
-                lock = l
-                store = try StateStore(path: spec.statePath)
-                try store?.closeAbandonedRuns()
-                Self.removeTemporaries(under: spec.outputRoot)
-                for up in job.uploads {
-                    // The fixed part of a file:// target (before its first template variable).
-                    if case .folder(let t) = up.config.target {
-                        let fixed = "/" + String(t.text.prefix { $0 != "{" })
-                        let dir = fixed.hasSuffix("/") ? fixed : (fixed as NSString).deletingLastPathComponent
-                        if dir != "/" { Self.removeTemporaries(under: dir) }
-                    }
-                }
-            }
-        } catch let e as RunError {
-            throw e
-        } catch {
-            throw .state("\(error)")
-        }
-        defer { _ = lock }
-
-        // Scan and plan.
-        let scanner = InputScanner(input: spec.input, skipDirectories: [spec.outputRoot, (spec.statePath as NSString).deletingLastPathComponent])
-        let scan: (files: [ScannedFile], problems: [ScanProblem], settling: Int, settlingPaths: Set<String>)
-        do { scan = try scanner.scan() } catch { throw .input("input.root \(AudioError.quoted(spec.input.root)) is not a readable folder") }
         summary.scanned = scan.files.count
         summary.settling = scan.settling
         summary.problems = scan.problems.map(\.description)
-        let state: [String: RecordingState]
-        do { state = try store?.loadAll() ?? [:] } catch { throw .state("\(error)") }
-        var planner = Planner(job: job, state: state)
-        planner.force = options.force
-        planner.retryOnly = options.retryOnly
-        if options.explain, let store { planner.recipeLookup = { try? store.recipe($0) } }
-        var work: [RecordingPlan] = []
-        let collisions = Self.outputCollisions(job: job, files: scan.files)
-        var collided: [(ScannedFile, String)] = []
-        for file in scan.files {
-            if let message = collisions[file.relativePath] {
-                if let prior = state[file.relativePath], prior.status == "failed", prior.identity == file.identity,
-                   prior.failedRecipe == job.recipeFingerprint, !options.retryOnly, options.force == .none {
-                    summary.knownFailures += 1  // reported once, not every cron run
-                    continue
-                }
-                collided.append((file, message))
-                if options.dryRun || options.explain { summary.plan.append("fail \(file.relativePath): \(message)") }
-                continue
-            }
-            let p = planner.plan(file)
-            switch p.action {
-            case .skip: summary.skipped += 1
-            case .knownFailure: summary.knownFailures += 1
-            case .run(_, _, let reasons):
-                work.append(p)
-                if options.dryRun || options.explain {
-                    summary.plan.append(options.explain ? "run \(file.relativePath): " + reasons.joined(separator: "; ") : "run \(file.relativePath)")
-                }
-            }
-        }
-        summary.planned = work.count
+        summary.ownOutputs = plan.ownOutputs
+        summary.planned = plan.work.count + plan.refused.count
+        summary.skipped = plan.upToDate
+        summary.knownFailures = plan.knownFailures
+        summary.pruneHeld = plan.pruneHeld
+        summary.plan = plan.lines
         if options.dryRun {
-            if job.uploads.contains(where: { $0.config.prune }) {
-                let present = Set(scan.files.map(\.relativePath)).union(scan.settlingPaths)
-                for path in state.keys.sorted() where !present.contains(path) { summary.plan.append("prune \(path)") }
-            }
+            summary.planned = plan.work.count
+            summary.pruned = plan.prune
             summary.finishedAt = Date()
             return summary
         }
-
         guard let store else { throw .state("not opened") }
+        try execute(plan, state: state, store: store, into: &summary)
+        return summary
+    }
+
+    /// What a run holds while it works: the lock and the store (both nil for a dry run on a new job).
+    struct Session {
+        var lock: RunLock?
+        var store: StateStore?
+    }
+
+    /// Takes the lock, opens the state (a dry run: read-only, nothing created, no lock) and removes
+    /// temporaries a killed run left.
+    func prepare() throws(RunError) -> Session {
+        let spec = job.spec
+        if options.dryRun {
+            guard FileManager.default.fileExists(atPath: spec.statePath) else { return Session() }
+            return Session(lock: nil, store: try StateOpening.open(path: spec.statePath))
+        }
+        let lock: RunLock
+        do {
+            guard let l = try RunLock(statePath: spec.statePath) else {
+                throw RunError.locked(statePath: spec.statePath, holder: RunLock.holder(statePath: spec.statePath))
+            }
+            lock = l
+        } catch let e as RunError { throw e } catch { throw .state("\(error)") }
+        if !FileManager.default.fileExists(atPath: spec.statePath) && lock.existedBefore {
+            throw .stateLost(statePath: spec.statePath, movedTo: nil, detail: "is missing although earlier runs used it (its lock file is there)")
+        }
+        let store = try StateOpening.open(path: spec.statePath)
+        do { try store.closeAbandonedRuns() } catch { throw StateOpening.classify(error, path: spec.statePath) }
+        Temporaries.remove(under: spec.outputRoot)
+        for up in job.uploads {
+            if case .folder(let t) = up.config.target, let dir = t.fixedFolder { Temporaries.remove(under: dir) }
+        }
+        return Session(lock: lock, store: store)
+    }
+
+    /// Walks the input root.
+    func scanInput() throws(RunError) -> ScanResult {
+        let spec = job.spec
+        let scanner = InputScanner(input: spec.input, skipDirectories: [spec.outputRoot, (spec.statePath as NSString).deletingLastPathComponent])
+        do { return try scanner.scan() } catch { throw .input("input.root \(AudioError.quoted(spec.input.root)) is not a readable folder") }
+    }
+
+    /// Sets up uploads, prunes, runs the plan's recordings on the worker pool and records the run.
+    func execute(_ plan: RunPlan, state: [String: RecordingState], store: StateStore, into summary: inout RunSummary) throws(RunError) {
         var uploaders: [Uploader] = []
         do {
             for up in job.uploads {
@@ -188,189 +196,134 @@ public final class BatchRunner: Sendable {
         } catch {
             throw .upload("\(error)")
         }
-        let workUploaders = uploaders
-        // A folder or file the scan could not read may still exist: never prune on a partial scan.
-        if scan.problems.isEmpty,
-           let pruned = prune(state: state, present: Set(scan.files.map(\.relativePath)).union(scan.settlingPaths), store: store, uploaders: uploaders) {
-            summary.pruned = pruned
-        }
         let runId: Int64
-        do { runId = try store.startRun(spec: spec.file, specName: spec.name) } catch { throw .state("\(error)") }
+        do { runId = try store.startRun(spec: job.spec.file, specName: job.spec.name) } catch { throw StateOpening.classify(error, path: job.spec.statePath) }
+        let pruned = prune(plan.prune, state: state, store: store, uploaders: uploaders)
+        summary.pruned = pruned.map(\.path)
+        try? store.recordPruned(runId: runId, pruned)
         let writer = StateWriter(store: store)
-        for (file, message) in collided {
+        for file in plan.unchanged { writer.submit(.touched(path: file.relativePath, identity: file.identity)) }
+        var results: [RecordingResult] = []
+        for (file, message, cls) in plan.refused {
             let text = "\(AudioError.quoted(file.relativePath)): \(message)"
-            writer.submit(.failed(path: file.relativePath, identity: file.identity, error: text, attempts: 1, recipe: job.recipeFingerprint))
-            summary.results.append(RecordingResult(path: file.relativePath, status: .failed, duration: nil, seconds: 0, attempts: 1,
-                                                   outputs: [], error: text, reasons: []))
+            writer.submit(.failed(path: file.relativePath, identity: file.identity, error: text, attempts: 1,
+                                  recipe: job.recipeFingerprint, failureClass: cls))
+            results.append(RecordingResult(path: file.relativePath, status: .failed, duration: nil, seconds: 0, attempts: 1,
+                                           outputs: [], error: text, failureClass: cls, reasons: []))
             FileHandle.standardError.write(Data("segno: \(text)\n".utf8))
         }
         let progress = ProgressPrinter(mode: options.progress)
-        progress.start(planned: work.count)
-
-        // Execute: workers pull the next plan from a shared index.
-        let next = Mutex(0)
-        let results = Mutex<[RecordingResult]>([])
+        progress.start(planned: plan.work.count)
+        let collected = Mutex<[RecordingResult]>([])
         let timeUp = Mutex(false)
         let deadline = options.maxTime.map { Date().addingTimeInterval($0) }
-        let workers = max(1, min(options.parallel ?? spec.workers, max(1, work.count)))
-        let group = DispatchGroup()
-        let plans = work
-        for _ in 0..<workers {
-            group.enter()
-            Thread.detachNewThread { [self] in
-                defer { group.leave() }
-                while true {
-                    if stop.isStopped { return }
-                    if let deadline, Date() >= deadline { timeUp.withLock { $0 = true }; return }
-                    let i = next.withLock { n -> Int in defer { n += 1 }; return n }
-                    if i >= plans.count { return }
-                    let r = process(plans[i], writer: writer, progress: progress, uploaders: workUploaders)
-                    results.withLock { $0.append(r) }
-                }
-            }
+        let work = plan.work
+        let uploadersForWork = uploaders
+        WorkerPool.run(count: work.count, workers: options.parallel ?? job.spec.workers, shouldStop: { [stop] in
+            if stop.isStopped { return true }
+            if let deadline, Date() >= deadline { timeUp.withLock { $0 = true }; return true }
+            return false
+        }) { [self] i in
+            let r = process(work[i], writer: writer, progress: progress, uploaders: uploadersForWork)
+            collected.withLock { $0.append(r) }
         }
-        group.wait()
         progress.stop()
         do { try writer.flush() } catch { progress.error("segno: \(error)") }
+        let finished = collected.withLock { $0 }
+        summary.notStarted = work.count - finished.count
+        summary.results = (results + finished).sorted { $0.path < $1.path }
+        summarise(&summary, timeUp: timeUp.withLock { $0 })
+        try? store.finishRun(id: runId, status: runStatus(summary), planned: summary.planned, done: summary.done,
+                             failed: summary.failed, skipped: summary.skipped, pruned: summary.pruned.count)
+    }
 
-        let workerResults = results.withLock { $0.count }
-        summary.results = (summary.results + results.withLock { $0 }).sorted { $0.path < $1.path }
+    /// Counts the results into the summary.
+    func summarise(_ summary: inout RunSummary, timeUp: Bool) {
         for r in summary.results {
             switch r.status {
             case .done: summary.done += 1
-            case .failed: summary.failed += 1
+            case .failed, .partial: summary.failed += 1
             case .interrupted: summary.interrupted += 1
             case .unchanged: summary.skipped += 1; summary.planned -= 1
+            case .notReady: summary.settling += 1; summary.planned -= 1
             }
         }
-        summary.notStarted = work.count - workerResults
-        if let sig = stop.signal { summary.stop = .signal(sig) } else if timeUp.withLock({ $0 }) { summary.stop = .timeUp }
+        if let sig = stop.signal { summary.stop = .signal(sig) } else if timeUp { summary.stop = .timeUp }
         summary.finishedAt = Date()
-        let status: String
-        switch summary.stop {
-        case .signal: status = "interrupted"
-        case .timeUp: status = "time-up"
-        case .none: status = summary.failed > 0 ? "failures" : "done"
-        }
-        try? store.finishRun(id: runId, status: status, planned: summary.planned, done: summary.done,
-                             failed: summary.failed, skipped: summary.skipped)
-        return summary
     }
 
-    /// Processes one recording with retries for transient failures. Called on a worker thread.
+    func runStatus(_ summary: RunSummary) -> RunStatus {
+        switch summary.stop {
+        case .signal: return .interrupted
+        case .timeUp: return .timeUp
+        case .none: return summary.failed > 0 ? .failures : .done
+        }
+    }
+
+    /// Processes one recording; transient failures are retried with back-off, and a retry reruns
+    /// only the taps and uploads that did not finish. Called on a worker thread.
     func process(_ plan: RecordingPlan, writer: StateWriter, progress: ProgressPrinter, uploaders: [Uploader]) -> RecordingResult {
         guard case .run(let tapIndices, let uploadIndices, let reasons) = plan.action else { fatalError("only runnable plans are processed") }
         let started = Date()
-        let priorAttempts = plan.prior?.status == "failed" ? plan.prior?.attempts ?? 0 : 0
+        let priorAttempts = plan.prior?.status.hasFailure == true ? plan.prior?.attempts ?? 0 : 0
+        var result = RecordingResult(path: plan.file.relativePath, status: .failed, duration: nil, seconds: 0,
+                                     attempts: 0, outputs: [], error: nil, reasons: reasons.map(\.description))
+        defer { result.seconds = Date().timeIntervalSince(started) }
+        let runner = RecordingJob(job: job, plan: plan, uploaders: uploaders, stop: stop)
+        var outcome = RecordingOutcome()
         var attempt = 0
-        var outcome = RecordingResult(path: plan.file.relativePath, status: .failed, duration: nil, seconds: 0,
-                                      attempts: 0, outputs: [], error: nil, reasons: reasons)
-        if job.spec.input.verify == .content, plan.prior?.status == "done", let known = plan.prior?.contentHash,
-           reasons.allSatisfy({ $0.hasSuffix(": source changed") }),
-           let now = try? FileHash.sha256(path: plan.file.absolutePath).digest, now == known {
-            // Same bytes under new metadata (touched, copied): note the new identity, run nothing.
-            writer.submit(.touched(path: plan.file.relativePath, identity: plan.file.identity))
-            outcome.status = .unchanged
-            outcome.seconds = Date().timeIntervalSince(started)
-            progress.update { $0.planned -= 1 }
-            return outcome
-        }
         while true {
             attempt += 1
+            outcome.failures = []
             do {
-                let (update, duration, outputs) = try RecordingJob(job: job, plan: plan, tapIndices: tapIndices, uploadIndices: uploadIndices,
-                                                                   uploaders: uploaders, stop: stop).run()
-                writer.submit(update)
-                outcome.status = .done
-                outcome.duration = duration
-                outcome.outputs = outputs
-                progress.update { $0.done += 1; $0.audioSeconds += duration ?? 0 }
-                break
-            } catch is Interrupted {
-                outcome.status = .interrupted
-                break
+                try runner.run(taps: tapIndices.filter { outcome.steps[job.taps[$0].identity] == nil },
+                               uploads: uploadIndices.filter { outcome.steps[job.uploads[$0].identity] == nil }, into: &outcome)
             } catch {
-                let transient = (error as? AudioError)?.isTransient ?? (error as? UploadError)?.isTransient ?? false
-                if transient && attempt <= job.spec.retries && !stop.isStopped {
-                    logger.info("retrying after a transient failure", metadata: ["file.path": "\(plan.file.relativePath)", "error": "\(error)"])
-                    Thread.sleep(forTimeInterval: min(8, 0.25 * pow(2, Double(attempt - 1))))
-                    continue
-                }
-                let message = "\(error)"
-                outcome.error = message
-                writer.submit(.failed(path: plan.file.relativePath, identity: plan.file.identity, error: message,
-                                      attempts: priorAttempts + attempt, recipe: job.recipeFingerprint))
-                progress.update { $0.failed += 1 }
-                progress.error("segno: \(message)")
-                break
+                result.status = .interrupted
+                result.attempts = attempt
+                return result
             }
+            guard let cls = outcome.failureClass else { break }
+            if cls.retryWithinRun && attempt <= job.spec.retries && !stop.isStopped {
+                logger.debug("retrying after a transient failure", metadata: ["file.path": "\(plan.file.relativePath)", "error": "\(outcome.message)"])
+                Thread.sleep(forTimeInterval: min(8, 0.25 * pow(2, Double(attempt - 1))))
+                continue
+            }
+            break
         }
-        outcome.attempts = attempt
-        outcome.seconds = Date().timeIntervalSince(started)
-        return outcome
+        result.attempts = attempt
+        result.duration = outcome.duration
+        result.outputs = outcome.written
+        guard let cls = outcome.failureClass else {
+            writer.submit(.done(path: plan.file.relativePath, identity: plan.file.identity, contentHash: outcome.contentHash,
+                                duration: outcome.duration, steps: Array(outcome.steps.values), recipes: outcome.recipes))
+            result.status = .done
+            progress.update { $0.done += 1; $0.audioSeconds += outcome.duration ?? 0 }
+            return result
+        }
+        // A file that changed while it was read is still being written: not a failure.
+        if Self.changedSince(plan.file) {
+            result.status = .notReady
+            progress.update { $0.planned -= 1 }
+            return result
+        }
+        let message = outcome.message
+        result.error = message
+        result.failureClass = cls
+        result.status = outcome.steps.isEmpty && (plan.prior?.steps.isEmpty ?? true) ? .failed : .partial
+        writer.submit(.failed(path: plan.file.relativePath, identity: plan.file.identity, error: message,
+                              attempts: priorAttempts + attempt, recipe: job.recipeFingerprint, failureClass: cls,
+                              steps: Array(outcome.steps.values), recipes: outcome.recipes))
+        progress.update { $0.failed += 1 }
+        progress.error("segno: \(message)")
+        return result
     }
 
-    /// Recordings whose outputs would land on another recording's (`a.wav` and `a.flac` both
-    /// writing `{stem}.flac`): the first in path order keeps the name, the others fail with a
-    /// message. Only templates that need no decoding are checked (the rest are rare to collide).
-    static func outputCollisions(job: Job, files: [ScannedFile]) -> [String: String] {
-        let decodeVariables = ["duration", "rate", "channels", "title", "recorded", "zoom"]
-        let templates = job.taps.filter { t in !decodeVariables.contains(where: { t.config.pathTemplate.uses($0) }) }
-        guard !templates.isEmpty else { return [:] }
-        var owner: [String: String] = [:]
-        var out: [String: String] = [:]
-        for f in files {
-            let ctx = RecordingContext(sourcePath: f.absolutePath, relativePath: f.relativePath, modified: f.identity.modified,
-                                       outputRoot: job.spec.outputRoot)
-            for t in templates {
-                guard let path = try? t.config.pathTemplate.resolve(ctx) else { continue }
-                if let first = owner[path], first != f.relativePath {
-                    out[f.relativePath] = "\(t.config.name) would write \(AudioError.quoted(String(path.dropFirst(job.spec.outputRoot.count + 1)))) like \(AudioError.quoted(first)); add {ext} or {dir} to \(t.config.pathTemplate.text)"
-                    break
-                }
-                owner[path] = f.relativePath
-            }
-        }
-        return out
-    }
-
-    /// `prune: true` on an upload: recordings whose source is gone lose their outputs, their
-    /// uploaded objects and their state rows. Returns what was pruned (nil when prune is off).
-    func prune(state: [String: RecordingState], present: Set<String>, store: StateStore, uploaders: [Uploader]) -> [String]? {
-        guard job.uploads.contains(where: { $0.config.prune }) else { return nil }
-        // An empty scan more likely means an unmounted folder than a deleted archive.
-        guard !present.isEmpty else { return nil }
-        // Files and objects a present recording still refers to are never deleted (two
-        // recordings can share an upload key or, after a collision, an output).
-        var kept = Set<String>()
-        for (path, rec) in state where present.contains(path) {
-            for step in rec.steps.values { kept.formUnion(step.outputs) }
-        }
-        var gone: [String] = []
-        for (path, rec) in state where !present.contains(path) {
-            var ok = true
-            for step in rec.steps.values {
-                if step.stage.hasPrefix("upload:") {
-                    guard let i = job.uploads.firstIndex(where: { $0.identity == step.stage }), job.uploads[i].config.prune else { continue }
-                    for uri in step.outputs where !kept.contains(uri) {
-                        do { try uploaders[i].delete(uri: uri) } catch { ok = false; logger.info("prune failed", metadata: ["uri": "\(uri)", "error": "\(error)"]) }
-                    }
-                } else {
-                    for rel in step.outputs where !kept.contains(rel) { unlink(job.spec.outputRoot + "/" + rel) }
-                }
-            }
-            if ok { gone.append(path) }
-        }
-        try? store.forget(paths: gone)
-        return gone.sorted()
-    }
-
-    /// Deletes `.segno-tmp-*` files left by a killed run. Called under the run lock, before work starts.
-    static func removeTemporaries(under root: String) {
-        guard let e = FileManager.default.enumerator(atPath: root) else { return }
-        while let rel = e.nextObject() as? String {
-            let name = (rel as NSString).lastPathComponent
-            if name.hasPrefix(OutputFile.tempPrefix) { unlink(root + "/" + rel) }
-        }
+    /// True when the source's size, time or inode differ from the scan's, or it is gone.
+    static func changedSince(_ file: ScannedFile) -> Bool {
+        var st = stat()
+        guard stat(file.absolutePath, &st) == 0 else { return true }
+        let mtimeNs = Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)
+        return FileIdentity(size: Int64(st.st_size), mtimeNs: mtimeNs, inode: Int64(st.st_ino)) != file.identity
     }
 }

@@ -8,6 +8,20 @@ public struct ScannedFile: Sendable {
     public var identity: FileIdentity
 }
 
+/// What a scan found.
+public struct ScanResult: Sendable {
+    /// Recordings ready to process, sorted by relative path.
+    public var files: [ScannedFile] = []
+    /// What could not be read (a non-empty list holds `prune` back).
+    public var problems: [ScanProblem] = []
+    /// Files whose names are not valid UTF-8 (Latin-1 names from old Windows shares), with the
+    /// name's bytes escaped (`caf\xe9.wav`): they fail with a message asking for a rename.
+    public var unreadableNames: [ScannedFile] = []
+    /// Files modified within `settle`: picked up by a later run.
+    public var settling: Int { settlingPaths.count }
+    public var settlingPaths = Set<String>()
+}
+
 /// Something the scanner could not take, reported but not fatal.
 public struct ScanProblem: Sendable, CustomStringConvertible {
     public var path: String
@@ -28,12 +42,29 @@ public struct InputScanner {
         self.skipDirectories = skipDirectories
     }
 
+    /// A name's bytes with valid UTF-8 kept and every other byte written `\xNN`.
+    static func escaped(_ bytes: [UInt8]) -> String {
+        var out = ""
+        var i = 0
+        while i < bytes.count {
+            // The longest valid UTF-8 sequence starting here (1–4 bytes), else one escaped byte.
+            var taken = false
+            for n in stride(from: min(4, bytes.count - i), through: 1, by: -1) {
+                if let s = String(validating: bytes[i..<(i + n)], as: UTF8.self), s.unicodeScalars.count == 1 {
+                    out += s; i += n; taken = true; break
+                }
+            }
+            if !taken { out += String(format: "\\x%02x", bytes[i]); i += 1 }
+        }
+        return out
+    }
+
     /// Walks the tree; files come back sorted by relative path so plans and reports are stable.
-    public func scan(now: Date = Date()) throws -> (files: [ScannedFile], problems: [ScanProblem], settling: Int, settlingPaths: Set<String>) {
+    public func scan(now: Date = Date()) throws -> ScanResult {
         var files: [ScannedFile] = []
         var problems: [ScanProblem] = []
-        var settling = 0
         var settlingPaths = Set<String>()
+        var unreadable: [ScannedFile] = []
         var st = stat()
         guard stat(input.root, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else {
             throw AudioError.missing(path: input.root)
@@ -53,7 +84,20 @@ public struct InputScanner {
                     $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(validatingCString: $0) }
                 }
                 guard let name else {
-                    problems.append(ScanProblem(path: abs + "/?", reason: "file name is not valid UTF-8; rename it"))
+                    let bytes = withUnsafePointer(to: entry.pointee.d_name) {
+                        $0.withMemoryRebound(to: UInt8.self, capacity: 256) { Array(UnsafeBufferPointer(start: $0, count: strlen(UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self)))) }
+                    }
+                    let escaped = Self.escaped(bytes)
+                    var cst = stat()
+                    let childRel = rel.isEmpty ? escaped : rel + "/" + escaped
+                    let isFile = bytes.withUnsafeBufferPointer { b in
+                        (Array(b) + [0]).withUnsafeBufferPointer { fstatat(dfd, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), &cst, 0) == 0 }
+                    } && (cst.st_mode & S_IFMT) == S_IFREG
+                    if isFile && input.include.contains(where: { $0.matches(childRel) }) {
+                        let mtimeNs = Int64(cst.st_mtim.tv_sec) * 1_000_000_000 + Int64(cst.st_mtim.tv_nsec)
+                        unreadable.append(ScannedFile(relativePath: childRel, absolutePath: abs + "/" + escaped,
+                                                      identity: FileIdentity(size: Int64(cst.st_size), mtimeNs: mtimeNs, inode: Int64(cst.st_ino))))
+                    }
                     continue
                 }
                 if name == "." || name == ".." { continue }
@@ -86,7 +130,7 @@ public struct InputScanner {
                     guard input.include.contains(where: { $0.matches(childRel) }) else { continue }
                     if input.exclude.contains(where: { $0.matches(childRel) }) { continue }
                     let mtimeNs = Int64(cst.st_mtim.tv_sec) * 1_000_000_000 + Int64(cst.st_mtim.tv_nsec)
-                    if Double(cst.st_mtim.tv_sec) > cutoff { settling += 1; settlingPaths.insert(childRel); continue }
+                    if Double(cst.st_mtim.tv_sec) > cutoff { settlingPaths.insert(childRel); continue }
                     files.append(ScannedFile(relativePath: childRel, absolutePath: childAbs,
                                              identity: FileIdentity(size: Int64(cst.st_size), mtimeNs: mtimeNs, inode: Int64(cst.st_ino))))
                 } else if input.include.contains(where: { $0.matches(childRel) }) {
@@ -96,6 +140,6 @@ public struct InputScanner {
             closedir(dir)
         }
         files.sort { $0.relativePath < $1.relativePath }
-        return (files, problems, settling, settlingPaths)
+        return ScanResult(files: files, problems: problems, unreadableNames: unreadable, settlingPaths: settlingPaths)
     }
 }

@@ -1,26 +1,66 @@
 import Foundation
 
+/// Why one tap or upload of a recording runs (`--explain` prints `label: why`).
+public struct StepReason: Sendable, Equatable, CustomStringConvertible {
+    public enum Why: Sendable, Equatable, CustomStringConvertible {
+        case forced
+        /// The recipe changed; the words say how when the old recipe is known (`--explain`).
+        case optionsChanged(String?)
+        case sourceChanged
+        case outputMissing(String)
+        case new
+        case failedBefore
+        /// An upload whose files a tap rewrites in this run.
+        case tapOutputChanges(String)
+        case uploadChanged
+
+        public var description: String {
+            switch self {
+            case .forced: return "forced"
+            case .optionsChanged(let words): return words.map { "options changed: \($0)" } ?? "options changed"
+            case .sourceChanged: return "source changed"
+            case .outputMissing(let path): return "output missing: \(path)"
+            case .new: return "new"
+            case .failedBefore: return "failed before"
+            case .tapOutputChanges(let tap): return "\(tap) output changes"
+            case .uploadChanged: return "options or files changed"
+            }
+        }
+    }
+    /// The tap's label (`Job.labels`) or "upload".
+    public var label: String
+    public var why: Why
+    public var description: String { "\(label): \(why)" }
+}
+
 /// What the runner will do with one recording.
 public struct RecordingPlan: Sendable {
     public enum Action: Sendable, Equatable {
         /// Every tap is fresh.
         case skip
-        /// The recording failed before and its source has not changed (`segno retry` reruns it).
+        /// The recording failed before for its input or the spec, and neither changed (`segno retry` reruns it).
         case knownFailure(String)
         /// Run these taps (indices into `Job.taps`) and uploads (indices into `Job.uploads`),
         /// for these reasons. With no taps, the source is not decoded at all.
-        case run(taps: [Int], uploads: [Int], reasons: [String])
+        case run(taps: [Int], uploads: [Int], reasons: [StepReason])
     }
     public var file: ScannedFile
     public var action: Action
     /// The stored state, if any.
     public var prior: RecordingState?
+
+    /// True when the only reason to run is a changed source (size, time, inode): with
+    /// `verify: content` the content hash then decides.
+    public var onlySourceChanged: Bool {
+        guard case .run(_, _, let reasons) = action else { return false }
+        return !reasons.isEmpty && reasons.allSatisfy { $0.why == .sourceChanged }
+    }
 }
 
 /// `--force` / `--force=STAGE`.
 public enum Force: Sendable, Equatable {
     case none, all
-    /// Rerun taps of one stage kind, e.g. "waveform".
+    /// Rerun taps of one stage kind ("waveform"), or `prune` past its limit.
     case stage(String)
 }
 
@@ -41,63 +81,72 @@ public struct Planner {
         self.state = state
     }
 
+    /// True when a plain run leaves this recording alone as a known failure (the one rule:
+    /// `RecordingState.isKnownFailure`; `retry` and `--force` take it up again).
+    public func isKnownFailure(_ file: ScannedFile) -> Bool {
+        guard !retryOnly, force == .none, let prior = state[file.relativePath] else { return false }
+        return prior.isKnownFailure(identity: file.identity, recipe: job.recipeFingerprint)
+    }
+
     public func plan(_ file: ScannedFile) -> RecordingPlan {
         let prior = state[file.relativePath]
-        if retryOnly && prior?.status != "failed" { return RecordingPlan(file: file, action: .skip, prior: prior) }
-        // A damaged source fails the same way every time: skip it until it changes or `retry`.
-        // Upload failures (credentials, network) are not the source's fault: try again.
-        if let prior, prior.status == "failed", !retryOnly, force == .none, prior.identity == file.identity,
-           !(prior.error ?? "").hasPrefix("upload:"), prior.failedRecipe == nil || prior.failedRecipe == job.recipeFingerprint {
+        if retryOnly && !(prior?.status.hasFailure ?? false) { return RecordingPlan(file: file, action: .skip, prior: prior) }
+        if let prior, isKnownFailure(file) {
             return RecordingPlan(file: file, action: .knownFailure(prior.error ?? "failed"), prior: prior)
         }
         var taps: [Int] = []
-        var reasons: [String] = []
+        var reasons: [StepReason] = []
         let root = job.spec.outputRoot
         for (i, tap) in job.taps.enumerated() {
-            let name = tap.config.name
-            var reason: String? = nil
-            if force == .all { reason = "forced" }
-            else if case .stage(let s) = force, s == name { reason = "forced" }
+            var why: StepReason.Why? = nil
+            if force == .all || force == .stage(tap.config.name) { why = .forced }
             else if let step = prior?.steps[tap.identity] {
                 if step.fingerprint != tap.fingerprint {
-                    if let lookup = recipeLookup, let old = lookup(step.fingerprint) {
-                        reason = "options changed: " + Job.explainChange(old: old, new: tap.recipe)
-                    } else {
-                        reason = "options changed"
-                    }
+                    why = .optionsChanged(recipeLookup.flatMap { $0(step.fingerprint) }.map { Job.explainChange(old: $0, new: tap.recipe) })
                 } else if step.source != file.identity.key {
-                    reason = "source changed"
+                    why = .sourceChanged
                 } else if let missing = step.outputs.first(where: { !Self.exists(root + "/" + $0) }) {
-                    reason = "output missing: \(missing)"
+                    why = .outputMissing(missing)
                 }
             } else {
-                reason = prior?.status == "failed" ? "failed before" : "new"
+                why = prior?.status.hasFailure == true ? .failedBefore : .new
             }
-            if let reason {
+            if let why {
                 taps.append(i)
-                reasons.append("\(job.labels[i]): \(reason)")
+                reasons.append(StepReason(label: job.labels[i], why: why))
             }
         }
         var uploads: [Int] = []
         for (u, up) in job.uploads.enumerated() {
-            let name = "upload"
-            if force == .all || force == .stage(name) {
-                uploads.append(u); reasons.append("\(name): forced"); continue
-            }
-            if let t = up.sourceTaps.first(where: { taps.contains($0) }) {
-                uploads.append(u); reasons.append("\(name): \(job.taps[t].config.name) output changes"); continue
-            }
-            let hashes = up.sourceTaps.compactMap { prior?.steps[job.taps[$0].identity]?.outputHash }
-            guard hashes.count == up.sourceTaps.count else { uploads.append(u); reasons.append("\(name): new"); continue }
-            let fp = up.fingerprint(fileHashes: hashes)
-            if let step = prior?.steps[up.identity] {
-                if step.fingerprint != fp { uploads.append(u); reasons.append("\(name): options or files changed") }
+            var why: StepReason.Why? = nil
+            if force == .all || force == .stage("upload") {
+                why = .forced
+            } else if let t = up.sourceTaps.first(where: { taps.contains($0) }) {
+                why = .tapOutputChanges(job.taps[t].config.name)
             } else {
-                uploads.append(u); reasons.append("\(name): new")
+                let hashes = up.sourceTaps.compactMap { prior?.steps[job.taps[$0].identity]?.outputHash }
+                if hashes.count != up.sourceTaps.count || prior?.steps[up.identity] == nil {
+                    why = .new
+                } else if prior?.steps[up.identity]?.fingerprint != up.fingerprint(fileHashes: hashes) {
+                    why = .uploadChanged
+                }
+            }
+            if let why {
+                uploads.append(u)
+                reasons.append(StepReason(label: "upload", why: why))
             }
         }
         let nothing = taps.isEmpty && uploads.isEmpty
         return RecordingPlan(file: file, action: nothing ? .skip : .run(taps: taps, uploads: uploads, reasons: reasons), prior: prior)
+    }
+
+    /// With `verify: content`: true when a recording that would run only because its metadata
+    /// changed still has the bytes its outputs were made from (touched, copied back). Reads the
+    /// file; called by the run's workers and by `--dry-run`, so both decide alike.
+    public func contentUnchanged(_ plan: RecordingPlan) -> Bool {
+        guard job.spec.input.verify == .content, plan.onlySourceChanged, plan.prior?.status == .done,
+              let known = plan.prior?.contentHash else { return false }
+        return (try? FileHash.sha256(path: plan.file.absolutePath).digest) == known
     }
 
     static func exists(_ path: String) -> Bool {

@@ -1,69 +1,130 @@
 import Foundation
 import SegnoDSP
 
-/// One recording's work: open the source, build the chain with only the taps that must run (and
-/// only the transforms they need), stream it, hash the outputs, then run the uploads that must
-/// run on the taps' files. With no tap to run (an upload only) the source is not decoded.
-/// Runs on one worker thread.
+/// What one recording's attempts produced so far in this run: the steps that finished (kept
+/// across retries, so a retry reruns only what failed), and what failed in the last attempt.
+struct RecordingOutcome {
+    var steps: [String: StepState] = [:]
+    var recipes: [String: String] = [:]
+    /// Source duration in seconds, once decoded.
+    var duration: Double?
+    /// Absolute paths of the files written.
+    var written: [String] = []
+    var contentHash: Data?
+    /// The last attempt's failures: the stage that failed (nil for the whole recording) and why.
+    var failures: [(stage: String?, error: any Error)] = []
+
+    /// The class that decides what happens next: a failure the environment or chance caused wins
+    /// over the input's or the spec's, so a recording is parked only when nothing else went wrong.
+    var failureClass: FailureClass? {
+        let classes = failures.map { FailureClass.of($0.error) }
+        for c in [FailureClass.transient, .environment, .spec, .input] where classes.contains(c) { return c }
+        return nil
+    }
+
+    /// One line: every failure, the failing tap named when the error does not say it.
+    var message: String {
+        failures.map { f in f.stage.map { "\($0): \(f.error)" } ?? "\(f.error)" }.joined(separator: "; ")
+    }
+}
+
+/// One attempt at a recording: open the source, build the chain with only the taps that must run
+/// (and only the transforms they need), stream it, hash the outputs, then run the uploads whose
+/// files are all there. A tap that fails does not stop the others, and a failed upload keeps the
+/// taps' steps. With no tap to run (an upload only) the source is not decoded. Runs on one worker thread.
 struct RecordingJob {
     let job: Job
     let plan: RecordingPlan
-    let tapIndices: [Int]
-    let uploadIndices: [Int]
     let uploaders: [Uploader]
     let stop: StopFlag
 
-    /// Returns the state update, the source duration in seconds and the outputs written.
-    func run() throws -> (StateUpdate, Double?, [String]) {
+    /// Runs `tapIndices` (into `Job.taps`) and `uploadIndices` (into `Job.uploads`), adding what
+    /// finished to `outcome` and what failed to `outcome.failures`. Throws only `Interrupted`.
+    func run(taps tapIndices: [Int], uploads uploadIndices: [Int], into outcome: inout RecordingOutcome) throws(Interrupted) {
+        var context = RecordingContext(sourcePath: plan.file.absolutePath, relativePath: plan.file.relativePath,
+                                       modified: plan.file.identity.modified, source: nil, outputRoot: job.spec.outputRoot)
+        if outcome.duration == nil { outcome.duration = plan.prior?.duration }
+        var failedTaps = Set<Int>()
+        if !tapIndices.isEmpty {
+            do {
+                failedTaps = try runTaps(tapIndices, context: &context, into: &outcome)
+            } catch let e as Interrupted {
+                throw e
+            } catch {
+                outcome.failures.append((nil, error))
+                return
+            }
+        }
+        for u in uploadIndices {
+            let up = job.uploads[u]
+            // Never upload a file a failed tap should have replaced.
+            if up.sourceTaps.contains(where: { failedTaps.contains($0) }) { continue }
+            do {
+                try upload(up, with: uploaders[u], context: context, into: &outcome)
+            } catch let e as Interrupted {
+                throw e
+            } catch {
+                outcome.failures.append((nil, error))
+            }
+        }
+    }
+
+    /// The pass: returns the taps (indices into `Job.taps`) that failed alone; throws when the
+    /// whole recording failed (source, transform, interrupted).
+    private func runTaps(_ tapIndices: [Int], context: inout RecordingContext, into outcome: inout RecordingOutcome) throws -> Set<Int> {
         let spec = job.spec
         let file = plan.file
-        var context = RecordingContext(sourcePath: file.absolutePath, relativePath: file.relativePath,
-                                       modified: file.identity.modified, source: nil, outputRoot: spec.outputRoot)
-        var steps: [String: StepState] = [:]
-        var recipes: [String: String] = [:]
-        var written: [String] = []
-        var duration = plan.prior?.duration
-
         // With verify: content the hash is taken before decoding, so it describes the bytes the
         // outputs were made from even if the source is rewritten during a long pass.
-        var contentHash: Data? = nil
-        if spec.input.verify == .content && !tapIndices.isEmpty { contentHash = try FileHash.sha256(path: file.absolutePath).digest }
-        if !tapIndices.isEmpty {
-            let decoder = try DecoderFactory.open(path: file.absolutePath)
-            defer { decoder.close() }
-            context.source = decoder.info
-            let wanted = Set(tapIndices.map { job.taps[$0].index })
-            let last = wanted.max() ?? -1
-            var items: [ChainRecipe.Item] = []
-            var tapsInChain: [JobTap] = []
-            for (i, placed) in spec.stages.enumerated() where i <= last {
-                switch placed.config {
-                case let t as any TransformConfig:
-                    items.append(.transform(t))
-                case let tap as any TapConfig where wanted.contains(i):
+        if spec.input.verify == .content { outcome.contentHash = try FileHash.sha256(path: file.absolutePath).digest }
+        let decoder = try DecoderFactory.open(path: file.absolutePath)
+        defer { decoder.close() }
+        context.source = decoder.info
+        let wanted = Dictionary(uniqueKeysWithValues: tapIndices.map { (job.taps[$0].index, $0) })
+        let last = wanted.keys.max() ?? -1
+        var items: [ChainRecipe.Item] = []
+        var inChain: [Int] = []  // indices into Job.taps, in chain order
+        var failed = Set<Int>()
+        for (i, placed) in spec.stages.enumerated() where i <= last {
+            switch placed.config {
+            case let t as any TransformConfig:
+                items.append(.transform(t))
+            case let tap as any TapConfig:
+                guard let t = wanted[i] else { continue }
+                do {
                     let paths: [String]
-                    do { paths = try tap.resolvePaths(context) } catch { throw StageStartError(stage: tap.name, "\(placed.keyPath).path: \(error.message)") }
-                    for p in paths { try Self.checkContained(p, root: spec.outputRoot) }
+                    do { paths = try tap.resolvePaths(context) } catch {
+                        throw StageStartError(stage: tap.name, "\(placed.keyPath).path: \(error.message)")
+                    }
+                    for p in paths { try Self.checkContained(p, root: spec.outputRoot, source: file.absolutePath) }
                     items.append(.tap(tap, paths: paths))
-                    tapsInChain.append(job.taps.first { $0.index == i }!)
-                default:
-                    continue
+                    inChain.append(t)
+                } catch {
+                    failed.insert(t)
+                    outcome.failures.append((job.labels[t], error))
                 }
+            default:
+                continue
             }
-            var frames = 0
-            let produced: [[ProducedFile]]
-            var first = true
+        }
+        guard !inChain.isEmpty else { return failed }
+        var frames = 0
+        var first = true
+        let results: [Result<[ProducedFile], any Error>]
+        do {
+            results = try ChainRecipe(items: items).runEach(open: {
+                if first { first = false; return decoder }
+                return try DecoderFactory.open(path: file.absolutePath)
+            }, context: context, isCancelled: { stop.isStopped }) { frames = $0 }
+        } catch let e as StageStartError {
+            throw StageStartError(stage: e.stage, "\(AudioError.quoted(file.relativePath)): \(e.message)")
+        }
+        outcome.duration = decoder.info.sampleRate > 0 ? Double(frames) / Double(decoder.info.sampleRate) : nil
+        let now = Date().timeIntervalSince1970
+        for (t, result) in zip(inChain, results) {
+            let tap = job.taps[t]
             do {
-                produced = try ChainRecipe(items: items).run(open: {
-                    if first { first = false; return decoder }
-                    return try DecoderFactory.open(path: file.absolutePath)
-                }, context: context, isCancelled: { stop.isStopped }) { frames = $0 }
-            } catch let e as StageStartError {
-                throw StageStartError(stage: e.stage, "\(AudioError.quoted(file.relativePath)): \(e.message)")
-            }
-            duration = decoder.info.sampleRate > 0 ? Double(frames) / Double(decoder.info.sampleRate) : nil
-            let now = Date().timeIntervalSince1970
-            for (tap, outs) in zip(tapsInChain, produced) {
+                let outs = try result.get()
                 var digests: [Data] = []
                 var size: Int64 = 0
                 for out in outs {
@@ -75,57 +136,68 @@ struct RecordingJob {
                 for out in outs { values.merge(out.values) { a, _ in a } }
                 let detail = values.isEmpty ? nil : JSONValue.object(values.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }).serialized()
                 let rels = outs.map { String($0.path.dropFirst(spec.outputRoot.count + 1)) }
-                steps[tap.identity] = StepState(stage: tap.identity, fingerprint: tap.fingerprint, source: file.identity.key,
-                                                output: StepState.encodeOutputs(rels), outputHash: FileHash.combine(digests),
-                                                outputSize: size, finishedAt: now, detail: detail)
-                recipes[tap.fingerprint] = tap.recipe
-                written += outs.map(\.path)
+                outcome.steps[tap.identity] = StepState(stage: tap.identity, fingerprint: tap.fingerprint, source: file.identity.key,
+                                                        output: StepState.encodeOutputs(rels), outputHash: FileHash.combine(digests),
+                                                        outputSize: size, finishedAt: now, detail: detail)
+                outcome.recipes[tap.fingerprint] = tap.recipe
+                outcome.written += outs.map(\.path)
+            } catch {
+                failed.insert(t)
+                outcome.failures.append((job.labels[t], error))
             }
         }
-
-        for u in uploadIndices {
-            let up = job.uploads[u]
-            var files: [(path: String, digest: Data)] = []
-            var hashes: [Data] = []
-            var ctx = context
-            if let duration { ctx.extra["duration"] = String(format: "%.3f", duration) }
-            for t in up.sourceTaps {
-                let tap = job.taps[t]
-                guard let step = steps[tap.identity] ?? plan.prior?.steps[tap.identity] else {
-                    throw UploadError.configuration("\(tap.identity) has no output to upload")
-                }
-                hashes.append(step.outputHash)
-                for (k, v) in step.values where ctx.extra[k] == nil { ctx.extra[k] = v }
-                for rel in step.outputs {
-                    let path = spec.outputRoot + "/" + rel
-                    // Each file's own digest (a step of several files stores a combined one).
-                    let digest = step.outputs.count == 1 ? step.outputHash : try FileHash.sha256(path: path).digest
-                    files.append((path, digest))
-                }
-            }
-            let fingerprint = up.fingerprint(fileHashes: hashes)
-            let uris = try uploaders[u].upload(files: files, context: ctx, recipe: fingerprint, shouldContinue: { [stop] in !stop.isStopped })
-            steps[up.identity] = StepState(stage: up.identity, fingerprint: fingerprint, source: file.identity.key,
-                                           output: StepState.encodeOutputs(uris), outputHash: FileHash.combine(files.map(\.digest)),
-                                           outputSize: Int64(files.count), finishedAt: Date().timeIntervalSince1970)
-            recipes[steps[up.identity]!.fingerprint] = up.recipe
-        }
-
-        return (.done(path: file.relativePath, identity: file.identity, contentHash: contentHash, duration: duration,
-                      steps: Array(steps.values), recipes: recipes), duration, written)
+        return failed
     }
 
-    /// Refuses an output path whose existing folders pass through a symbolic link (which could
-    /// point outside the output root).
-    static func checkContained(_ path: String, root: String) throws {
-        guard path.hasPrefix(root + "/") else { throw AudioError.io(path: path, detail: "resolves outside output.root") }
+    /// Sends one upload stage's files: this run's steps first, the stored ones for fresh taps.
+    private func upload(_ up: JobUpload, with uploader: Uploader, context: RecordingContext, into outcome: inout RecordingOutcome) throws {
+        let spec = job.spec
+        var files: [(path: String, digest: Data)] = []
+        var hashes: [Data] = []
+        var ctx = context
+        if let duration = outcome.duration { ctx.extra["duration"] = String(format: "%.3f", duration) }
+        for t in up.sourceTaps {
+            let tap = job.taps[t]
+            guard let step = outcome.steps[tap.identity] ?? plan.prior?.steps[tap.identity] else {
+                throw UploadError.configuration("\(tap.identity) has no output to upload")
+            }
+            hashes.append(step.outputHash)
+            for (k, v) in step.values where ctx.extra[k] == nil { ctx.extra[k] = v }
+            for rel in step.outputs {
+                let path = spec.outputRoot + "/" + rel
+                // Each file's own digest (a step of several files stores a combined one).
+                let digest = step.outputs.count == 1 ? step.outputHash : try FileHash.sha256(path: path).digest
+                files.append((path, digest))
+            }
+        }
+        let fingerprint = up.fingerprint(fileHashes: hashes)
+        let uris = try uploader.upload(files: files, context: ctx, recipe: fingerprint, shouldContinue: { [stop] in !stop.isStopped })
+        outcome.steps[up.identity] = StepState(stage: up.identity, fingerprint: fingerprint, source: plan.file.identity.key,
+                                               output: StepState.encodeOutputs(uris), outputHash: FileHash.combine(files.map(\.digest)),
+                                               outputSize: Int64(files.count), finishedAt: Date().timeIntervalSince1970)
+        outcome.recipes[fingerprint] = up.recipe
+    }
+
+    /// Refuses an output path outside the output root, onto the source itself, or whose existing
+    /// folders pass through a symbolic link (which could point outside the output root).
+    static func checkContained(_ path: String, root: String, source: String? = nil) throws(AudioError) {
+        guard path.hasPrefix(root + "/") else { throw .refused(path: path, detail: "resolves outside output.root") }
+        if let source, sameFile(path, source) {
+            throw .refused(path: path, detail: "is the recording itself; segno never writes over its input")
+        }
         var dir = (path as NSString).deletingLastPathComponent
         while dir.count > root.count {
             var st = stat()
             if lstat(dir, &st) == 0 && (st.st_mode & S_IFMT) == S_IFLNK {
-                throw AudioError.io(path: path, detail: "output folder \(AudioError.quoted(dir)) is a symbolic link; refusing to write through it")
+                throw .refused(path: path, detail: "output folder \(AudioError.quoted(dir)) is a symbolic link; refusing to write through it")
             }
             dir = (dir as NSString).deletingLastPathComponent
         }
+    }
+
+    /// True when both paths name one existing file (same device and inode), however spelt.
+    static func sameFile(_ a: String, _ b: String) -> Bool {
+        var sa = stat(), sb = stat()
+        return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
     }
 }

@@ -37,13 +37,6 @@ public enum RunReport {
 
     /// Writes the report through a temporary file and a rename.
     public static func write(_ value: JSONValue, to path: String) throws {
-        let out = try OutputFile(finalPath: URL(fileURLWithPath: path).standardizedFileURL.path)
-        do {
-            try Data((value.serialized() + "\n").utf8).write(to: URL(fileURLWithPath: out.tempPath))
-            try out.commit()
-        } catch {
-            out.discard()
-            throw AudioError.io(path: path, detail: "cannot write report: \(error)")
-        }
+        try OutputFile.write(Array((value.serialized() + "\n").utf8), to: URL(fileURLWithPath: path).standardizedFileURL.path)
     }
 }

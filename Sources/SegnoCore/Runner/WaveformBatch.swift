@@ -18,11 +18,42 @@ public struct WaveformBatch: Sendable {
     public let config: WaveformConfig
     public let destination: Destination
     public let workers: Int
+    /// Replace existing files that are not waveform data of the kind being written (`--overwrite`).
+    public let overwrite: Bool
 
-    public init(config: WaveformConfig, destination: Destination, workers: Int) {
+    public init(config: WaveformConfig, destination: Destination, workers: Int, overwrite: Bool = false) {
         self.config = config
         self.destination = destination
         self.workers = max(1, workers)
+        self.overwrite = overwrite
+    }
+
+    /// Refuses to write over the input itself (same file, however spelt), and over an existing
+    /// file that is not waveform data of the kind being written (a sidecar, an audio file, notes)
+    /// unless `overwrite`. Called for each output before anything is written.
+    func checkTarget(_ out: String, input: String) throws(AudioError) {
+        if RecordingJob.sameFile(out, input) {
+            throw .refused(path: out, detail: "is the input file; segno never writes over its input")
+        }
+        guard !overwrite, access(out, F_OK) == 0 else { return }
+        guard Self.holdsWaveformData(out, format: config.format) else {
+            throw .refused(path: out, detail: "exists and is not \(config.format.rawValue) waveform data; segno does not overwrite it (--overwrite replaces it)")
+        }
+    }
+
+    /// True when the file at `path` is what segno writes for `format` (so replacing it loses nothing
+    /// segno did not make): audiowaveform JSON or .dat, a levels file, a PNG, an SVG.
+    static func holdsWaveformData(_ path: String, format: WaveformConfig.Format) -> Bool {
+        guard let bytes = FileManager.default.contents(atPath: path) else { return false }
+        switch format {
+        case .json: return (try? WaveformJSON.decode(Array(bytes))) != nil
+        case .dat: return (try? WaveformDat.decode(Array(bytes))) != nil
+        case .png: return bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+        case .svg: return String(decoding: bytes.prefix(512), as: UTF8.self).contains("<svg")
+        case .levels:
+            let object = try? JSONSerialization.jsonObject(with: bytes) as? [String: Any]
+            return object?["levels"] is [Any] && object?["encoded"] is String
+        }
     }
 
     /// One input's outcome.
@@ -67,21 +98,10 @@ public struct WaveformBatch: Sendable {
     /// Runs every input on `workers` threads; outcomes come back in input order.
     public func run(_ files: [(String, String)], stop: StopFlag) -> [Outcome] {
         let results = Mutex<[Int: Outcome]>([:])
-        let next = Mutex(0)
-        let group = DispatchGroup()
-        for _ in 0..<min(workers, max(1, files.count)) {
-            group.enter()
-            Thread.detachNewThread {
-                defer { group.leave() }
-                while !stop.isStopped {
-                    let i = next.withLock { n -> Int in defer { n += 1 }; return n }
-                    if i >= files.count { return }
-                    let o = self.one(files[i].0, relative: files[i].1, stop: stop)
-                    results.withLock { $0[i] = o }
-                }
-            }
+        WorkerPool.run(count: files.count, workers: workers, shouldStop: { stop.isStopped }) { i in
+            let o = self.one(files[i].0, relative: files[i].1, stop: stop)
+            results.withLock { $0[i] = o }
         }
-        group.wait()
         let r = results.withLock { $0 }
         return files.indices.compactMap { r[$0] }
     }
@@ -111,9 +131,7 @@ public struct WaveformBatch: Sendable {
             case .svg: bytesOut = Array(config.picture.svg(data).utf8)
             case .levels: throw AudioError.unsupportedOutput(path: input, detail: "levels need audio input")
             }
-            if URL(fileURLWithPath: out).standardizedFileURL.path == URL(fileURLWithPath: input).standardizedFileURL.path {
-                throw AudioError.unsupportedOutput(path: out, detail: "is the input file; choose another output")
-            }
+            try checkTarget(out, input: input)
             try WaveformTap.write(bytesOut, to: out)
             return Outcome(input: input, outputs: [out], error: nil)
         } catch {
@@ -134,6 +152,7 @@ public struct WaveformBatch: Sendable {
             return convertData(input, to: out)
         }
         do {
+            try checkTarget(out, input: input)
             let decoder = try DecoderFactory.open(path: input)
             var context = RecordingContext(sourcePath: input, relativePath: relative, modified: Date(), source: decoder.info,
                                            outputRoot: (out as NSString).deletingLastPathComponent)
@@ -144,6 +163,7 @@ public struct WaveformBatch: Sendable {
                     let base = (out as NSString).deletingPathExtension
                     return "\(base)-\(r.zoomName).\((out as NSString).pathExtension)"
                 }
+                for p in paths { try checkTarget(p, input: input) }
             }
             var first = true
             let produced = try ChainRecipe(items: [.tap(config, paths: paths)]).run(open: {

@@ -24,6 +24,10 @@ public struct JobSpec: Sendable {
         public var verify: Verify
     }
 
+    /// `input.settle` when the spec does not say: 10 s, so a file a recorder is still writing is
+    /// picked up by a later run rather than failed.
+    public static let defaultSettle = 10.0
+
     /// One stage as written in the spec, with its place for messages.
     public struct Placed: Sendable {
         public var config: any StageConfig

@@ -96,6 +96,7 @@ public enum SpecLoader {
             }
             seen[tap.pathTemplate.text] = p.keyPath
         }
+        try checkOverlap(input: input, outputRoot: outputRoot, stages: placed, file: file)
         return JobSpec(file: file, name: name, input: input, outputRoot: outputRoot, statePath: statePath,
                        parallel: parallel, retries: retries, stages: placed)
     }
@@ -115,9 +116,53 @@ public enum SpecLoader {
             root: root,
             include: try globs("include", JobSpec.defaultInclude),
             exclude: try globs("exclude", JobSpec.defaultExclude),
-            settle: try o["settle"]?.duration() ?? 0,
+            settle: try o["settle"]?.duration() ?? JobSpec.defaultSettle,
             followLinks: try o["follow_links"]?.bool() ?? false,
             verify: try o["verify"]?.choice(JobSpec.Verify.self) ?? .metadata)
+    }
+
+    /// Refuses a layout in which the job's own outputs would be scanned as recordings: output.root
+    /// equal to input.root or above it, with a tap (or a `file://` upload) writing names that
+    /// `input.include` matches — run 2 would re-encode run 1's outputs over themselves. An output
+    /// root inside the input root is fine: the scan skips it. Checked on sample names, as the
+    /// templates would resolve them.
+    static func checkOverlap(input: JobSpec.Input, outputRoot: String, stages: [JobSpec.Placed], file: String) throws(SpecError) {
+        func inside(_ path: String, _ root: String) -> Bool { path == root || path.hasPrefix(root + "/") }
+        func scanned(_ path: String) -> String? {
+            guard inside(path, input.root), path != input.root else { return nil }
+            let rel = String(path.dropFirst(input.root.count + 1))
+            guard input.include.contains(where: { $0.matches(rel) }), !input.exclude.contains(where: { $0.matches(rel) }) else { return nil }
+            return rel
+        }
+        let samples = ["memo.wav", "day 1/memo.m4a"].map { rel in
+            RecordingContext(sourcePath: input.root + "/" + rel, relativePath: rel, modified: Date(timeIntervalSince1970: 1_700_000_000),
+                             outputRoot: outputRoot)
+        }
+        var tapNames: [String] = []
+        for p in stages {
+            if let tap = p.config as? any TapConfig {
+                for ctx in samples {
+                    guard let path = try? tap.pathTemplate.resolve(ctx) else { continue }
+                    tapNames.append((path as NSString).lastPathComponent)
+                    // An output root inside the input root is skipped by the scan.
+                    if inside(input.root, outputRoot), let rel = scanned(path) {
+                        throw SpecError(file: file, line: p.line, column: 0, keyPath: p.keyPath,
+                                        message: "writes \"\(rel)\" inside input.root, and input.include takes it as a recording: the next run would process its own output. Give output.root a folder outside input.root (or inside it), or exclude these names")
+                    }
+                }
+            } else if let up = p.config as? UploadConfig, case .folder(let t) = up.target, let dir = t.fixedFolder,
+                      inside(dir, input.root) || inside(input.root, dir) {
+                for ctx in samples {
+                    guard let folder = try? t.resolveRelative(ctx) else { continue }
+                    for name in tapNames {
+                        if let rel = scanned("/" + folder.split(separator: "/").joined(separator: "/") + "/" + name) {
+                            throw SpecError(file: file, line: p.line, column: 0, keyPath: p.keyPath + ".upload.to",
+                                            message: "copies \"\(rel)\" into input.root, and input.include takes it as a recording; upload to a folder outside input.root or exclude it")
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// `~/x` → home, relative → against the spec's folder; the result is normalised.

@@ -97,6 +97,14 @@ public struct PathTemplate: Sendable, Equatable, CustomStringConvertible {
         return root + "/" + comps.joined(separator: "/")
     }
 
+    /// The folder before the first variable, for an absolute (`file://`) target: "/srv/a/{dir}/" →
+    /// "/srv/a". Nil when that is the file system's root.
+    public var fixedFolder: String? {
+        let fixed = "/" + String(text.prefix { $0 != "{" }).drop { $0 == "/" }
+        let dir = fixed.hasSuffix("/") ? String(fixed.dropLast()) : (fixed as NSString).deletingLastPathComponent
+        return dir.isEmpty || dir == "/" ? nil : dir
+    }
+
     /// Resolves to a folder (upload prefixes, `--out-dir`): like `resolve` but may end in `/` or be empty.
     public func resolveRelative(_ context: RecordingContext) throws(TemplateError) -> String {
         var out = ""

@@ -31,20 +31,34 @@ public final class StageChain {
     public func run(decoder: any AudioDecoder,
                     isCancelled: () -> Bool = { false },
                     progress: (Int) -> Void = { _ in }) throws -> [[ProducedFile]] {
+        try runEach(decoder: decoder, isCancelled: isCancelled, progress: progress).map { try $0.get() }
+    }
+
+    /// Streams the whole recording like `run`, but a tap that fails (in start, observe or finish)
+    /// is abandoned alone: the other taps go on and finish, and its error is its result. A
+    /// failing transform, the decoder or `Interrupted` still fail the whole pass (thrown, every
+    /// tap abandoned). Returns one result per tap, in chain order.
+    public func runEach(decoder: any AudioDecoder,
+                        isCancelled: () -> Bool = { false },
+                        progress: (Int) -> Void = { _ in }) throws -> [Result<[ProducedFile], any Error>] {
         var finished = Array(repeating: false, count: elements.count)
+        failed = [:]
         do {
             var format = decoder.info.format
             var channelsAfter: [Int] = []
-            for el in elements {
+            for (i, el) in elements.enumerated() {
                 switch el {
                 case .transform(let t): format = try t.start(format)
-                case .tap(let t): try t.start(format)
+                case .tap(let t):
+                    do { try t.start(format) } catch { fail(i, t, error) }
                 }
                 channelsAfter.append(format.channels)
             }
+            let taps = elements.indices.filter { if case .tap = elements[$0] { return true }; return false }
             var block = AudioBlock(channels: decoder.info.channels, capacity: blockFrames)
             var total = 0
-            while true {
+            // Stop decoding once every tap has failed: nothing would be written.
+            while taps.isEmpty || failed.count < taps.count {
                 if isCancelled() { throw Interrupted() }
                 let n = try decoder.read(into: &block, maxFrames: blockFrames)
                 if n == 0 { break }
@@ -54,25 +68,38 @@ public final class StageChain {
             }
             // Drain in order: element i's tail flows through i+1…; a tap finishes once
             // everything upstream of it has been flushed.
-            var produced: [[ProducedFile]] = []
+            var produced: [Result<[ProducedFile], any Error>] = []
             for i in elements.indices {
                 switch elements[i] {
                 case .transform(let t):
+                    if !taps.isEmpty && failed.count == taps.count { continue }
                     var tail = AudioBlock(channels: channelsAfter[i], capacity: 0)
                     try t.finish(&tail)
                     if tail.frames > 0 { try push(&tail, from: i + 1) }
                 case .tap(let t):
-                    produced.append(try t.finish())
+                    if failed[i] == nil {
+                        do { produced.append(.success(try t.finish())) } catch { fail(i, t, error) }
+                    }
+                    if let e = failed[i] { produced.append(.failure(e)) }
                     finished[i] = true
                 }
             }
             return produced
         } catch {
-            for (i, el) in elements.enumerated() where !finished[i] {
+            for (i, el) in elements.enumerated() where !finished[i] && failed[i] == nil {
                 if case .tap(let t) = el { t.abandon() }
             }
             throw error
         }
+    }
+
+    /// Taps that failed in the current pass, by element index.
+    private var failed: [Int: any Error] = [:]
+
+    private func fail(_ i: Int, _ tap: any Tap, _ error: any Error) {
+        if error is Interrupted { return }
+        tap.abandon()
+        failed[i] = error
     }
 
     private func push(_ block: inout AudioBlock, from start: Int) throws {
@@ -80,7 +107,10 @@ public final class StageChain {
         while i < elements.count {
             switch elements[i] {
             case .transform(let t): try t.process(&block)
-            case .tap(let t): if block.frames > 0 { try t.observe(block) }
+            case .tap(let t):
+                if block.frames > 0 && failed[i] == nil {
+                    do { try t.observe(block) } catch { fail(i, t, error) }
+                }
             }
             i += 1
         }
@@ -99,25 +129,47 @@ public struct ChainRecipe {
     public init(items: [Item]) { self.items = items }
 
     /// Runs all passes. `open` opens the source (called once per pass); `progress` sees the
-    /// frames of the last pass. Returns each tap's files, one list per tap in order.
+    /// frames of the last pass. Returns each tap's files, one list per tap in order; the first
+    /// failing tap fails the whole run.
     public func run(open: () throws -> any AudioDecoder, context: RecordingContext,
                     isCancelled: () -> Bool, progress: (Int) -> Void) throws -> [[ProducedFile]] {
+        try runEach(open: open, context: context, isCancelled: isCancelled, progress: progress).map { try $0.get() }
+    }
+
+    /// Runs all passes like `run`, but a tap that cannot be made or fails in the pass fails alone
+    /// (`StageChain.runEach`): one result per tap, in order.
+    public func runEach(open: () throws -> any AudioDecoder, context: RecordingContext,
+                        isCancelled: () -> Bool, progress: (Int) -> Void) throws -> [Result<[ProducedFile], any Error>] {
         // Instantiate once; analysing transforms keep their measurement for the real pass.
+        // A tap that cannot be made (a name too long, a format the stream does not fit) fails alone.
         var instances: [ChainElement] = []
+        var configs: [any TransformConfig] = []  // parallel to the transforms in `instances`
+        var unmade: [Int: any Error] = [:]       // tap ordinal → why it could not be made
+        var tapCount = 0
         for item in items {
             switch item {
-            case .transform(let t): instances.append(.transform(try t.makeTransform()))
-            case .tap(let t, let paths): instances.append(.tap(try t.makeTap(paths: paths, context: context)))
+            case .transform(let t):
+                instances.append(.transform(try t.makeTransform()))
+                configs.append(t)
+            case .tap(let t, let paths):
+                do { instances.append(.tap(try t.makeTap(paths: paths, context: context))) } catch { unmade[tapCount] = error }
+                tapCount += 1
             }
         }
-        for (k, el) in instances.enumerated() {
-            guard case .transform(let t) = el, let analysing = t as? AnalysingTransform else { continue }
+        if tapCount > 0 && unmade.count == tapCount { return (0..<tapCount).map { .failure(unmade[$0]!) } }
+        var transformNumber = 0
+        for el in instances {
+            guard case .transform(let t) = el else { continue }
+            defer { transformNumber += 1 }
+            guard let analysing = t as? AnalysingTransform else { continue }
             // Pass over fresh upstream transforms (earlier analysing ones are already measured).
             var pass: [ChainElement] = []
-            for j in 0..<k {
-                guard case .transform(let up) = instances[j] else { continue }
-                if up is AnalysingTransform { pass.append(.transform(up)) }
-                else if case .transform(let cfg) = items[j] { pass.append(.transform(try cfg.makeTransform())) }
+            var j = 0
+            for up in instances {
+                guard case .transform(let u) = up else { continue }
+                if j == transformNumber { break }
+                pass.append(.transform(u is AnalysingTransform ? u : try configs[j].makeTransform()))
+                j += 1
             }
             pass.append(.tap(AnalysisTap(target: analysing)))
             let decoder = try open()
@@ -126,7 +178,12 @@ public struct ChainRecipe {
         }
         let decoder = try open()
         defer { decoder.close() }
-        return try StageChain(elements: instances).run(decoder: decoder, isCancelled: isCancelled, progress: progress)
+        var made = try StageChain(elements: instances).runEach(decoder: decoder, isCancelled: isCancelled, progress: progress)[...]
+        var results: [Result<[ProducedFile], any Error>] = []
+        for k in 0..<tapCount {
+            if let e = unmade[k] { results.append(.failure(e)) } else { results.append(made.removeFirst()) }
+        }
+        return results
     }
 }
 

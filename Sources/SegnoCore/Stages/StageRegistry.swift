@@ -55,7 +55,7 @@ public enum StageRegistry {
 
     static func parseUpload(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
         let o = try v.options(allowed: ["to", "endpoint", "region", "addressing", "metadata", "content_type", "storage_class",
-                                        "multipart_threshold", "part_size", "files", "overwrite", "prune"], required: ["to"])
+                                        "multipart_threshold", "part_size", "files", "overwrite", "prune", "prune_limit"], required: ["to"])
         let to = try o["to"]!.string()
         let target: UploadConfig.Target
         do { target = try UploadConfig.parseTarget(to) } catch { throw o["to"]!.error(error.message) }
@@ -94,11 +94,23 @@ public enum StageRegistry {
         }
         var addressing: S3Addressing? = nil
         if let a = o["addressing"] { addressing = try a.choice(S3Addressing.self) }
-        return UploadConfig(to: to, target: target, endpoint: endpoint, region: try o["region"]?.string(), addressing: addressing,
-                            metadata: metadata, contentType: try o["content_type"]?.string(), storageClass: try o["storage_class"]?.string(),
-                            multipartThreshold: Int64(try o["multipart_threshold"]?.int(in: 1...(5 << 30), unit: "bytes") ?? 16 << 20),
-                            partSize: Int64(try o["part_size"]?.int(in: sizes, unit: "bytes") ?? 8 << 20),
-                            files: tapKinds, overwrite: try o["overwrite"]?.bool() ?? true, prune: try o["prune"]?.bool() ?? false)
+        var config = UploadConfig(to: to, target: target, endpoint: endpoint, region: try o["region"]?.string(), addressing: addressing,
+                                  metadata: metadata, contentType: try o["content_type"]?.string(), storageClass: try o["storage_class"]?.string(),
+                                  multipartThreshold: Int64(try o["multipart_threshold"]?.int(in: 1...(5 << 30), unit: "bytes") ?? 16 << 20),
+                                  partSize: Int64(try o["part_size"]?.int(in: sizes, unit: "bytes") ?? 8 << 20),
+                                  files: tapKinds, overwrite: try o["overwrite"]?.bool() ?? true, prune: try o["prune"]?.bool() ?? false)
+        if let l = o["prune_limit"] { config.pruneLimit = try parsePruneLimit(l) }
+        return config
+    }
+
+    /// `prune_limit: 25` (recordings) or `prune_limit: 5%` (of the recordings in the state store).
+    static func parsePruneLimit(_ v: SpecValue) throws(SpecError) -> PruneLimit {
+        let text = try v.string().trimmingCharacters(in: .whitespaces)
+        if text.hasSuffix("%"), let p = Double(text.dropLast().trimmingCharacters(in: .whitespaces)), p > 0, p <= 100 {
+            return .percent(p)
+        }
+        if let n = Int(text), n >= 0 { return .count(n) }
+        throw v.error("prune_limit takes a count of recordings (25) or a share of them (10%), found \"\(text)\"")
     }
 
     static func parseMetadata(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {

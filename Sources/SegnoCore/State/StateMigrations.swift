@@ -66,6 +66,22 @@ enum StateMigrations {
             // A known failure is skipped only while the source AND the job's stages are unchanged.
             try db.execute(sql: "ALTER TABLE recording ADD COLUMN failed_recipe TEXT")
         }
+        m.registerMigration("v4: failure classes, partial recordings, prune log") { db in
+            // Every failure recorded before classes existed gets one more try: it is marked
+            // "environment", and the next run classifies it anew.
+            try db.execute(sql: """
+                ALTER TABLE recording ADD COLUMN failure_class TEXT;  -- input | spec | environment | transient; NULL when done
+                UPDATE recording SET failure_class = 'environment' WHERE status = 'failed';
+                ALTER TABLE run ADD COLUMN pruned INTEGER NOT NULL DEFAULT 0;
+                CREATE TABLE pruned (                 -- recordings whose source vanished and whose outputs were deleted
+                  id INTEGER PRIMARY KEY,
+                  run_id INTEGER NOT NULL,
+                  path TEXT NOT NULL,                 -- the recording, relative to input.root
+                  outputs TEXT NOT NULL,              -- JSON array of the files and objects deleted
+                  at REAL NOT NULL                    -- seconds since 1970
+                );
+                """)
+        }
         return m
     }
 }

@@ -66,6 +66,27 @@ extension StepState {
     }
 }
 
+/// A recording's status in the state store (`recording.status`).
+public enum RecordingStatus: String, Sendable, Codable {
+    /// Every tap and upload of its last pass finished.
+    case done
+    /// The last pass failed and nothing of the recording is recorded as finished.
+    case failed
+    /// The last pass failed for some taps or uploads; others finished and stay recorded ("partly done").
+    case partial
+
+    /// True for `failed` and `partial`: the recording has a failure to show and maybe retry.
+    public var hasFailure: Bool { self != .done }
+}
+
+/// How a run ended (`run.status`).
+public enum RunStatus: String, Sendable, Codable {
+    case running, done, failures, interrupted
+    case timeUp = "time-up"
+    /// Left `running` by a process that was killed; marked by the next run.
+    case killed
+}
+
 /// A recording as stored, with its finished steps.
 public struct RecordingState: Sendable {
     public var id: Int64
@@ -73,22 +94,33 @@ public struct RecordingState: Sendable {
     public var identity: FileIdentity
     public var contentHash: Data?
     public var duration: Double?
-    /// "done" or "failed".
-    public var status: String
+    public var status: RecordingStatus
     public var attempts: Int
     public var error: String?
     public var updatedAt: Double
     public var steps: [String: StepState]
     /// `Job.recipeFingerprint` when the recording failed: a fixed spec retries it.
     public var failedRecipe: String? = nil
+    /// The class of the last failure (nil when done).
+    public var failureClass: FailureClass? = nil
+
+    /// The one rule for "known failure", used by every caller (planner, collisions, dry run):
+    /// the last pass failed for a parked class (input or spec), and neither the source nor the
+    /// job's stages changed since. Environment and transient failures are never known failures.
+    public func isKnownFailure(identity now: FileIdentity, recipe: String) -> Bool {
+        guard status.hasFailure, let failureClass, failureClass.isParked else { return false }
+        return identity == now && failedRecipe == recipe
+    }
 }
 
 /// One change to the state, applied by the writer in a batch.
 public enum StateUpdate: Sendable {
     /// A recording's pass succeeded: its steps (the taps that ran) are recorded.
     case done(path: String, identity: FileIdentity, contentHash: Data?, duration: Double?, steps: [StepState], recipes: [String: String])
-    /// A recording failed: message and attempt count.
-    case failed(path: String, identity: FileIdentity, error: String, attempts: Int, recipe: String? = nil)
+    /// A recording failed: message, attempt count, the job's recipe and the failure's class; the
+    /// steps that did finish in this pass are recorded too (the recording is then "partial").
+    case failed(path: String, identity: FileIdentity, error: String, attempts: Int, recipe: String? = nil,
+                failureClass: FailureClass, steps: [StepState] = [], recipes: [String: String] = [:])
     /// A source is unchanged in content though its metadata changed (verify: content).
     case touched(path: String, identity: FileIdentity)
 }
@@ -100,9 +132,74 @@ public struct RunRecord: Sendable {
     public var finishedAt: Double?
     public var spec: String
     public var specName: String
-    public var status: String
+    public var status: RunStatus
     public var planned: Int
     public var done: Int
     public var failed: Int
     public var skipped: Int
+}
+
+/// A recording with a failure, as `segno status --failed` lists it.
+public struct FailureRecord: Sendable {
+    public var path: String
+    public var error: String
+    public var attempts: Int
+    /// Seconds since 1970.
+    public var at: Double
+    /// `failed`, or `partial` when some taps finished.
+    public var status: RecordingStatus
+    public var failureClass: FailureClass
+
+    /// What the next plain run does with it, in words.
+    public var nextRun: String { failureClass.isParked ? "skipped until the file or the spec changes (segno retry)" : "retried by the next run" }
+}
+
+/// A step's identity as a value: the stage kind and its path template or upload target.
+/// Stored as "kind:target" (`step.stage`); parsed here and nowhere else.
+public struct StepIdentity: Hashable, Sendable, CustomStringConvertible {
+    /// "encode", "waveform", "metadata", "upload".
+    public var kind: String
+    /// The path template of a tap, or the `to:` of an upload.
+    public var target: String
+
+    public init(kind: String, target: String) {
+        self.kind = kind
+        self.target = target
+    }
+
+    /// Parses the stored form.
+    public init(stored: String) {
+        let parts = stored.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        kind = String(parts[0])
+        target = parts.count > 1 ? String(parts[1]) : ""
+    }
+
+    public var stored: String { "\(kind):\(target)" }
+    public var description: String { stored }
+    public var isUpload: Bool { kind == "upload" }
+}
+
+/// Where a step's output lives, parsed from the stored text (`step.output` entries): a path
+/// relative to `output.root` for taps, a `file://` path or an `s3://bucket/key` for uploads.
+public enum StoredOutput: Sendable, Equatable {
+    case relative(String)
+    case file(String)
+    case object(bucket: String, key: String)
+
+    public init(_ text: String) {
+        if text.starts(with: "s3://") {
+            let rest = text.dropFirst("s3://".count)
+            let bucket = String(rest.prefix { $0 != "/" })
+            self = .object(bucket: bucket, key: String(rest.dropFirst(bucket.count + 1)))
+        } else if text.starts(with: "file://") {
+            self = .file(String(text.dropFirst("file://".count)))
+        } else {
+            self = .relative(text)
+        }
+    }
+}
+
+extension StepState {
+    /// `stage` as a value.
+    public var identity: StepIdentity { StepIdentity(stored: stage) }
 }

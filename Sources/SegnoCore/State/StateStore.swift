@@ -28,21 +28,28 @@ public final class StateStore: Sendable {
         try StateMigrations.migrator.migrate(db)
     }
 
+    /// Reads every page of the recording table, so a damaged database fails here, at open, with
+    /// SQLITE_CORRUPT rather than in the middle of a run.
+    func checkReadable() throws {
+        _ = try db.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM recording") }
+    }
+
     /// Every recording with its steps, keyed by relative path. One pass over two tables; called
     /// once per run before planning.
     public func loadAll() throws -> [String: RecordingState] {
         try db.read { db in
             var out: [String: RecordingState] = [:]
             var byId: [Int64: String] = [:]
-            let rows = try Row.fetchCursor(db, sql: "SELECT id, path, size, mtime_ns, inode, content_hash, duration, status, attempts, error, updated_at, failed_recipe FROM recording")
+            let rows = try Row.fetchCursor(db, sql: "SELECT id, path, size, mtime_ns, inode, content_hash, duration, status, attempts, error, updated_at, failed_recipe, failure_class FROM recording")
             while let r = try rows.next() {
                 let path: String = r[1]
                 let id: Int64 = r[0]
                 byId[id] = path
                 out[path] = RecordingState(id: id, path: path,
                                            identity: FileIdentity(size: r[2], mtimeNs: r[3], inode: r[4]),
-                                           contentHash: r[5], duration: r[6], status: r[7], attempts: r[8],
-                                           error: r[9], updatedAt: r[10], steps: [:], failedRecipe: r[11])
+                                           contentHash: r[5], duration: r[6], status: RecordingStatus(rawValue: r[7]) ?? .failed,
+                                           attempts: r[8], error: r[9], updatedAt: r[10], steps: [:], failedRecipe: r[11],
+                                           failureClass: (r[12] as String?).flatMap(FailureClass.init(rawValue:)))
             }
             let steps = try Row.fetchCursor(db, sql: "SELECT recording_id, stage, fingerprint, source, output, output_hash, output_size, finished_at, detail FROM step")
             while let r = try steps.next() {
@@ -78,20 +85,32 @@ public final class StateStore: Sendable {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             let recipe = try db.cachedStatement(sql: "INSERT OR IGNORE INTO recipe (fingerprint, text) VALUES (?, ?)")
-            let failedRecipe = try db.cachedStatement(sql: "UPDATE recording SET failed_recipe = ? WHERE id = ?")
+            let failedRecipe = try db.cachedStatement(sql: """
+                UPDATE recording SET failed_recipe = ?, failure_class = ?,
+                  status = CASE WHEN EXISTS (SELECT 1 FROM step WHERE recording_id = recording.id) THEN 'partial' ELSE 'failed' END
+                WHERE id = ?
+                """)
+            let clearClass = try db.cachedStatement(sql: "UPDATE recording SET failure_class = NULL, failed_recipe = NULL WHERE id = ?")
             let touch = try db.cachedStatement(sql: "UPDATE recording SET size = ?, mtime_ns = ?, inode = ?, updated_at = ? WHERE path = ?")
             let touchSteps = try db.cachedStatement(sql: "UPDATE step SET source = ? WHERE recording_id = (SELECT id FROM recording WHERE path = ?)")
             for u in updates {
                 switch u {
                 case let .done(path, id, hash, duration, steps, recipes):
-                    let rid = try Int64.fetchOne(upsert, arguments: [path, id.size, id.mtimeNs, id.inode, hash, duration, "done", 0, nil, now])!
+                    let rid = try Int64.fetchOne(upsert, arguments: [path, id.size, id.mtimeNs, id.inode, hash, duration,
+                                                                     RecordingStatus.done.rawValue, 0, nil, now])!
+                    try clearClass.execute(arguments: [rid])
                     for (fp, text) in recipes { try recipe.execute(arguments: [fp, text]) }
                     for s in steps {
                         try step.execute(arguments: [rid, s.stage, s.fingerprint, s.source, s.output, s.outputHash, s.outputSize, s.finishedAt, s.detail])
                     }
-                case let .failed(path, id, error, attempts, recipe):
-                    let rid = try Int64.fetchOne(upsert, arguments: [path, id.size, id.mtimeNs, id.inode, nil, nil, "failed", attempts, error, now])!
-                    try failedRecipe.execute(arguments: [recipe, rid])
+                case let .failed(path, id, error, attempts, recipeFingerprint, failureClass, steps, recipes):
+                    let rid = try Int64.fetchOne(upsert, arguments: [path, id.size, id.mtimeNs, id.inode, nil, nil,
+                                                                     RecordingStatus.failed.rawValue, attempts, error, now])!
+                    for (fp, text) in recipes { try recipe.execute(arguments: [fp, text]) }
+                    for s in steps {
+                        try step.execute(arguments: [rid, s.stage, s.fingerprint, s.source, s.output, s.outputHash, s.outputSize, s.finishedAt, s.detail])
+                    }
+                    try failedRecipe.execute(arguments: [recipeFingerprint, failureClass.rawValue, rid])
                 case let .touched(path, id):
                     try touch.execute(arguments: [id.size, id.mtimeNs, id.inode, now, path])
                     try touchSteps.execute(arguments: [id.key, path])
@@ -103,17 +122,36 @@ public final class StateStore: Sendable {
     /// Records the start of a run and returns its id.
     public func startRun(spec: String, specName: String) throws -> Int64 {
         try db.write { db in
-            try db.execute(sql: "INSERT INTO run (started_at, spec, spec_name, segno_version, status) VALUES (?, ?, ?, ?, 'running')",
-                           arguments: [Date().timeIntervalSince1970, spec, specName, SegnoVersion.string])
+            try db.execute(sql: "INSERT INTO run (started_at, spec, spec_name, segno_version, status) VALUES (?, ?, ?, ?, ?)",
+                           arguments: [Date().timeIntervalSince1970, spec, specName, SegnoVersion.string, RunStatus.running.rawValue])
             return db.lastInsertedRowID
         }
     }
 
     /// Records how a run ended.
-    public func finishRun(id: Int64, status: String, planned: Int, done: Int, failed: Int, skipped: Int) throws {
+    public func finishRun(id: Int64, status: RunStatus, planned: Int, done: Int, failed: Int, skipped: Int, pruned: Int = 0) throws {
         try db.write { db in
-            try db.execute(sql: "UPDATE run SET finished_at = ?, status = ?, planned = ?, done = ?, failed = ?, skipped = ? WHERE id = ?",
-                           arguments: [Date().timeIntervalSince1970, status, planned, done, failed, skipped, id])
+            try db.execute(sql: "UPDATE run SET finished_at = ?, status = ?, planned = ?, done = ?, failed = ?, skipped = ?, pruned = ? WHERE id = ?",
+                           arguments: [Date().timeIntervalSince1970, status.rawValue, planned, done, failed, skipped, pruned, id])
+        }
+    }
+
+    /// Logs what a run pruned: each recording and the files and objects deleted for it.
+    public func recordPruned(runId: Int64, _ entries: [(path: String, outputs: [String])]) throws {
+        guard !entries.isEmpty else { return }
+        let now = Date().timeIntervalSince1970
+        try db.write { db in
+            let st = try db.cachedStatement(sql: "INSERT INTO pruned (run_id, path, outputs, at) VALUES (?, ?, ?, ?)")
+            for e in entries { try st.execute(arguments: [runId, e.path, StepState.encodeOutputs(e.outputs), now]) }
+        }
+    }
+
+    /// The most recently pruned recordings, newest first: path, run, when.
+    public func recentlyPruned(limit: Int = 20) throws -> [(path: String, runId: Int64, at: Double)] {
+        try db.read { db in
+            try Row.fetchAll(db, sql: "SELECT path, run_id, at FROM pruned ORDER BY id DESC LIMIT ?", arguments: [limit]).map {
+                (path: $0[0], runId: $0[1], at: $0[2])
+            }
         }
     }
 
@@ -121,12 +159,13 @@ public final class StateStore: Sendable {
     public func recentRuns(limit: Int = 5) throws -> [RunRecord] {
         try db.read { db in
             try Row.fetchAll(db, sql: "SELECT id, started_at, finished_at, spec, spec_name, status, planned, done, failed, skipped FROM run ORDER BY id DESC LIMIT ?", arguments: [limit]).map {
-                RunRecord(id: $0[0], startedAt: $0[1], finishedAt: $0[2], spec: $0[3], specName: $0[4], status: $0[5], planned: $0[6], done: $0[7], failed: $0[8], skipped: $0[9])
+                RunRecord(id: $0[0], startedAt: $0[1], finishedAt: $0[2], spec: $0[3], specName: $0[4],
+                          status: RunStatus(rawValue: $0[5]) ?? .killed, planned: $0[6], done: $0[7], failed: $0[8], skipped: $0[9])
             }
         }
     }
 
-    /// Recordings per status ("done", "failed").
+    /// Recordings per status (`RecordingStatus` raw values: "done", "failed", "partial").
     public func statusCounts() throws -> [String: Int] {
         try db.read { db in
             var out: [String: Int] = [:]
@@ -135,11 +174,13 @@ public final class StateStore: Sendable {
         }
     }
 
-    /// Failed recordings: path, message, attempts, when.
-    public func failures() throws -> [(path: String, error: String, attempts: Int, at: Double)] {
+    /// Failed and partly done recordings: path, message, attempts, when, status and failure class.
+    public func failures() throws -> [FailureRecord] {
         try db.read { db in
-            try Row.fetchAll(db, sql: "SELECT path, COALESCE(error, ''), attempts, updated_at FROM recording WHERE status = 'failed' ORDER BY path").map {
-                (path: $0[0], error: $0[1], attempts: $0[2], at: $0[3])
+            try Row.fetchAll(db, sql: "SELECT path, COALESCE(error, ''), attempts, updated_at, status, failure_class FROM recording WHERE status != ? ORDER BY path",
+                             arguments: [RecordingStatus.done.rawValue]).map {
+                FailureRecord(path: $0[0], error: $0[1], attempts: $0[2], at: $0[3], status: RecordingStatus(rawValue: $0[4]) ?? .failed,
+                              failureClass: ($0[5] as String?).flatMap(FailureClass.init(rawValue:)) ?? .environment)
             }
         }
     }
@@ -155,7 +196,7 @@ public final class StateStore: Sendable {
 
     /// Marks runs left "running" by a killed process as interrupted. Called under the run lock.
     public func closeAbandonedRuns() throws {
-        try db.write { try $0.execute(sql: "UPDATE run SET status = 'killed' WHERE status = 'running'") }
+        try db.write { try $0.execute(sql: "UPDATE run SET status = ? WHERE status = ?", arguments: [RunStatus.killed.rawValue, RunStatus.running.rawValue]) }
     }
 }
 

@@ -4,18 +4,19 @@ import Foundation
 /// SHA-256 of files, read in 1 MiB chunks (memory does not grow with the file).
 public enum FileHash {
     /// The digest and size of the file at `path`.
-    public static func sha256(path: String) throws -> (digest: Data, size: Int64) {
-        guard let h = FileHandle(forReadingAtPath: path) else {
-            throw AudioError.io(path: path, detail: "cannot read back to hash it")
-        }
-        defer { try? h.close() }
+    public static func sha256(path: String) throws(AudioError) -> (digest: Data, size: Int64) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 { throw AudioError.system(path, "cannot read", errno: errno) }
+        defer { close(fd) }
         var hasher = SHA256()
         var size: Int64 = 0
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
         while true {
-            let chunk = try h.read(upToCount: 1 << 20) ?? Data()
-            if chunk.isEmpty { break }
-            size += Int64(chunk.count)
-            hasher.update(data: chunk)
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 { if errno == EINTR { continue }; throw AudioError.system(path, "read failed", errno: errno) }
+            if n == 0 { break }
+            size += Int64(n)
+            buffer.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
         }
         return (Data(hasher.finalize()), size)
     }

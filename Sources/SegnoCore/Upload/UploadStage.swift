@@ -36,6 +36,8 @@ public struct UploadConfig: StageConfig {
     public let overwrite: Bool
     /// Delete outputs and uploaded objects of recordings that disappeared from the input.
     public let prune: Bool
+    /// At most this many recordings pruned in one run without `--force=prune` (not part of the recipe).
+    public var pruneLimit: PruneLimit = .standard
 
     public var name: String { "upload" }
     public var kind: StageKind { .upload }

@@ -81,7 +81,7 @@ public final class Uploader: Sendable {
                         continue
                     }
                 } catch let e as S3Error {
-                    throw UploadError.failed("\(AudioError.quoted(path)) → s3://\(bucket)/\(dest.key): \(e)", transient: Self.transient(e))
+                    throw UploadError.failed("\(AudioError.quoted(path)) → s3://\(bucket)/\(dest.key): \(e)", UploadError.failureClass(of: e))
                 }
                 var options = UploadOptions(multipartThreshold: config.multipartThreshold, partSize: config.partSize,
                                             storageClass: config.storageClass, overwrite: config.overwrite, sha256: sha)
@@ -92,7 +92,7 @@ public final class Uploader: Sendable {
                                           options: options, progressStore: progressStore)
                 } catch let e as S3Error {
                     if case .cancelled = e { throw Interrupted() }
-                    throw UploadError.failed("\(AudioError.quoted(path)) → s3://\(bucket)/\(dest.key): \(e)", transient: Self.transient(e))
+                    throw UploadError.failed("\(AudioError.quoted(path)) → s3://\(bucket)/\(dest.key): \(e)", UploadError.failureClass(of: e))
                 }
                 uris.append("s3://\(bucket)/\(dest.key)")
             } else {
@@ -103,46 +103,54 @@ public final class Uploader: Sendable {
         return uris
     }
 
+    /// `segno state rebuild`: the URIs of `files` when every one is already at its destination with
+    /// the same SHA-256 (and, for S3, the same `segno-recipe`), else nil. Sends nothing.
+    public func inPlace(files: [(path: String, digest: Data)], context: RecordingContext, recipe: String) throws -> [String]? {
+        var uris: [String] = []
+        for (path, digest) in files {
+            let dest = try destination(for: path, context: context)
+            if let bucket = dest.bucket, let client {
+                guard case .verified(let info) = try client.verify(bucket: bucket, key: dest.key, sha256: FileHash.hex(digest)),
+                      info.metadata[Self.recipeKey] == recipe else { return nil }
+                uris.append("s3://\(bucket)/\(dest.key)")
+            } else {
+                guard access(dest.key, F_OK) == 0, (try? FileHash.sha256(path: dest.key).digest) == digest else { return nil }
+                uris.append("file://" + dest.key)
+            }
+        }
+        return uris
+    }
+
     /// User-metadata key holding the upload step's fingerprint.
     static let recipeKey = "segno-recipe"
-
-    /// Failures worth retrying the recording for (the client already retried each request).
-    static func transient(_ e: S3Error) -> Bool {
-        switch e {
-        case .transport, .integrity: return true
-        case .server(_, _, let status, let code, _, _): return RetryPolicy.isRetryable(status: status, code: code)
-        default: return false
-        }
-    }
 
     /// Copies into the folder target (temporary name, sync, rename), unless the same bytes are there.
     func copy(_ source: String, to target: String, digest: Data) throws {
         if FileManager.default.fileExists(atPath: target), let have = try? FileHash.sha256(path: target).digest, have == digest { return }
         if !config.overwrite && FileManager.default.fileExists(atPath: target) {
-            throw UploadError.failed("\(AudioError.quoted(target)) exists and overwrite is false", transient: false)
+            throw UploadError.failed("\(AudioError.quoted(target)) exists and overwrite is false", .spec)
         }
-        let out = try OutputFile(finalPath: target)
         do {
-            try FileManager.default.copyItem(atPath: source, toPath: out.tempPath)
-            guard try FileHash.sha256(path: out.tempPath).digest == digest else {
-                throw UploadError.failed("\(AudioError.quoted(target)): copy does not match its source", transient: true)
-            }
-            try out.commit()
-        } catch {
-            out.discard()
-            if error is UploadError { throw error }
-            throw UploadError.failed("\(AudioError.quoted(target)): \(error.localizedDescription)", transient: true)
+            let out = try OutputFile(finalPath: target)
+            do {
+                try out.copy(from: source)
+                guard try FileHash.sha256(path: out.tempPath).digest == digest else {
+                    out.discard()
+                    throw UploadError.failed("\(AudioError.quoted(target)): copy does not match its source", .transient)
+                }
+                try out.commit()
+            } catch let e as AudioError { out.discard(); throw e }
+        } catch let e as AudioError {
+            throw UploadError.failed("\(e)", e.failureClass)
         }
     }
 
     /// Deletes an uploaded object or file (prune). Missing is fine.
     public func delete(uri: String) throws {
-        if uri.hasPrefix("s3://"), let client {
-            let rest = uri.dropFirst(5)
-            let bucket = String(rest.prefix { $0 != "/" })
-            try client.deleteObject(bucket: bucket, key: String(rest.dropFirst(bucket.count + 1)))
-        } else if uri.hasPrefix("file://") {
-            unlink(String(uri.dropFirst(7)))
+        switch StoredOutput(uri) {
+        case .object(let bucket, let key): try client?.deleteObject(bucket: bucket, key: key)
+        case .file(let path): unlink(path)
+        case .relative: break
         }
     }
 
@@ -160,18 +168,13 @@ public final class Uploader: Sendable {
 public enum UploadError: Error, Sendable, CustomStringConvertible {
     /// The spec or environment does not allow uploading (no credentials, bad target).
     case configuration(String)
-    /// Sending a file failed; `transient` failures are retried.
-    case failed(String, transient: Bool)
+    /// Sending a file failed; the class says whether this run or the next tries again.
+    case failed(String, FailureClass)
 
     public var description: String {
         switch self {
         case .configuration(let m): return "upload: \(m)"
         case .failed(let m, _): return "upload: \(m)"
         }
-    }
-
-    public var isTransient: Bool {
-        if case .failed(_, let t) = self { return t }
-        return false
     }
 }

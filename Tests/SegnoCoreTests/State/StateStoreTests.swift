@@ -85,7 +85,7 @@ import Testing
         #expect(r.identity == id)
         #expect(r.contentHash == Data(repeating: 9, count: 32))
         #expect(r.duration == 3.25)
-        #expect(r.status == "done")
+        #expect(r.status == .done)
         #expect(r.attempts == 0)
         #expect(r.error == nil)
         #expect(r.updatedAt > 1_700_000_000)
@@ -129,8 +129,8 @@ import Testing
         let store = try StateStore(path: dir["s.sqlite"])
         try store.apply([
             Self.done("good.wav", Self.identity(1), steps: [Self.step(Self.flacTap, output: "good.flac")]),
-            .failed(path: "bad.wav", identity: Self.identity(2), error: "\"bad.wav\": not audio segno can read: looks like text", attempts: 1),
-            .failed(path: "worse.wav", identity: Self.identity(3), error: "\"worse.wav\": empty file (0 bytes)", attempts: 3),
+            .failed(path: "bad.wav", identity: Self.identity(2), error: "\"bad.wav\": not audio segno can read: looks like text", attempts: 1, failureClass: .input),
+            .failed(path: "worse.wav", identity: Self.identity(3), error: "\"worse.wav\": empty file (0 bytes)", attempts: 3, failureClass: .input),
         ])
         #expect(try store.statusCounts() == ["done": 1, "failed": 2])
         let failures = try store.failures()
@@ -139,12 +139,12 @@ import Testing
         #expect(failures[0].error.contains("looks like text"))
         #expect(failures[1].at > 1_700_000_000)
         let bad = try #require(try store.loadAll()["bad.wav"])
-        #expect(bad.status == "failed")
+        #expect(bad.status == .failed)
         #expect(bad.steps.isEmpty)
         #expect(bad.identity == Self.identity(2))
 
         // A later failure of the same recording counts attempts as given.
-        try store.apply([.failed(path: "bad.wav", identity: Self.identity(2), error: "still text", attempts: 2)])
+        try store.apply([.failed(path: "bad.wav", identity: Self.identity(2), error: "still text", attempts: 2, failureClass: .input)])
         #expect(try store.failures().first?.attempts == 2)
         #expect(try store.failures().first?.error == "still text")
 
@@ -162,9 +162,9 @@ import Testing
         let store = try StateStore(path: dir["s.sqlite"])
         let step = Self.step(Self.flacTap, output: "a.flac")
         try store.apply([Self.done("a.wav", Self.identity(1), steps: [step], duration: 4)])
-        try store.apply([.failed(path: "a.wav", identity: Self.identity(2), error: "truncated", attempts: 1)])
+        try store.apply([.failed(path: "a.wav", identity: Self.identity(2), error: "truncated", attempts: 1, failureClass: .input)])
         let r = try #require(try store.loadAll()["a.wav"])
-        #expect(r.status == "failed")
+        #expect(r.status == .failed)
         #expect(r.identity == Self.identity(2))
         #expect(r.steps[Self.flacTap] == step)
         #expect(r.duration == 4)
@@ -196,14 +196,14 @@ import Testing
     @Test func runsAreRecordedNewestFirstAndAbandonedOnesClosed() throws {
         let store = try StateStore(path: dir["s.sqlite"])
         let first = try store.startRun(spec: "/jobs/a.yaml", specName: "a")
-        try store.finishRun(id: first, status: "done", planned: 5, done: 4, failed: 1, skipped: 10)
+        try store.finishRun(id: first, status: .done, planned: 5, done: 4, failed: 1, skipped: 10)
         let killed = try store.startRun(spec: "/jobs/a.yaml", specName: "a")
-        #expect(try store.recentRuns().first?.status == "running")
+        #expect(try store.recentRuns().first?.status == .running)
         try store.closeAbandonedRuns()
         let third = try store.startRun(spec: "/jobs/a.yaml", specName: "a")
         let runs = try store.recentRuns()
         #expect(runs.map(\.id) == [third, killed, first])
-        #expect(runs.map(\.status) == ["running", "killed", "done"])
+        #expect(runs.map(\.status) == [.running, .killed, .done])
         let done = runs[2]
         #expect((done.planned, done.done, done.failed, done.skipped) == (5, 4, 1, 10))
         #expect(done.spec == "/jobs/a.yaml")

@@ -164,11 +164,6 @@ final class WaveformTap: Tap {
 
     /// Writes small files whole through `OutputFile` (temporary name, sync, rename).
     static func write(_ bytes: [UInt8], to path: String) throws {
-        let out = try OutputFile(finalPath: path)
-        guard FileManager.default.createFile(atPath: out.tempPath, contents: Data(bytes)) else {
-            out.discard()
-            throw AudioError.io(path: path, detail: "cannot write")
-        }
-        try out.commit()
+        try OutputFile.write(bytes, to: path)
     }
 }

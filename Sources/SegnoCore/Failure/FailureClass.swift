@@ -1,0 +1,78 @@
+import Foundation
+import SegnoS3
+
+/// Why a recording failed, in the four classes of DESIGN.md §8. Persisted with the failure
+/// (`recording.failure_class`); it alone decides what the next run does with the recording.
+public enum FailureClass: String, Sendable, Codable, CaseIterable {
+    /// The file itself cannot be processed (corrupt, truncated, empty, not audio): a known
+    /// failure until the file changes.
+    case input
+    /// A stage cannot handle this recording (an 8-channel stream into an MP3 tap, an output name
+    /// over 255 bytes): a known failure until the spec changes.
+    case spec
+    /// Disk full, read-only file system, permissions, a missing program, the network, the object
+    /// store, the database: the next plain run tries again; never a known failure.
+    case environment
+    /// EINTR, HTTP 5xx, time-outs, resets: retried within the run with back-off, and by the next run.
+    case transient
+
+    /// True when a plain run skips the recording until its source or the spec changes.
+    public var isParked: Bool { self == .input || self == .spec }
+
+    /// True when trying again within the same run can help (not for a full disk or a missing program).
+    public var retryWithinRun: Bool { self == .transient }
+
+    /// The class of any error segno throws. One place decides it, for every caller.
+    public static func of(_ error: any Error) -> FailureClass {
+        switch error {
+        case let e as AudioError: return e.failureClass
+        case let e as UploadError: return e.failureClass
+        case is StageStartError: return .spec
+        case let e as S3Error: return UploadError.failureClass(of: e)
+        default: return .environment
+        }
+    }
+
+    /// The class of a failed system call's `errno`.
+    public static func of(errno code: Int32) -> FailureClass {
+        switch code {
+        case EINTR, EAGAIN, EBUSY, ETIMEDOUT, ECONNRESET: return .transient
+        case ENAMETOOLONG: return .spec
+        default: return .environment  // ENOSPC, EROFS, EACCES, EPERM, EDQUOT, EIO, ENOENT…
+        }
+    }
+}
+
+extension AudioError {
+    /// The failure class: damaged content is the input's fault, an output the stages cannot make is
+    /// the spec's, and everything that touches the system (disk, folders, programs) the environment's.
+    public var failureClass: FailureClass {
+        switch self {
+        case .notAFile, .empty, .unrecognised, .truncated, .decodeFailed: return .input
+        case .encodeFailed, .unsupportedOutput, .refused: return .spec
+        case .missing, .unreadable, .missingDecoder: return .environment
+        case .io(_, _, let code): return code == 0 ? .environment : FailureClass.of(errno: code)
+        }
+    }
+}
+
+extension UploadError {
+    /// A target that cannot be set up or written (a folder that cannot be created, credentials)
+    /// is the environment's; refused keys and collisions are the spec's.
+    public var failureClass: FailureClass {
+        switch self {
+        case .configuration: return .spec
+        case .failed(_, let cls): return cls
+        }
+    }
+
+    /// S3 errors after the client's own retries: transport and 5xx are transient, the rest
+    /// (403, missing bucket) the environment's — the next run tries again.
+    static func failureClass(of e: S3Error) -> FailureClass {
+        switch e {
+        case .transport, .integrity: return .transient
+        case .server(_, _, let status, let code, _, _): return RetryPolicy.isRetryable(status: status, code: code) ? .transient : .environment
+        default: return .environment
+        }
+    }
+}
