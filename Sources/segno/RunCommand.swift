@@ -75,9 +75,10 @@ func runJob(spec path: String, flags: RunFlags, retryOnly: Bool) throws {
         throw Exit.usage
     }
     if let f = flags.force, f != "all", !f.isEmpty {
-        let kinds = Set(Job(spec: spec).taps.map(\.config.name)).union(["upload", "prune"])
+        // Taps, uploads and prune can be forced; a transform reruns through the taps after it.
+        let kinds = StageRegistry.tapKinds.union(["upload", "prune"])
         guard kinds.contains(f) else {
-            printError("segno: --force=\(f): this spec has no such stage; use one of \(kinds.sorted().joined(separator: ", ")) or --force alone")
+            printError("segno: --force=\(f): not a stage that can be forced; use one of \(kinds.sorted().joined(separator: ", ")), or --force alone")
             throw Exit.usage
         }
     }

@@ -45,15 +45,15 @@ struct WaveformCommand: ParsableCommand {
         if let output {
             // The output's format follows a known extension or --format; never audio under an audio name.
             let ext = (output as NSString).pathExtension.lowercased()
+            if OutputFormat(extensionOf: output) != nil || ["m4a", "mp4", "aac", "3gp", "amr", "webm", "mka"].contains(ext) {
+                throw ValidationError("--output \(output) has an audio extension; waveform data goes in .json, .dat, .png or .svg")
+            }
             let implied = WaveformConfig.format(forPath: output)
             if let implied, let format, format != implied.rawValue, !(format == "levels" && implied == .json) {
                 throw ValidationError("--output \(output) names a .\(ext) file but --format is \(format)")
             }
             if implied == nil && format == nil {
                 throw ValidationError("cannot tell the format from --output \(output); name it .json, .dat, .png or .svg, or give --format")
-            }
-            if OutputFormat(extensionOf: output) != nil || ["m4a", "mp4", "aac", "3gp", "amr", "webm", "mka"].contains(ext) {
-                throw ValidationError("--output \(output) has an audio extension; waveform data goes in .json, .dat, .png or .svg")
             }
         }
     }

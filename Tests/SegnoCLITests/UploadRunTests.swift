@@ -205,6 +205,7 @@ struct UploadRunTests {
                   endpoint: ${S3_TEST_ENDPOINT}
                   metadata: { title: "\(title)" }
                   prune: true
+                  prune_limit: 100%           # this test prunes two of three recordings
             """.write(toFile: dir["s.yaml"], atomically: true, encoding: .utf8)
         }
         try write(title: "one")

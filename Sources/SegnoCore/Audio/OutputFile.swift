@@ -41,7 +41,8 @@ public final class OutputFile {
         var st = stat()
         if stat(dir, &st) == 0 {
             if (st.st_mode & S_IFMT) == S_IFDIR { return }
-            throw .refused(path: path, detail: "\(AudioError.quoted(dir)) is not a folder")
+            // A file stands where the folder should be: the environment's to fix, retried next run.
+            throw AudioError.system(path, "cannot create folder \(AudioError.quoted(dir))", errno: ENOTDIR)
         }
         let parent = (dir as NSString).deletingLastPathComponent
         if !parent.isEmpty && parent != dir { try makeFolders(parent, for: path) }

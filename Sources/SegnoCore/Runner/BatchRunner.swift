@@ -165,8 +165,8 @@ public final class BatchRunner: Sendable {
             }
             lock = l
         } catch let e as RunError { throw e } catch { throw .state("\(error)") }
-        if !FileManager.default.fileExists(atPath: spec.statePath) && lock.existedBefore {
-            throw .stateLost(statePath: spec.statePath, movedTo: nil, detail: "is missing although earlier runs used it (its lock file is there)")
+        if StateOpening.isLost(spec.statePath) {
+            throw .stateLost(statePath: spec.statePath, movedTo: nil, detail: "is missing although earlier runs kept their state there")
         }
         let store = try StateOpening.open(path: spec.statePath)
         do { try store.closeAbandonedRuns() } catch { throw StateOpening.classify(error, path: spec.statePath) }

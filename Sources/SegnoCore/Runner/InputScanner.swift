@@ -70,6 +70,12 @@ public struct InputScanner {
             throw AudioError.missing(path: input.root)
         }
         var visited: Set<[UInt64]> = [[UInt64(st.st_dev), UInt64(st.st_ino)]]
+        // Skipped folders by device and inode too, so a link into the output root is not followed.
+        var skipped = Set<[UInt64]>()
+        for dir in skipDirectories {
+            var sst = stat()
+            if stat(dir, &sst) == 0 { skipped.insert([UInt64(sst.st_dev), UInt64(sst.st_ino)]) }
+        }
         let cutoff = now.timeIntervalSince1970 - input.settle
         var stack: [String] = [""]
         while let rel = stack.popLast() {
@@ -123,6 +129,7 @@ public struct InputScanner {
                     if isLink && !input.followLinks { continue }
                     guard input.include.contains(where: { $0.mayMatchBelow(childRel) }) else { continue }
                     let key = [UInt64(cst.st_dev), UInt64(cst.st_ino)]
+                    if skipped.contains(key) { continue }
                     if !visited.insert(key).inserted { continue }  // a loop, or a folder seen through another link
                     stack.append(childRel)
                 } else if kind == S_IFREG {

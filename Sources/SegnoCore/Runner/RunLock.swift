@@ -6,14 +6,11 @@ public final class RunLock {
     private let fd: Int32
     /// The lock file.
     public let path: String
-    /// True when the lock file was there before: an earlier run used this state store.
-    public let existedBefore: Bool
 
     /// Takes the lock without waiting; nil when another process holds it.
     public init?(statePath: String) throws {
         path = statePath + ".lock"
         try OutputFile.makeFolders((path as NSString).deletingLastPathComponent, for: path)
-        existedBefore = access(path, F_OK) == 0
         fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         if fd < 0 { throw AudioError.system(path, "cannot open lock file", errno: errno) }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {

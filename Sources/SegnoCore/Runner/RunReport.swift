@@ -29,10 +29,12 @@ public enum RunReport {
                 o.append(("reasons", .array(r.reasons.map { .string($0) })))
                 o.append(("outputs", .array(r.outputs.map { .string($0) })))
                 if let e = r.error { o.append(("error", .string(e))) }
+                if let c = r.failureClass { o.append(("class", .string(c.rawValue))) }
                 return .object(o)
             })),
             ("problems", .array(s.problems.map { .string($0) })),
-        ])
+            ("pruned", .array(s.pruned.map { .string($0) })),
+        ] + (s.pruneHeld.map { [("prune_held", JSONValue.string($0))] } ?? []))
     }
 
     /// Writes the report through a temporary file and a rename.

@@ -31,7 +31,7 @@ public final class StageChain {
     public func run(decoder: any AudioDecoder,
                     isCancelled: () -> Bool = { false },
                     progress: (Int) -> Void = { _ in }) throws -> [[ProducedFile]] {
-        try runEach(decoder: decoder, isCancelled: isCancelled, progress: progress).map { try $0.get() }
+        try runEach(decoder: decoder, isolatingTaps: false, isCancelled: isCancelled, progress: progress).map { try $0.get() }
     }
 
     /// Streams the whole recording like `run`, but a tap that fails (in start, observe or finish)
@@ -39,10 +39,12 @@ public final class StageChain {
     /// failing transform, the decoder or `Interrupted` still fail the whole pass (thrown, every
     /// tap abandoned). Returns one result per tap, in chain order.
     public func runEach(decoder: any AudioDecoder,
+                        isolatingTaps: Bool = true,
                         isCancelled: () -> Bool = { false },
                         progress: (Int) -> Void = { _ in }) throws -> [Result<[ProducedFile], any Error>] {
         var finished = Array(repeating: false, count: elements.count)
         failed = [:]
+        isolating = isolatingTaps
         do {
             var format = decoder.info.format
             var channelsAfter: [Int] = []
@@ -50,7 +52,7 @@ public final class StageChain {
                 switch el {
                 case .transform(let t): format = try t.start(format)
                 case .tap(let t):
-                    do { try t.start(format) } catch { fail(i, t, error) }
+                    do { try t.start(format) } catch { try fail(i, t, error) }
                 }
                 channelsAfter.append(format.channels)
             }
@@ -78,7 +80,7 @@ public final class StageChain {
                     if tail.frames > 0 { try push(&tail, from: i + 1) }
                 case .tap(let t):
                     if failed[i] == nil {
-                        do { produced.append(.success(try t.finish())) } catch { fail(i, t, error) }
+                        do { produced.append(.success(try t.finish())) } catch { try fail(i, t, error) }
                     }
                     if let e = failed[i] { produced.append(.failure(e)) }
                     finished[i] = true
@@ -86,7 +88,7 @@ public final class StageChain {
             }
             return produced
         } catch {
-            for (i, el) in elements.enumerated() where !finished[i] && failed[i] == nil {
+            for (i, el) in elements.enumerated() where !finished[i] && (failed[i] == nil || !isolating) {
                 if case .tap(let t) = el { t.abandon() }
             }
             throw error
@@ -95,9 +97,12 @@ public final class StageChain {
 
     /// Taps that failed in the current pass, by element index.
     private var failed: [Int: any Error] = [:]
+    /// False: the first failing tap fails the whole pass (`run`).
+    private var isolating = true
 
-    private func fail(_ i: Int, _ tap: any Tap, _ error: any Error) {
-        if error is Interrupted { return }
+    /// A tap failed: abandoned alone when isolating, else the error fails the pass.
+    private func fail(_ i: Int, _ tap: any Tap, _ error: any Error) throws {
+        if error is Interrupted || !isolating { throw error }
         tap.abandon()
         failed[i] = error
     }
@@ -109,7 +114,7 @@ public final class StageChain {
             case .transform(let t): try t.process(&block)
             case .tap(let t):
                 if block.frames > 0 && failed[i] == nil {
-                    do { try t.observe(block) } catch { fail(i, t, error) }
+                    do { try t.observe(block) } catch { try fail(i, t, error) }
                 }
             }
             i += 1
@@ -133,12 +138,12 @@ public struct ChainRecipe {
     /// failing tap fails the whole run.
     public func run(open: () throws -> any AudioDecoder, context: RecordingContext,
                     isCancelled: () -> Bool, progress: (Int) -> Void) throws -> [[ProducedFile]] {
-        try runEach(open: open, context: context, isCancelled: isCancelled, progress: progress).map { try $0.get() }
+        try runEach(open: open, context: context, isolatingTaps: false, isCancelled: isCancelled, progress: progress).map { try $0.get() }
     }
 
     /// Runs all passes like `run`, but a tap that cannot be made or fails in the pass fails alone
     /// (`StageChain.runEach`): one result per tap, in order.
-    public func runEach(open: () throws -> any AudioDecoder, context: RecordingContext,
+    public func runEach(open: () throws -> any AudioDecoder, context: RecordingContext, isolatingTaps: Bool = true,
                         isCancelled: () -> Bool, progress: (Int) -> Void) throws -> [Result<[ProducedFile], any Error>] {
         // Instantiate once; analysing transforms keep their measurement for the real pass.
         // A tap that cannot be made (a name too long, a format the stream does not fit) fails alone.
@@ -152,7 +157,10 @@ public struct ChainRecipe {
                 instances.append(.transform(try t.makeTransform()))
                 configs.append(t)
             case .tap(let t, let paths):
-                do { instances.append(.tap(try t.makeTap(paths: paths, context: context))) } catch { unmade[tapCount] = error }
+                do { instances.append(.tap(try t.makeTap(paths: paths, context: context))) } catch {
+                    if !isolatingTaps { throw error }
+                    unmade[tapCount] = error
+                }
                 tapCount += 1
             }
         }
@@ -178,7 +186,8 @@ public struct ChainRecipe {
         }
         let decoder = try open()
         defer { decoder.close() }
-        var made = try StageChain(elements: instances).runEach(decoder: decoder, isCancelled: isCancelled, progress: progress)[...]
+        var made = try StageChain(elements: instances).runEach(decoder: decoder, isolatingTaps: isolatingTaps,
+                                                               isCancelled: isCancelled, progress: progress)[...]
         var results: [Result<[ProducedFile], any Error>] = []
         for k in 0..<tapCount {
             if let e = unmade[k] { results.append(.failure(e)) } else { results.append(made.removeFirst()) }

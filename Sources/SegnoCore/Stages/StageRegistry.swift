@@ -24,6 +24,9 @@ public struct StageParseContext: Sendable {
 public enum StageRegistry {
     public typealias Parser = @Sendable (SpecValue, StageParseContext) throws(SpecError) -> any StageConfig
 
+    /// The stage kinds that write files (taps): what `files:` of an upload and `--force=KIND` name.
+    public static let tapKinds: Set<String> = ["encode", "waveform", "metadata"]
+
     public static let parsers: [String: Parser] = [
         "mix": parseMix,
         "gain": parseGain,
@@ -87,7 +90,7 @@ public enum StageRegistry {
             tapKinds = []
             for item in try f.list(allowSingle: true) {
                 let k = try item.string()
-                guard ["encode", "waveform", "metadata"].contains(k) else { throw item.error("\"\(k)\" is not a tap kind (encode, waveform, metadata)") }
+                guard StageRegistry.tapKinds.contains(k) else { throw item.error("\"\(k)\" is not a tap kind (encode, waveform, metadata)") }
                 guard c.taps.contains(k) else { throw item.error("no \(k) tap comes before this upload") }
                 tapKinds?.append(k)
             }

@@ -5,11 +5,13 @@ import GRDB
 /// SQLite calls corrupt or "not a database" is moved aside (with its WAL and SHM files) and the
 /// run stops with one line saying what to do, instead of failing every recording every minute.
 enum StateOpening {
-    /// Opens (creating and migrating) the store at `path`.
+    /// Opens (creating and migrating) the store at `path`, and leaves the marker that says a store
+    /// lives here (`wasCreated`).
     static func open(path: String) throws(RunError) -> StateStore {
         do {
             let store = try StateStore(path: path)
             try store.checkReadable()
+            if access(marker(path), F_OK) != 0 { try OutputFile.write(Array("segno state store\n".utf8), to: marker(path)) }
             return store
         } catch {
             throw classify(error, path: path)
@@ -29,6 +31,20 @@ enum StateOpening {
         }
         if let db = error as? DatabaseError { return .state("\(AudioError.quoted(path)): \(db.message ?? "\(db.resultCode)")") }
         return .state("\(error)")
+    }
+
+    /// Beside the database: present once a store was created here, so a missing database is
+    /// told from a new job.
+    static func marker(_ path: String) -> String { path + ".created" }
+
+    /// True when a store lived at `path` before (its marker, or a damaged copy moved aside) but the
+    /// database file is gone: a run must not silently start from nothing.
+    static func isLost(_ path: String) -> Bool {
+        guard access(path, F_OK) != 0 else { return false }
+        if access(marker(path), F_OK) == 0 { return true }
+        let dir = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent + ".damaged-"
+        return ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).contains { $0.hasPrefix(name) }
     }
 
     static func stamp() -> String {

@@ -87,7 +87,7 @@ public final class StateStore: Sendable {
             let recipe = try db.cachedStatement(sql: "INSERT OR IGNORE INTO recipe (fingerprint, text) VALUES (?, ?)")
             let failedRecipe = try db.cachedStatement(sql: """
                 UPDATE recording SET failed_recipe = ?, failure_class = ?,
-                  status = CASE WHEN EXISTS (SELECT 1 FROM step WHERE recording_id = recording.id) THEN 'partial' ELSE 'failed' END
+                  status = CASE WHEN EXISTS (SELECT 1 FROM step WHERE recording_id = recording.id AND source = ?) THEN 'partial' ELSE 'failed' END
                 WHERE id = ?
                 """)
             let clearClass = try db.cachedStatement(sql: "UPDATE recording SET failure_class = NULL, failed_recipe = NULL WHERE id = ?")
@@ -110,7 +110,7 @@ public final class StateStore: Sendable {
                     for s in steps {
                         try step.execute(arguments: [rid, s.stage, s.fingerprint, s.source, s.output, s.outputHash, s.outputSize, s.finishedAt, s.detail])
                     }
-                    try failedRecipe.execute(arguments: [recipeFingerprint, failureClass.rawValue, rid])
+                    try failedRecipe.execute(arguments: [recipeFingerprint, failureClass.rawValue, id.key, rid])
                 case let .touched(path, id):
                     try touch.execute(arguments: [id.size, id.mtimeNs, id.inode, now, path])
                     try touchSteps.execute(arguments: [id.key, path])

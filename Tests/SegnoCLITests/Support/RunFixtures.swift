@@ -28,8 +28,9 @@ final class SegnoChild {
     private let outPath: String
     private let errPath: String
 
-    /// Starts `segno arguments` in `directory`; logs go to `logs` (a folder).
-    init(_ arguments: [String], in directory: String, logs: String) throws {
+    /// Starts `segno arguments` in `directory`; logs go to `logs` (a folder). `environment` is added
+    /// to (and overrides) this process's environment.
+    init(_ arguments: [String], in directory: String, logs: String, environment: [String: String] = [:]) throws {
         let token = String(UInt64.random(in: 0...UInt64.max), radix: 36)
         outPath = logs + "/\(token).out"
         errPath = logs + "/\(token).err"
@@ -39,6 +40,9 @@ final class SegnoChild {
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         process.standardInput = FileHandle.nullDevice
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        }
         process.standardOutput = FileHandle(forWritingAtPath: outPath)
         process.standardError = FileHandle(forWritingAtPath: errPath)
         try process.run()
@@ -121,8 +125,9 @@ final class RunWorkspace {
     }
 
     /// Runs `segno arguments` in the workspace and waits.
-    func segno(_ arguments: [String], timeout: Double = 180, sourceLocation: SourceLocation = #_sourceLocation) throws -> ChildExit {
-        try SegnoChild(arguments, in: root, logs: logs).wait(timeout: timeout, sourceLocation: sourceLocation)
+    func segno(_ arguments: [String], environment: [String: String] = [:], timeout: Double = 180,
+               sourceLocation: SourceLocation = #_sourceLocation) throws -> ChildExit {
+        try SegnoChild(arguments, in: root, logs: logs, environment: environment).wait(timeout: timeout, sourceLocation: sourceLocation)
     }
 
     /// Starts `segno arguments` in the workspace without waiting.

@@ -158,3 +158,30 @@ private final class FailingProcess: Transform {
         #expect(produced.count == 1 && a.finished && a.frames == 0)
     }
 }
+
+/// `runEach`: a tap that fails is abandoned alone; the others finish.
+@Suite struct StageChainIsolationTests {
+    @Test func aFailingTapFailsAloneAndTheOthersFinish() throws {
+        let a = CollectTap(name: "a"), bad = CollectTap(name: "bad"), b = CollectTap(name: "b")
+        bad.failOnStart = true
+        let chain = StageChain(elements: [.tap(a), .tap(bad), .tap(b)])
+        let results = try chain.runEach(decoder: MemoryDecoder(Signal.noise(frames: 1000), channels: 1, rate: 8000), isCancelled: { false })
+        #expect(results.count == 3)
+        #expect((try? results[0].get()) != nil && (try? results[2].get()) != nil)
+        #expect(throws: AudioError.self) { try results[1].get() }
+        #expect(a.finished && b.finished && !a.abandoned && !b.abandoned)
+        #expect(bad.abandoned && !bad.finished)
+        #expect(a.blocks > 0 && b.blocks == a.blocks)
+    }
+
+    @Test func whenEveryTapFailsTheSourceIsNotReadToTheEnd() throws {
+        let bad = CollectTap(name: "bad")
+        bad.failOnStart = true
+        let decoder = MemoryDecoder(Signal.noise(frames: 100_000), channels: 1, rate: 8000)
+        let results = try StageChain(elements: [.tap(bad)], blockFrames: 1000).runEach(decoder: decoder, isCancelled: { false })
+        #expect(results.count == 1)
+        #expect(throws: AudioError.self) { try results[0].get() }
+        var block = AudioBlock(channels: 1, capacity: 1000)
+        #expect(try decoder.read(into: &block, maxFrames: 1000) == 1000, "nothing was read")
+    }
+}
