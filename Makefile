@@ -61,9 +61,10 @@ demo: build
 bench: release
 	bash bench/run.sh $(SEGNO_REL)
 
-## quality: pitch-shift quality table (segno vs sox), see tools/quality.py.
+## quality: pitch-shift and resampling quality tables (segno vs sox), see tools/quality.py and tools/resample_quality.py.
 quality: release
 	python3 tools/quality.py --segno $(SEGNO_REL)
+	python3 tools/resample_quality.py --segno $(SEGNO_REL)
 
 clean:
 	rm -rf $(BUILD_DIR) out
