@@ -66,6 +66,11 @@ def bench_resample(segno, work, rounds, minutes):
     rows = interleave({
         "segno resample (default)": [segno, "convert", src, o("r1.wav"), "--rate", "16000"],
         "sox rate -v 16k": ["sox", src, *f32, o("r2.wav"), "rate", "-v", "16k"],
+        "segno --quality soxr-hq": [segno, "convert", src, o("r5.wav"), "--rate", "16000", "--quality", "soxr-hq"],
+        "segno --quality best": [segno, "convert", src, o("r6.wav"), "--rate", "16000", "--quality", "best"],
+        "segno --quality medium": [segno, "convert", src, o("r7.wav"), "--rate", "16000", "--quality", "medium"],
+        "segno --quality polyphase": [segno, "convert", src, o("r8.wav"), "--rate", "16000", "--quality", "polyphase"],
+        "sox rate -h 16k": ["sox", src, *f32, o("r9.wav"), "rate", "-h", "16k"],
         "segno copy (decode+encode)": [segno, "convert", src, o("r3.wav")],
         "sox copy (decode+encode)": ["sox", src, *f32, o("r4.wav")],
     }, rounds)

@@ -81,7 +81,8 @@ def main():
                     out = os.path.join(work, "out.wav")
                     subprocess.run(cmd(inputs[tone], out, out_rate), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                     db = level_db(read_f32(out), out_rate, freq)
-                    cells.append("< -250" if db < -250 else f"{db:.3f}" if freq == tone else f"{db:.1f}")
+                    cell = "< -250" if db < -250 else f"{db:.3f}" if freq == tone else f"{db:.1f}"
+                    cells.append("0.000" if cell == "-0.000" else cell)
                 print(f"{name:18}" + "".join(f"{c:>15}" for c in cells))
     finally:
         shutil.rmtree(work, ignore_errors=True)
