@@ -1,7 +1,7 @@
 import CSoxr
 import SegnoDSP
 
-/// `quality: vhq | hq`: libsoxr's streaming converter (linked dynamically), linear phase.
+/// `quality: soxr-vhq | soxr-hq`: libsoxr's streaming converter (linked dynamically), linear phase.
 ///
 /// Alignment: soxr discards its own filter delay, so its first output frame is the input at
 /// time 0 and an impulse comes out at the same time. `soxr_delay` counts the frames still held
