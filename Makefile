@@ -5,7 +5,7 @@ SWIFT      ?= swift
 BUILD_DIR  ?= .build
 SEGNO_DBG   = $(BUILD_DIR)/debug/segno
 SEGNO_REL   = $(BUILD_DIR)/release/segno
-APT_BUILD   = pkg-config libsndfile1-dev libsamplerate0-dev libsqlite3-dev libebur128-dev
+APT_BUILD   = pkg-config libsndfile1-dev libsamplerate0-dev libsoxr-dev libsqlite3-dev libebur128-dev
 APT_TOOLS   = sox libsox-fmt-all ffmpeg flac espeak-ng sqlite3
 APT_S3      = radosgw ceph-mon ceph-osd
 PIP_TEST    = numpy scipy botocore
@@ -61,9 +61,10 @@ demo: build
 bench: release
 	bash bench/run.sh $(SEGNO_REL)
 
-## quality: pitch-shift quality table (segno vs sox), see tools/quality.py.
+## quality: pitch-shift and resampling quality tables (segno vs sox), see tools/quality.py and tools/resample_quality.py.
 quality: release
 	python3 tools/quality.py --segno $(SEGNO_REL)
+	python3 tools/resample_quality.py --segno $(SEGNO_REL)
 
 clean:
 	rm -rf $(BUILD_DIR) out

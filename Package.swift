@@ -5,7 +5,7 @@ import PackageDescription
 //   SegnoDSP       pure math, no I/O, no dependencies (filters, pitch, peaks)
 //   SegnoWaveform  audiowaveform-compatible peak data, formats and pictures (pure)
 //   SegnoS3        SigV4 signing and an S3 client over URLSession (swift-crypto)
-//   SegnoCore      audio I/O (libsndfile, libsamplerate, libebur128), stages, specs, state, runner
+//   SegnoCore      audio I/O (libsndfile, libsoxr, libsamplerate, libebur128), stages, specs, state, runner
 //   segno          the thin command line (swift-argument-parser)
 let package = Package(
     name: "segno",
@@ -26,6 +26,9 @@ let package = Package(
                        providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate",
                        providers: [.apt(["libsamplerate0-dev"])]),
+        // libsoxr (LGPL-2.1), linked dynamically: the default resampler.
+        .systemLibrary(name: "CSoxr", pkgConfig: "soxr",
+                       providers: [.apt(["libsoxr-dev"])]),
         .systemLibrary(name: "CEbur128", pkgConfig: "libebur128",
                        providers: [.apt(["libebur128-dev"])]),
         .target(name: "SegnoDSP",
@@ -36,7 +39,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "SegnoCore", dependencies: [
-            "SegnoDSP", "SegnoWaveform", "SegnoS3", "CSndFile", "CSampleRate", "CEbur128",
+            "SegnoDSP", "SegnoWaveform", "SegnoS3", "CSndFile", "CSampleRate", "CSoxr", "CEbur128",
             .product(name: "Yams", package: "Yams"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),

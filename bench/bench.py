@@ -38,7 +38,8 @@ def bench_convert(segno, work, rounds, minutes):
     src = os.path.join(work, "long.flac")
     sox("-n", "-r", "44100", "-c", "2", "-b", "16", src, "synth", str(minutes * 60), "pinknoise", "vol", "0.3")
     rows = interleave({
-        "segno convert (best)": [segno, "convert", src, os.path.join(work, "a.wav"), "--rate", "16000", "--mix", "mono"],
+        "segno convert (soxr-vhq)": [segno, "convert", src, os.path.join(work, "a.wav"), "--rate", "16000", "--mix", "mono"],
+        "segno convert (best)": [segno, "convert", src, os.path.join(work, "q.wav"), "--rate", "16000", "--mix", "mono", "--quality", "best"],
         "segno convert (medium)": [segno, "convert", src, os.path.join(work, "m.wav"), "--rate", "16000", "--mix", "mono", "--quality", "medium"],
         "segno convert (polyphase)": [segno, "convert", src, os.path.join(work, "p.wav"), "--rate", "16000", "--mix", "mono", "--quality", "polyphase"],
         "sox -r 16k -c 1": ["sox", src, "-r", "16k", "-c", "1", os.path.join(work, "b.wav")],
@@ -54,6 +55,28 @@ def bench_convert(segno, work, rounds, minutes):
     }, max(1, rounds // 2))
     print(f"\npeak RSS: 1-minute file {rss['1 min'][2]:.1f} MiB, 60-minute file {rss['60 min'][2]:.1f} MiB "
           f"(ratio {rss['60 min'][2] / rss['1 min'][2]:.2f}; target ≤ 1.2)")
+
+def bench_resample(segno, work, rounds, minutes):
+    """Issue 13: the default resampler alone, 44.1 → 16 kHz, against `sox rate -v`. Float WAV in
+    and out so that neither side dithers or converts sample formats."""
+    src = os.path.join(work, "rs.wav")
+    sox("-n", "-r", "44100", "-c", "2", "-e", "floating-point", "-b", "32", src, "synth", str(minutes * 60), "pinknoise", "vol", "0.3")
+    o = lambda n: os.path.join(work, n)
+    f32 = ["-e", "floating-point", "-b", "32"]
+    rows = interleave({
+        "segno resample (default)": [segno, "convert", src, o("r1.wav"), "--rate", "16000"],
+        "sox rate -v 16k": ["sox", src, *f32, o("r2.wav"), "rate", "-v", "16k"],
+        "segno --quality soxr-hq": [segno, "convert", src, o("r5.wav"), "--rate", "16000", "--quality", "soxr-hq"],
+        "segno --quality best": [segno, "convert", src, o("r6.wav"), "--rate", "16000", "--quality", "best"],
+        "segno --quality medium": [segno, "convert", src, o("r7.wav"), "--rate", "16000", "--quality", "medium"],
+        "segno --quality polyphase": [segno, "convert", src, o("r8.wav"), "--rate", "16000", "--quality", "polyphase"],
+        "sox rate -h 16k": ["sox", src, *f32, o("r9.wav"), "rate", "-h", "16k"],
+        "segno copy (decode+encode)": [segno, "convert", src, o("r3.wav")],
+        "sox copy (decode+encode)": ["sox", src, *f32, o("r4.wav")],
+    }, rounds)
+    table(f"default resample alone: {minutes} min 44.1 kHz stereo float WAV → 16 kHz float WAV (issue 13)", rows, "sox rate -v 16k")
+    print(f"whole command: {rows['segno resample (default)'][1] / rows['sox rate -v 16k'][1]:.2f}× sox rate -v CPU (target ≤ 0.5); "
+          "the copy rows are the I/O floor at 44.1 kHz (they write 2.76× the output data, so they are no baseline to subtract)")
 
 def bench_folder(segno, work, rounds):
     inp = os.path.join(work, "in20")
@@ -145,7 +168,7 @@ def bench_waveform(segno, work, rounds):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("segno")
-    ap.add_argument("--only", nargs="*", default=["convert", "folder", "noop", "chain", "waveform", "phone"])
+    ap.add_argument("--only", nargs="*", default=["convert", "resample", "folder", "noop", "chain", "waveform", "phone"])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--minutes", type=int, default=10)
     a = ap.parse_args()
@@ -154,6 +177,7 @@ def main():
     print(f"segno benchmarks in {work} on {os.cpu_count()} cores; medians of {a.rounds} interleaved rounds")
     try:
         if "convert" in a.only: bench_convert(segno, work, a.rounds, a.minutes)
+        if "resample" in a.only: bench_resample(segno, work, a.rounds, a.minutes)
         if "folder" in a.only: bench_folder(segno, work, a.rounds)
         if "noop" in a.only: bench_noop(segno, work, a.rounds)
         if "phone" in a.only:

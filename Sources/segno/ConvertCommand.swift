@@ -12,7 +12,7 @@ struct ConvertCommand: ParsableCommand {
     @Argument(help: "Output file; its extension picks the format unless --format is given.") var output: String
 
     @Option(help: "Output sample rate in Hz (default: keep).") var rate: Int?
-    @Option(help: "Resampling quality: best, medium, fast (libsamplerate) or polyphase (segno's own, much faster).") var quality: String = "best"
+    @Option(help: "Resampling quality: soxr-vhq or soxr-hq (libsoxr), best, medium, fast (libsamplerate) or polyphase (segno's own).") var quality: String = ResampleConfig.Quality.standard.rawValue
     @Option(help: "Mix to mono or stereo (default: keep channels).") var mix: String?
     @Option(parsing: .unconditional, help: "Gain in dB (default: 0); negative values work as --gain -6.") var gain: Double?
     @Option(help: "High-pass corner in Hz (Butterworth, order 2).") var highpass: Double?
@@ -27,7 +27,7 @@ struct ConvertCommand: ParsableCommand {
 
     func validate() throws {
         if let rate, !ResampleConfig.rateRange.contains(rate) { throw ValidationError("--rate must be 1000…384000 Hz, got \(rate)") }
-        if ResampleConfig.Quality(rawValue: quality) == nil { throw ValidationError("--quality must be best, medium, fast or polyphase") }
+        if ResampleConfig.Quality(rawValue: quality) == nil { throw ValidationError("--quality must be one of \(ResampleConfig.Quality.allCases.map(\.rawValue).joined(separator: ", "))") }
         if let mix, MixConfig.Target(rawValue: mix) == nil { throw ValidationError("--mix must be mono or stereo") }
         if let gain, !(-96...48).contains(gain) { throw ValidationError("--gain must be −96…48 dB") }
         if let format, OutputFormat(rawValue: format.lowercased()) == nil { throw ValidationError("--format must be one of \(OutputFormat.allCases.map(\.rawValue).joined(separator: ", "))") }

@@ -255,7 +255,7 @@ public enum StageRegistry {
         if v.isScalar { return ResampleConfig(rate: try v.int(in: range, unit: "Hz")) }
         let o = try v.options(allowed: ["rate", "quality"], required: ["rate"])
         return ResampleConfig(rate: try o["rate"]!.int(in: range, unit: "Hz"),
-                              quality: try o["quality"]?.choice(ResampleConfig.Quality.self) ?? .best)
+                              quality: try o["quality"]?.choice(ResampleConfig.Quality.self) ?? .standard)
     }
 
     static func parseEncode(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {

@@ -32,9 +32,11 @@ private func zeroCrossingFrequency(_ x: [Float], rate: Int) -> Double {
         let x = Signal.noise(frames: frames, channels: 2, amplitude: 0.5)
         let want = Int((Double(frames) * Double(outRate) / Double(inRate)).rounded())
         for block in [64, 4096] {
-            let tap = try runChain(x, channels: 2, rate: inRate, [ResampleConfig(rate: outRate, quality: .fast)], blockFrames: block)
-            #expect(tap.format == AudioFormat(sampleRate: outRate, channels: 2))
-            #expect(tap.frames == want, "\(frames) frames \(inRate)→\(outRate) Hz in blocks of \(block)")
+            for quality in [ResampleConfig.Quality.fast, .standard] {
+                let tap = try runChain(x, channels: 2, rate: inRate, [ResampleConfig(rate: outRate, quality: quality)], blockFrames: block)
+                #expect(tap.format == AudioFormat(sampleRate: outRate, channels: 2))
+                #expect(tap.frames == want, "\(quality): \(frames) frames \(inRate)→\(outRate) Hz in blocks of \(block)")
+            }
         }
     }
 
@@ -45,11 +47,11 @@ private func zeroCrossingFrequency(_ x: [Float], rate: Int) -> Double {
         #expect(tap.frames == 8000)  // 22051 × 16000 / 44100 = 8000.36
     }
 
-    @Test(arguments: conversions)
-    func blockSizeDoesNotChangeTheOutput(rates: (Int, Int)) throws {
+    @Test(arguments: conversions, [ResampleConfig.Quality.standard, .best])
+    func blockSizeDoesNotChangeTheOutput(rates: (Int, Int), quality: ResampleConfig.Quality) throws {
         let (inRate, outRate) = rates
         let x = Signal.noise(frames: 5000, channels: 2, amplitude: 0.5)
-        let config = ResampleConfig(rate: outRate, quality: .best)
+        let config = ResampleConfig(rate: outRate, quality: quality)
         let reference = try runChain(x, channels: 2, rate: inRate, [config], blockFrames: 4096).samples
         for block in [1, 7, 1000] {
             let got = try runChain(x, channels: 2, rate: inRate, [config], blockFrames: block).samples
@@ -108,7 +110,7 @@ private func zeroCrossingFrequency(_ x: [Float], rate: Int) -> Double {
     }
 
     @Test func optionsAreCanonical() {
-        #expect(ResampleConfig(rate: 16000).canonical == "resample@v1 rate=16000 quality=best")
+        #expect(ResampleConfig(rate: 16000).canonical == "resample@v1 rate=16000 quality=soxr-vhq")
         #expect(ResampleConfig(rate: 8000, quality: .fast).options.map(\.1) == ["8000", "fast"])
     }
 }
