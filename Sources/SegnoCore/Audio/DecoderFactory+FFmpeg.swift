@@ -21,7 +21,12 @@ extension DecoderFactory {
             return try openWithFFmpeg(path: path, kind: kind, searchPath: searchPath, libsndfileError: nil)
         }
         do {
-            return try SndFileDecoder(path: path)
+            let d = try SndFileDecoder(path: path)
+            if let tools = FFmpegTools.locate(searchPath: searchPath), stopsShort(d, path: path) {
+                d.close()
+                return try FFmpegDecoder(path: path, tools: tools, kind: kind)
+            }
+            return d
         } catch let e as AudioError {
             guard ffmpegFallback.contains(kind) else { throw e }
             switch e {
@@ -31,6 +36,16 @@ extension DecoderFactory {
                 throw e
             }
         }
+    }
+
+    /// True for an MP3 without a Xing/Info/VBRI header whose frames hold more audio than
+    /// mpg123's estimate from the first frame's bitrate (a VBR stream): libsndfile stops reading
+    /// at that estimate, so the rest would be lost. Such files go to ffmpeg when it is installed.
+    /// Costs one read of the file's frame headers, for MP3 only.
+    static func stopsShort(_ d: SndFileDecoder, path: String) -> Bool {
+        guard ["MP1", "MP2", "MP3"].contains(d.info.codec), !FrameScan.mp3HasLengthHeader(path: path),
+              let n = FrameScan.mp3(path: path) else { return false }
+        return n > d.info.frames
     }
 
     private static func openWithFFmpeg(path: String, kind: ContentSniffer.Kind, searchPath: String?,

@@ -99,6 +99,7 @@ enum FFprobe {
         switch formatName {
         case "caf": return "CAF"
         case "aac": return "ADTS"
+        case "mp3": return "MPEG-1/2"  // as libsndfile names it
         case "amr", "amrnb", "amrwb": return "AMR"
         case "ogg": return "Ogg"
         case "wav": return "WAV"
