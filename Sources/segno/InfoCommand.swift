@@ -14,7 +14,7 @@ struct InfoCommand: ParsableCommand {
     @Flag(name: .long, help: "Read headers only: faster, but MP3 without a Xing/Info/VBRI header, ADTS, AMR, ALAC in CAF and WebM/Matroska get an estimated length (\"estimated\": true in --json), and a file whose audio does not decode is not noticed.")
     var fast = false
 
-    @Flag(name: .long, help: "List the decoders available: libsndfile's version, and whether ffmpeg (needed for AAC in .m4a/.3gp/.caf) is on PATH.")
+    @Flag(name: .long, help: "List the decoders available: libsndfile's version, and whether ffmpeg (needed for AAC in .m4a/.3gp/.caf, ADTS, AMR, WebM/Matroska) is on PATH.")
     var formats = false
 
     @Argument(help: "Audio files.")

@@ -3,12 +3,13 @@ import Foundation
 
 extension DecoderFactory {
     /// Containers only ffmpeg reads here: libsndfile is not even tried on them.
-    static let ffmpegOnly: Set<ContentSniffer.Kind> = [.mp4, .threeGP, .adts, .amr]
+    static let ffmpegOnly: Set<ContentSniffer.Kind> = [.mp4, .threeGP, .adts, .amr, .webm, .matroska]
     /// Containers libsndfile reads in part (CAF with PCM, not AAC or IMA4; MP3, not AAC behind an
     /// ID3 tag): ffmpeg is tried when libsndfile refuses them.
     static let ffmpegFallback: Set<ContentSniffer.Kind> = [.caf, .mp3]
 
-    /// Opens `path` by its content (the extension is only a hint): MP4/M4A, 3GP, ADTS and AMR go to
+    /// Opens `path` by its content (the extension is only a hint): MP4/M4A, 3GP, ADTS, AMR and
+    /// WebM/Matroska (Opus or Vorbis from a browser's MediaRecorder) go to
     /// ffmpeg; everything else to libsndfile first, and CAF or MP3 that libsndfile refuses to ffmpeg.
     /// `searchPath` is the `PATH` in which `ffmpeg` and `ffprobe` are looked for. Without them such
     /// files fail with one line naming the codec and the install command; the rest still works.
@@ -65,9 +66,9 @@ extension DecoderFactory {
         var lines = ["libsndfile: \(String(cString: sf_version_string())) (WAV, RF64, AIFF, CAF with PCM/ALAC, FLAC, Ogg Vorbis/Opus, MP3)"]
         if let tools = FFmpegTools.locate(searchPath: searchPath) {
             let version = tools.versionLine() ?? "version unknown"
-            lines.append("ffmpeg: \(tools.ffmpeg) (\(version)), ffprobe: \(tools.ffprobe) (AAC/ALAC in MP4/M4A/3GP/CAF, ADTS, AMR, IMA4)")
+            lines.append("ffmpeg: \(tools.ffmpeg) (\(version)), ffprobe: \(tools.ffprobe) (AAC/ALAC in MP4/M4A/3GP/CAF, ADTS, AMR, IMA4, WebM/Matroska)")
         } else {
-            lines.append("ffmpeg: not found on PATH (AAC in .m4a/.3gp/.caf cannot be read; \(FFmpegTools.installHint))")
+            lines.append("ffmpeg: not found on PATH (AAC in .m4a/.3gp/.caf, AMR, WebM/Matroska cannot be read; \(FFmpegTools.installHint))")
         }
         return lines
     }
@@ -88,6 +89,7 @@ enum ContainerPeek {
             return "\(codec) in CAF"
         case .adts: return "AAC (ADTS)"
         case .amr: return "AMR"
+        case .webm, .matroska: return "audio in \(kind.rawValue)"
         default: return nil
         }
     }

@@ -95,12 +95,19 @@ import Testing
         #expect(try FileInfo.inspect(path: path).get().info.frames == 1251 * 160)
     }
 
+    /// What a browser's MediaRecorder uploads (Opus in WebM) and its Matroska cousins.
     @Test func webmAndMatroskaAreDecodedToCount() throws {
         let src = try fx.wav(rate: 48000, channels: 2, frames: Self.frames)
-        for (codec, name) in [("libopus", "memo.webm"), ("libvorbis", "memo.mka"), ("libopus", "memo.mka")] {
+        for (codec, name, container, label) in [("libopus", "memo.webm", "WebM", "Opus"), ("libvorbis", "memo.webm", "WebM", "Vorbis"),
+                                                ("libvorbis", "memo.mka", "Matroska", "Vorbis"), ("libopus", "memo.mka", "Matroska", "Opus")] {
             let path = try fx.ffmpeg(src.path, ["-c:a", codec], to: name)
-            #expect(try FileInfo.inspect(path: path, fast: true).get().estimated)
+            let fast = try FileInfo.inspect(path: path, fast: true).get()
+            #expect(fast.estimated)
+            #expect(fast.info.container == container && fast.info.codec == label, "\(fast.info)")
+            #expect(fast.info.tags == nil, "\(String(describing: fast.info.tags))")
             try expectExact(path, ffmpegToo: true)
+            // The samples are ffmpeg's own decode.
+            #expect(try factoryDecode(path).samples == (try PhoneFixtures.reference(path)))
         }
     }
 
