@@ -114,7 +114,57 @@ import Testing
         #expect(r.stderr.lowercased().contains("permission denied"), "\(r.stderr)")
     }
 
+    /// ADTS: exact frames by default (the decoder's count), an estimate flagged only with --fast.
+    @Test func infoIsExactUnlessFast() throws {
+        let wav = try Audio.writeSine(to: dir["in.wav"], rate: 44100, frames: 44_321, channels: 2)
+        let aac = dir["memo.aac"]
+        #expect(try CLI.tool("ffmpeg", ["-v", "error", "-i", wav, "-c:a", "aac", "-f", "adts", aac]).status == 0)
+        let exact = try CLI.segno(["info", "--json", aac])
+        #expect(exact.status == 0, "\(exact.stderr)")
+        let o = try #require(JSONSerialization.jsonObject(with: Data(exact.stdout.utf8)) as? [String: Any])
+        #expect(o["estimated"] == nil)
+        // What the decoder yields: decode to WAV and count.
+        #expect(try CLI.segno(["convert", aac, dir["decoded.wav"]]).status == 0)
+        let decoded = try CLI.tool("sox", ["--i", "-s", dir["decoded.wav"]]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(o["frames"] as? Int == Int(decoded), "\(exact.stdout) vs \(decoded)")
+        let fast = try CLI.segno(["info", "--json", "--fast", aac])
+        let f = try #require(JSONSerialization.jsonObject(with: Data(fast.stdout.utf8)) as? [String: Any])
+        #expect(f["estimated"] as? Bool == true)
+        #expect(try CLI.segno(["info", "--fast", aac]).stdout.contains(" about "))
+    }
+
+    /// A file with a good header and no decodable audio fails: ok:false, exit 1, file and cause named.
+    @Test func infoFailsAFileWithNoDecodableAudio() throws {
+        let wav = try Audio.writeSine(to: dir["in.wav"], rate: 44100, frames: 44100)
+        let flac = dir["bad.flac"]
+        #expect(try CLI.tool("ffmpeg", ["-v", "error", "-i", wav, flac]).status == 0)
+        var b = [UInt8](try Data(contentsOf: URL(fileURLWithPath: flac)))
+        // Keep the metadata blocks, zero the audio frames after them.
+        var at = 4
+        while b[at] & 0x80 == 0 { at += 4 + (Int(b[at + 1]) << 16 | Int(b[at + 2]) << 8 | Int(b[at + 3])) }
+        at += 4 + (Int(b[at + 1]) << 16 | Int(b[at + 2]) << 8 | Int(b[at + 3]))
+        for i in at..<b.count { b[i] = 0 }
+        try Data(b).write(to: URL(fileURLWithPath: flac))
+        let r = try CLI.segno(["info", "--json", flac])
+        #expect(r.status == 1)
+        let o = try #require(JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        #expect(o["ok"] as? Bool == false)
+        #expect((o["error"] as? String)?.hasPrefix(flac + ": ") == true, "\(r.stdout)")
+        #expect(try CLI.segno(["info", "--fast", flac]).status == 0)  // the header alone looks fine
+    }
+
     // MARK: convert
+
+    /// What a browser's MediaRecorder uploads: Opus in WebM, through the ffmpeg program.
+    @Test func convertReadsWebMOpus() throws {
+        let wav = try Audio.writeSine(to: dir["in.wav"], rate: 48000, frames: 48000, channels: 2)
+        let webm = dir["upload.webm"]
+        #expect(try CLI.tool("ffmpeg", ["-v", "error", "-i", wav, "-c:a", "libopus", webm]).status == 0)
+        let r = try CLI.segno(["convert", webm, dir["out.flac"], "--mix", "mono"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try CLI.segno(["info", webm]).stdout.contains("WebM Opus, 48000 Hz, 2 ch, 48000 frames"))
+        #expect(try CLI.segno(["info", dir["out.flac"]]).stdout.contains("48000 Hz, 1 ch, 48000 frames"))
+    }
 
     @Test func convertFlacTo16kMonoWav() throws {
         let input = try Audio.writeSine(to: dir["in.flac"], frequency: 440, rate: 44100, frames: 44100, channels: 2)
