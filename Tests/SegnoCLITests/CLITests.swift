@@ -1,5 +1,6 @@
 import Foundation
 import SegnoCore
+import SegnoDSP
 import Testing
 
 /// Runs the built `segno` binary as a user would.
@@ -209,6 +210,33 @@ import Testing
         let forced = try CLI.segno(["convert", input, dir["out.bin"], "--format", "caf", "--bits", "16", "--gain=-6"])
         #expect(forced.status == 0, "\(forced.stderr)")
         #expect(try CLI.segno(["info", dir["out.bin"]]).stdout.contains("CAF PCM_16"))
+    }
+
+    /// 8-bit and 64-bit float sources keep their depth by default, and come back sample for sample.
+    @Test(arguments: [(SampleBits.b8, "in.wav", "out.wav", "PCM_U8"), (.b8, "in.aiff", "out.aiff", "PCM_S8"),
+                      (.b8, "in.wav", "out.caf", "PCM_S8"), (.double, "in.wav", "out.wav", "DOUBLE"),
+                      (.double, "in.wav", "out.caf", "DOUBLE"), (.double, "in.caf", "out.aiff", "DOUBLE")])
+    func convertKeeps8BitAndDoubleDepth(bits: SampleBits, input: String, output: String, codec: String) throws {
+        let source = try Audio.writeSine(to: dir[input], rate: 16000, frames: 1600, channels: 2, bits: bits)
+        let r = try CLI.segno(["convert", source, dir[output]])
+        #expect(r.status == 0, "\(r.stderr)")
+        let info = try CLI.segno(["info", "--json", dir[output]])
+        let o = try #require(JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? [String: Any])
+        #expect(o["codec"] as? String == codec, "\(info.stdout)")
+        #expect(o["frames"] as? Int == 1600)
+        // The round trip is exact (the sine's float32 values are what a double source holds),
+        // read back with libsndfile (sox reads 64-bit float CAF/AIFF as something else).
+        func samples(_ path: String) throws -> [Float] {
+            let d = try SndFileDecoder(path: path)
+            defer { d.close() }
+            var block = AudioBlock(channels: d.info.channels, capacity: 4096)
+            var out: [Float] = []
+            while try d.read(into: &block, maxFrames: 4096) > 0 { out += block.samples[0..<(block.frames * block.channels)] }
+            return out
+        }
+        let back = try samples(dir[output])
+        #expect(back.count == 3200)
+        #expect(back == (try samples(source)))
     }
 
     @Test func helpWorks() throws {
