@@ -239,6 +239,37 @@ import Testing
         #expect(back == (try samples(source)))
     }
 
+    /// An 8-channel (7.1) WAV whose channels carry distinct tones, folded to stereo by convert:
+    /// the centre reaches both sides equally, the LFE neither, each surround only its own side.
+    @Test func convertFolds7Point1ToStereo() throws {
+        let rate = 48000, frames = 4800, n = 8
+        let freqs = (0..<n).map { 300.0 + 200.0 * Double($0) }
+        var x = [Float](repeating: 0, count: frames * n)
+        for f in 0..<frames { for ch in 0..<n { x[f * n + ch] = Float(0.4 * sin(2 * .pi * freqs[ch] * Double(f) / Double(rate))) } }
+        let enc = try SndFileEncoder(path: dir["surround.wav"], format: .wav, bits: .float, quality: nil,
+                                     stream: AudioFormat(sampleRate: rate, channels: n))
+        try enc.write(AudioBlock(interleaved: x, channels: n))
+        try enc.finish()
+        let r = try CLI.segno(["convert", dir["surround.wav"], dir["stereo.wav"], "--mix", "stereo"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let y = try Audio.soxSamples(dir["stereo.wav"])
+        #expect(y.count == frames * 2)
+        guard y.count == frames * 2 else { return }
+        func level(_ side: Int, _ ch: Int) -> Double {
+            var s = 0.0
+            for f in 0..<frames { s += Double(y[f * 2 + side]) * sin(2 * .pi * freqs[ch] * Double(f) / Double(rate)) }
+            return 2 * s / Double(frames) / 0.4
+        }
+        let c = 0.70710678, norm = 1 + 3 * c
+        #expect(abs(level(0, 0) - 1 / norm) < 1e-3 && abs(level(1, 0)) < 1e-3, "L")
+        #expect(abs(level(1, 1) - 1 / norm) < 1e-3 && abs(level(0, 1)) < 1e-3, "R")
+        #expect(abs(level(0, 2) - c / norm) < 1e-3 && abs(level(1, 2) - c / norm) < 1e-3, "C in both")
+        #expect(abs(level(0, 3)) < 1e-3 && abs(level(1, 3)) < 1e-3, "LFE dropped")
+        for (ch, side) in [(4, 0), (5, 1), (6, 0), (7, 1)] {
+            #expect(abs(level(side, ch) - c / norm) < 1e-3 && abs(level(1 - side, ch)) < 1e-3, "surround \(ch)")
+        }
+    }
+
     @Test func helpWorks() throws {
         let r = try CLI.segno(["--help"])
         #expect(r.status == 0)
