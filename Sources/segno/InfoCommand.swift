@@ -6,12 +6,15 @@ struct InfoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info",
         abstract: "Print format, rate, channels, frames and duration of audio files.",
-        discussion: "Each file is reported on its own line; a bad file gets an error line and the rest go on. Exit code 1 if any file failed.")
+        discussion: "Frames are exact: what segno's decoder yields (frame headers are counted where the container only estimates, and a file from which no audio decodes is an error). Each file is reported on its own line; a bad file gets an error line and the rest go on. Exit code 1 if any file failed.")
 
     @Flag(name: .long, help: "One JSON object per line per input, in input order.")
     var json = false
 
-    @Flag(name: .long, help: "List the decoders available: libsndfile's version, and whether ffmpeg (needed for AAC in .m4a/.3gp/.caf) is on PATH.")
+    @Flag(name: .long, help: "Read headers only: faster, but MP3 without a Xing/Info/VBRI header, ADTS, AMR, ALAC in CAF and WebM/Matroska get an estimated length (\"estimated\": true in --json), and a file whose audio does not decode is not noticed.")
+    var fast = false
+
+    @Flag(name: .long, help: "List the decoders available: libsndfile's version, and whether ffmpeg (needed for AAC in .m4a/.3gp/.caf, ADTS, AMR, WebM/Matroska) is on PATH.")
     var formats = false
 
     @Argument(help: "Audio files.")
@@ -27,14 +30,16 @@ struct InfoCommand: ParsableCommand {
         }
         var failed = false
         for path in files {
-            let r = FileInfo.inspect(path: path)
+            let inspection = FileInfo.inspect(path: path, fast: fast)
+            let r = inspection.map(\.info)
+            let estimated = (try? inspection.get().estimated) ?? false
             if case .failure = r { failed = true }
             if json {
-                printOut(FileInfo.json(path: path, r))
+                printOut(FileInfo.json(path: path, r, estimated: estimated))
             } else if case .failure = r {
                 printError("segno: " + FileInfo.text(path: path, r))
             } else {
-                printOut(FileInfo.text(path: path, r))
+                printOut(FileInfo.text(path: path, r, estimated: estimated))
             }
         }
         if failed { throw Exit.failures }

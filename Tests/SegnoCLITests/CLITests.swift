@@ -1,5 +1,6 @@
 import Foundation
 import SegnoCore
+import SegnoDSP
 import Testing
 
 /// Runs the built `segno` binary as a user would.
@@ -114,7 +115,57 @@ import Testing
         #expect(r.stderr.lowercased().contains("permission denied"), "\(r.stderr)")
     }
 
+    /// ADTS: exact frames by default (the decoder's count), an estimate flagged only with --fast.
+    @Test func infoIsExactUnlessFast() throws {
+        let wav = try Audio.writeSine(to: dir["in.wav"], rate: 44100, frames: 44_321, channels: 2)
+        let aac = dir["memo.aac"]
+        #expect(try CLI.tool("ffmpeg", ["-v", "error", "-i", wav, "-c:a", "aac", "-f", "adts", aac]).status == 0)
+        let exact = try CLI.segno(["info", "--json", aac])
+        #expect(exact.status == 0, "\(exact.stderr)")
+        let o = try #require(JSONSerialization.jsonObject(with: Data(exact.stdout.utf8)) as? [String: Any])
+        #expect(o["estimated"] == nil)
+        // What the decoder yields: decode to WAV and count.
+        #expect(try CLI.segno(["convert", aac, dir["decoded.wav"]]).status == 0)
+        let decoded = try CLI.tool("sox", ["--i", "-s", dir["decoded.wav"]]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(o["frames"] as? Int == Int(decoded), "\(exact.stdout) vs \(decoded)")
+        let fast = try CLI.segno(["info", "--json", "--fast", aac])
+        let f = try #require(JSONSerialization.jsonObject(with: Data(fast.stdout.utf8)) as? [String: Any])
+        #expect(f["estimated"] as? Bool == true)
+        #expect(try CLI.segno(["info", "--fast", aac]).stdout.contains(" about "))
+    }
+
+    /// A file with a good header and no decodable audio fails: ok:false, exit 1, file and cause named.
+    @Test func infoFailsAFileWithNoDecodableAudio() throws {
+        let wav = try Audio.writeSine(to: dir["in.wav"], rate: 44100, frames: 44100)
+        let flac = dir["bad.flac"]
+        #expect(try CLI.tool("ffmpeg", ["-v", "error", "-i", wav, flac]).status == 0)
+        var b = [UInt8](try Data(contentsOf: URL(fileURLWithPath: flac)))
+        // Keep the metadata blocks, zero the audio frames after them.
+        var at = 4
+        while b[at] & 0x80 == 0 { at += 4 + (Int(b[at + 1]) << 16 | Int(b[at + 2]) << 8 | Int(b[at + 3])) }
+        at += 4 + (Int(b[at + 1]) << 16 | Int(b[at + 2]) << 8 | Int(b[at + 3]))
+        for i in at..<b.count { b[i] = 0 }
+        try Data(b).write(to: URL(fileURLWithPath: flac))
+        let r = try CLI.segno(["info", "--json", flac])
+        #expect(r.status == 1)
+        let o = try #require(JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        #expect(o["ok"] as? Bool == false)
+        #expect((o["error"] as? String)?.hasPrefix(flac + ": ") == true, "\(r.stdout)")
+        #expect(try CLI.segno(["info", "--fast", flac]).status == 0)  // the header alone looks fine
+    }
+
     // MARK: convert
+
+    /// What a browser's MediaRecorder uploads: Opus in WebM, through the ffmpeg program.
+    @Test func convertReadsWebMOpus() throws {
+        let wav = try Audio.writeSine(to: dir["in.wav"], rate: 48000, frames: 48000, channels: 2)
+        let webm = dir["upload.webm"]
+        #expect(try CLI.tool("ffmpeg", ["-v", "error", "-i", wav, "-c:a", "libopus", webm]).status == 0)
+        let r = try CLI.segno(["convert", webm, dir["out.flac"], "--mix", "mono"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try CLI.segno(["info", webm]).stdout.contains("WebM Opus, 48000 Hz, 2 ch, 48000 frames"))
+        #expect(try CLI.segno(["info", dir["out.flac"]]).stdout.contains("48000 Hz, 1 ch, 48000 frames"))
+    }
 
     @Test func convertFlacTo16kMonoWav() throws {
         let input = try Audio.writeSine(to: dir["in.flac"], frequency: 440, rate: 44100, frames: 44100, channels: 2)
@@ -159,6 +210,64 @@ import Testing
         let forced = try CLI.segno(["convert", input, dir["out.bin"], "--format", "caf", "--bits", "16", "--gain=-6"])
         #expect(forced.status == 0, "\(forced.stderr)")
         #expect(try CLI.segno(["info", dir["out.bin"]]).stdout.contains("CAF PCM_16"))
+    }
+
+    /// 8-bit and 64-bit float sources keep their depth by default, and come back sample for sample.
+    @Test(arguments: [(SampleBits.b8, "in.wav", "out.wav", "PCM_U8"), (.b8, "in.aiff", "out.aiff", "PCM_S8"),
+                      (.b8, "in.wav", "out.caf", "PCM_S8"), (.double, "in.wav", "out.wav", "DOUBLE"),
+                      (.double, "in.wav", "out.caf", "DOUBLE"), (.double, "in.caf", "out.aiff", "DOUBLE")])
+    func convertKeeps8BitAndDoubleDepth(bits: SampleBits, input: String, output: String, codec: String) throws {
+        let source = try Audio.writeSine(to: dir[input], rate: 16000, frames: 1600, channels: 2, bits: bits)
+        let r = try CLI.segno(["convert", source, dir[output]])
+        #expect(r.status == 0, "\(r.stderr)")
+        let info = try CLI.segno(["info", "--json", dir[output]])
+        let o = try #require(JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? [String: Any])
+        #expect(o["codec"] as? String == codec, "\(info.stdout)")
+        #expect(o["frames"] as? Int == 1600)
+        // The round trip is exact (the sine's float32 values are what a double source holds),
+        // read back with libsndfile (sox reads 64-bit float CAF/AIFF as something else).
+        func samples(_ path: String) throws -> [Float] {
+            let d = try SndFileDecoder(path: path)
+            defer { d.close() }
+            var block = AudioBlock(channels: d.info.channels, capacity: 4096)
+            var out: [Float] = []
+            while try d.read(into: &block, maxFrames: 4096) > 0 { out += block.samples[0..<(block.frames * block.channels)] }
+            return out
+        }
+        let back = try samples(dir[output])
+        #expect(back.count == 3200)
+        #expect(back == (try samples(source)))
+    }
+
+    /// An 8-channel (7.1) WAV whose channels carry distinct tones, folded to stereo by convert:
+    /// the centre reaches both sides equally, the LFE neither, each surround only its own side.
+    @Test func convertFolds7Point1ToStereo() throws {
+        let rate = 48000, frames = 4800, n = 8
+        let freqs = (0..<n).map { 300.0 + 200.0 * Double($0) }
+        var x = [Float](repeating: 0, count: frames * n)
+        for f in 0..<frames { for ch in 0..<n { x[f * n + ch] = Float(0.4 * sin(2 * .pi * freqs[ch] * Double(f) / Double(rate))) } }
+        let enc = try SndFileEncoder(path: dir["surround.wav"], format: .wav, bits: .float, quality: nil,
+                                     stream: AudioFormat(sampleRate: rate, channels: n))
+        try enc.write(AudioBlock(interleaved: x, channels: n))
+        try enc.finish()
+        let r = try CLI.segno(["convert", dir["surround.wav"], dir["stereo.wav"], "--mix", "stereo"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let y = try Audio.soxSamples(dir["stereo.wav"])
+        #expect(y.count == frames * 2)
+        guard y.count == frames * 2 else { return }
+        func level(_ side: Int, _ ch: Int) -> Double {
+            var s = 0.0
+            for f in 0..<frames { s += Double(y[f * 2 + side]) * sin(2 * .pi * freqs[ch] * Double(f) / Double(rate)) }
+            return 2 * s / Double(frames) / 0.4
+        }
+        let c = 0.70710678, norm = 1 + 3 * c
+        #expect(abs(level(0, 0) - 1 / norm) < 1e-3 && abs(level(1, 0)) < 1e-3, "L")
+        #expect(abs(level(1, 1) - 1 / norm) < 1e-3 && abs(level(0, 1)) < 1e-3, "R")
+        #expect(abs(level(0, 2) - c / norm) < 1e-3 && abs(level(1, 2) - c / norm) < 1e-3, "C in both")
+        #expect(abs(level(0, 3)) < 1e-3 && abs(level(1, 3)) < 1e-3, "LFE dropped")
+        for (ch, side) in [(4, 0), (5, 1), (6, 0), (7, 1)] {
+            #expect(abs(level(side, ch) - c / norm) < 1e-3 && abs(level(1 - side, ch)) < 1e-3, "surround \(ch)")
+        }
     }
 
     @Test func helpWorks() throws {

@@ -7,7 +7,7 @@ public enum ContentSniffer {
     public enum Kind: String, Sendable, Equatable {
         case wav = "WAV", rf64 = "RF64", w64 = "Wave64", aiff = "AIFF", caf = "CAF", flac = "FLAC"
         case ogg = "Ogg", mp3 = "MP3", adts = "AAC (ADTS)", mp4 = "MP4/M4A", threeGP = "3GP"
-        case amr = "AMR", text = "text", png = "PNG image", jpeg = "JPEG image", pdf = "PDF document"
+        case amr = "AMR", webm = "WebM", matroska = "Matroska", text = "text", png = "PNG image", jpeg = "JPEG image", pdf = "PDF document"
         case zip = "ZIP archive", gzip = "gzip archive", elf = "ELF executable", empty = "an empty file"
         case sqlite = "SQLite database", unknown = "unknown data"
 
@@ -39,6 +39,10 @@ public enum ContentSniffer {
         if ascii(0, "OggS") { return .ogg }
         if ascii(0, "ID3") { return .mp3 }
         if ascii(0, "#!AMR") { return .amr }
+        if b.count >= 4 && b[0] == 0x1A && b[1] == 0x45 && b[2] == 0xDF && b[3] == 0xA3 {
+            // EBML: the DocType element (0x42 0x82, a size byte, then "webm" or "matroska").
+            return b.indices.dropLast(6).contains { b[$0] == 0x42 && b[$0 + 1] == 0x82 && ascii($0 + 3, "webm") } ? .webm : .matroska
+        }
         if ascii(4, "ftyp") {
             return ascii(8, "3gp") || ascii(8, "3g2") ? .threeGP : .mp4
         }

@@ -3,12 +3,13 @@ import Foundation
 
 extension DecoderFactory {
     /// Containers only ffmpeg reads here: libsndfile is not even tried on them.
-    static let ffmpegOnly: Set<ContentSniffer.Kind> = [.mp4, .threeGP, .adts, .amr]
+    static let ffmpegOnly: Set<ContentSniffer.Kind> = [.mp4, .threeGP, .adts, .amr, .webm, .matroska]
     /// Containers libsndfile reads in part (CAF with PCM, not AAC or IMA4; MP3, not AAC behind an
     /// ID3 tag): ffmpeg is tried when libsndfile refuses them.
     static let ffmpegFallback: Set<ContentSniffer.Kind> = [.caf, .mp3]
 
-    /// Opens `path` by its content (the extension is only a hint): MP4/M4A, 3GP, ADTS and AMR go to
+    /// Opens `path` by its content (the extension is only a hint): MP4/M4A, 3GP, ADTS, AMR and
+    /// WebM/Matroska (Opus or Vorbis from a browser's MediaRecorder) go to
     /// ffmpeg; everything else to libsndfile first, and CAF or MP3 that libsndfile refuses to ffmpeg.
     /// `searchPath` is the `PATH` in which `ffmpeg` and `ffprobe` are looked for. Without them such
     /// files fail with one line naming the codec and the install command; the rest still works.
@@ -21,7 +22,12 @@ extension DecoderFactory {
             return try openWithFFmpeg(path: path, kind: kind, searchPath: searchPath, libsndfileError: nil)
         }
         do {
-            return try SndFileDecoder(path: path)
+            let d = try SndFileDecoder(path: path)
+            if let tools = FFmpegTools.locate(searchPath: searchPath), stopsShort(d, path: path) {
+                d.close()
+                return try FFmpegDecoder(path: path, tools: tools, kind: kind)
+            }
+            return d
         } catch let e as AudioError {
             guard ffmpegFallback.contains(kind) else { throw e }
             switch e {
@@ -31,6 +37,16 @@ extension DecoderFactory {
                 throw e
             }
         }
+    }
+
+    /// True for an MP3 without a Xing/Info/VBRI header whose frames hold more audio than
+    /// mpg123's estimate from the first frame's bitrate (a VBR stream): libsndfile stops reading
+    /// at that estimate, so the rest would be lost. Such files go to ffmpeg when it is installed.
+    /// Costs one read of the file's frame headers, for MP3 only.
+    static func stopsShort(_ d: SndFileDecoder, path: String) -> Bool {
+        guard ["MP1", "MP2", "MP3"].contains(d.info.codec), !FrameScan.mp3HasLengthHeader(path: path),
+              let n = FrameScan.mp3(path: path) else { return false }
+        return n > d.info.frames
     }
 
     private static func openWithFFmpeg(path: String, kind: ContentSniffer.Kind, searchPath: String?,
@@ -50,9 +66,9 @@ extension DecoderFactory {
         var lines = ["libsndfile: \(String(cString: sf_version_string())) (WAV, RF64, AIFF, CAF with PCM/ALAC, FLAC, Ogg Vorbis/Opus, MP3)"]
         if let tools = FFmpegTools.locate(searchPath: searchPath) {
             let version = tools.versionLine() ?? "version unknown"
-            lines.append("ffmpeg: \(tools.ffmpeg) (\(version)), ffprobe: \(tools.ffprobe) (AAC/ALAC in MP4/M4A/3GP/CAF, ADTS, AMR, IMA4)")
+            lines.append("ffmpeg: \(tools.ffmpeg) (\(version)), ffprobe: \(tools.ffprobe) (AAC/ALAC in MP4/M4A/3GP/CAF, ADTS, AMR, IMA4, WebM/Matroska)")
         } else {
-            lines.append("ffmpeg: not found on PATH (AAC in .m4a/.3gp/.caf cannot be read; \(FFmpegTools.installHint))")
+            lines.append("ffmpeg: not found on PATH (AAC in .m4a/.3gp/.caf, AMR, WebM/Matroska cannot be read; \(FFmpegTools.installHint))")
         }
         return lines
     }
@@ -73,6 +89,7 @@ enum ContainerPeek {
             return "\(codec) in CAF"
         case .adts: return "AAC (ADTS)"
         case .amr: return "AMR"
+        case .webm, .matroska: return "audio in \(kind.rawValue)"
         default: return nil
         }
     }

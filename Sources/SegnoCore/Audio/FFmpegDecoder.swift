@@ -22,7 +22,8 @@ public final class FFmpegDecoder: AudioDecoder {
     public let info: SourceInfo
     private let path: String
     private let tools: FFmpegTools
-    private let exactFrames: Int?
+    /// Frames the container declares exactly; the decode stops there (nil: ffmpeg's own length).
+    let exactFrames: Int?
     private let declaredFrames: Int?
     private var child: ChildProcess?
     private var ended = false

@@ -96,9 +96,11 @@ enum FFprobe {
             if b == "qt" { return "MOV" }
             return "MP4"
         }
+        if formatName.contains("matroska") { return kind == .webm ? "WebM" : "Matroska" }
         switch formatName {
         case "caf": return "CAF"
         case "aac": return "ADTS"
+        case "mp3": return "MPEG-1/2"  // as libsndfile names it
         case "amr", "amrnb", "amrwb": return "AMR"
         case "ogg": return "Ogg"
         case "wav": return "WAV"
@@ -153,7 +155,7 @@ enum FFprobe {
 
     /// Keys that describe the container rather than the recording.
     static let technicalTags: Set<String> = ["major_brand", "minor_version", "compatible_brands", "handler_name",
-                                             "vendor_id", "language", "itunsmpb", "itunnorm", "encoder"]
+                                             "vendor_id", "language", "itunsmpb", "itunnorm", "encoder", "duration"]
 
     /// The recording's own tags (title, date, creation_time, location from `©xyz` or QuickTime's
     /// ISO 6709 key, artist, …), keys lowercased; the container's tags win over the stream's.

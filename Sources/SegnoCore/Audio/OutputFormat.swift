@@ -66,17 +66,20 @@ public enum SampleBits: String, Sendable, CaseIterable, Codable {
     /// Parses "8", "16", "24", "32", "float", "double".
     public init?(text: String) { self.init(rawValue: text.lowercased()) }
 
-    /// The default depth for a source: keep integer depth (8-bit is widened to 16), keep float
-    /// as float where the container can, and use 16-bit after a lossy codec.
+    /// The default depth for a source: the source's own depth where the container holds it
+    /// (8, 16, 24 or 32-bit integer; 32 or 64-bit float), else the nearest it holds (20-bit ALAC
+    /// and float in FLAC become 24-bit); 16-bit after a lossy codec. A 64-bit float source keeps
+    /// its depth, though the chain carries 32-bit floats, so its values keep float32 precision.
     public static func defaultFor(source: SampleKind, sourceCodec: String, format: OutputFormat) -> SampleBits? {
         if format.isLossy { return nil }
         let wanted: SampleBits
         switch source {
         case .lossy: wanted = .b16
-        case .float: wanted = .float
+        case .float: wanted = sourceCodec == "DOUBLE" ? .double : .float
         case .integer:
             if sourceCodec.hasSuffix("24") || sourceCodec.hasSuffix("20") { wanted = .b24 }
             else if sourceCodec.hasSuffix("32") { wanted = .b32 }
+            else if sourceCodec.hasSuffix("8") && !sourceCodec.hasSuffix("48") { wanted = .b8 }  // PCM_S8, PCM_U8, PCM_8
             else { wanted = .b16 }
         }
         if format.allowedBits.contains(wanted) { return wanted }

@@ -55,7 +55,7 @@ public struct JobSpec: Sendable {
     public var workers: Int { parallel ?? ProcessInfo.processInfo.activeProcessorCount }
 
     /// Default include patterns: every extension segno can decode.
-    public static let defaultInclude = ["**/*.{wav,wave,bwf,rf64,w64,aif,aiff,aifc,caf,flac,ogg,oga,opus,mp3,m4a,mp4,3gp,aac}"]
+    public static let defaultInclude = ["**/*.{wav,wave,bwf,rf64,w64,aif,aiff,aifc,caf,flac,ogg,oga,opus,mp3,m4a,mp4,3gp,3g2,aac,amr,awb,webm,weba,mka}"]
     /// Default exclude patterns: hidden files and folders.
     public static let defaultExclude = ["**/.*"]
 }

@@ -161,10 +161,19 @@ import Testing
     }
 
     @Test func defaultDepthFollowsTheSource() throws {
-        // Defaults: integer depth kept (8-bit widened to 16), float kept, lossy sources become 16-bit.
+        // Defaults: integer depth kept (8-bit too), float and double kept where the container
+        // holds them, lossy sources become 16-bit.
         #expect(SampleBits.defaultFor(source: .integer, sourceCodec: "PCM_24", format: .flac) == .b24)
-        #expect(SampleBits.defaultFor(source: .integer, sourceCodec: "PCM_U8", format: .wav) == .b16)
+        #expect(SampleBits.defaultFor(source: .integer, sourceCodec: "PCM_U8", format: .wav) == .b8)
+        #expect(SampleBits.defaultFor(source: .integer, sourceCodec: "PCM_S8", format: .aiff) == .b8)
+        #expect(SampleBits.defaultFor(source: .integer, sourceCodec: "PCM_8", format: .flac) == .b8)
+        #expect(SampleBits.defaultFor(source: .integer, sourceCodec: "ALAC_20", format: .caf) == .b24)
+        #expect(SampleBits.defaultFor(source: .integer, sourceCodec: "PCM_32", format: .flac) == .b24)
         #expect(SampleBits.defaultFor(source: .float, sourceCodec: "FLOAT", format: .wav) == .float)
+        for format in [OutputFormat.wav, .caf, .aiff, .w64, .rf64] {
+            #expect(SampleBits.defaultFor(source: .float, sourceCodec: "DOUBLE", format: format) == .double, "\(format)")
+        }
+        #expect(SampleBits.defaultFor(source: .float, sourceCodec: "DOUBLE", format: .flac) == .b24)
         #expect(SampleBits.defaultFor(source: .float, sourceCodec: "FLOAT", format: .flac) == .b24)
         #expect(SampleBits.defaultFor(source: .lossy, sourceCodec: "MP3", format: .flac) == .b16)
         #expect(SampleBits.defaultFor(source: .integer, sourceCodec: "PCM_16", format: .ogg) == nil)

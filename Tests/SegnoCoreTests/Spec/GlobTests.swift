@@ -102,7 +102,8 @@ import Testing
         let include = try JobSpec.defaultInclude.map(Glob.init)
         let exclude = try JobSpec.defaultExclude.map(Glob.init)
         func taken(_ p: String) -> Bool { include.contains { $0.matches(p) } && !exclude.contains { $0.matches(p) } }
-        for p in ["a.wav", "b/c.FLAC", "x/y/z.m4a", "m.mp3", "o.opus", "k.caf", "a.aiff"] { #expect(taken(p), "\(p)") }
+        for p in ["a.wav", "b/c.FLAC", "x/y/z.m4a", "m.mp3", "o.opus", "k.caf", "a.aiff",
+                  "v.amr", "w.awb", "p.3gp", "q.3g2", "r.aac", "s.webm", "t.weba", "u.mka", "V.WEBM"] { #expect(taken(p), "\(p)") }
         for p in ["a.txt", ".a.wav", "b/.c.flac", "notes.wav.txt"] { #expect(!taken(p), "\(p)") }
     }
 }

@@ -1,8 +1,12 @@
 import SegnoDSP
 
-/// `mix: mono` averages the channels; `mix: stereo` duplicates mono and folds 3–6 channels
-/// with the ITU-R BS.775 weights (centre and surrounds at −3 dB, LFE dropped), normalised so
-/// full scale stays full scale. Other layouts fold even channels left and odd channels right.
+/// `mix: mono` averages the channels; `mix: stereo` duplicates mono and folds 3–8 channels
+/// with the ITU-R BS.775 weights: a front or back centre at −3 dB into both sides, each
+/// surround at −3 dB into its own side, LFE dropped, normalised so full scale stays full scale.
+/// Layouts are taken in WAV/ffmpeg channel order: 3 = L R C, 4 = L R Ls Rs, 5 = L R C Ls Rs,
+/// 6 = 5.1 (L R C LFE Ls Rs), 7 = 6.1 (L R C LFE Cs Ls Rs), 8 = 7.1 (L R C LFE Lb Rb Ls Rs).
+/// More than 8 channels have no standard layout: even channels (0, 2, …) fold left and odd
+/// channels right, each side averaged.
 public struct MixConfig: TransformConfig {
     public enum Target: String, Sendable, CaseIterable { case mono, stereo }
     public let target: Target
@@ -41,6 +45,8 @@ final class MixTransform: Transform {
         case 4: l = [1, 0, c, 0]; r = [0, 1, 0, c]               // L R Ls Rs
         case 5: l = [1, 0, c, c, 0]; r = [0, 1, c, 0, c]         // L R C Ls Rs
         case 6: l = [1, 0, c, 0, c, 0]; r = [0, 1, c, 0, 0, c]   // L R C LFE Ls Rs
+        case 7: l = [1, 0, c, 0, c, c, 0]; r = [0, 1, c, 0, c, 0, c]             // L R C LFE Cs Ls Rs
+        case 8: l = [1, 0, c, 0, c, 0, c, 0]; r = [0, 1, c, 0, 0, c, 0, c]       // L R C LFE Lb Rb Ls Rs
         default:
             for i in 0..<n { if i % 2 == 0 { l[i] = 1 } else { r[i] = 1 } }
         }
