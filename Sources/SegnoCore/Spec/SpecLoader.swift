@@ -9,18 +9,18 @@ public enum SpecLoader {
 
     /// Loads and checks `path`. Relative paths inside the spec are relative to the spec's folder.
     public static func load(path: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(SpecError) -> JobSpec {
-        let data: Data
-        do {
-            let attrs = try FileManager.default.attributesOfItem(atPath: path)
-            if let size = attrs[.size] as? Int, size > maxBytes {
-                throw SpecError(file: path, message: "spec is \(size) bytes; the limit is \(maxBytes) (1 MB)")
-            }
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch let e as SpecError {
-            throw e
-        } catch {
-            throw SpecError(file: path, message: "cannot read spec: \((error as NSError).localizedDescription)")
+        // Read with the system calls, so every failure is one line with its cause.
+        var st = stat()
+        guard stat(path, &st) == 0 else { throw SpecError(file: path, message: "cannot read spec: \(String(cString: strerror(errno)))") }
+        if (st.st_mode & S_IFMT) == S_IFDIR { throw SpecError(file: path, message: "is a folder; give the spec file (YAML)") }
+        if (st.st_mode & S_IFMT) != S_IFREG { throw SpecError(file: path, message: "is not a regular file; give the spec file (YAML)") }
+        if Int(st.st_size) > maxBytes {
+            throw SpecError(file: path, message: "spec is \(st.st_size) bytes; the limit is \(maxBytes) (1 MB)")
         }
+        guard let handle = FileHandle(forReadingAtPath: path), let data = try? handle.readToEnd() ?? Data() else {
+            throw SpecError(file: path, message: "cannot read spec: \(String(cString: strerror(errno)))")
+        }
+        try? handle.close()
         guard let text = String(data: data, encoding: .utf8) else { throw SpecError(file: path, message: "spec is not UTF-8 text") }
         let base = URL(fileURLWithPath: path).standardizedFileURL.deletingLastPathComponent().path
         return try parse(text, file: path, baseDirectory: base, environment: environment)

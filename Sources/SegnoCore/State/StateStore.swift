@@ -18,7 +18,7 @@ public final class StateStore: Sendable {
             throw AudioError.notAFile(path: path)
         }
         let dir = (path as NSString).deletingLastPathComponent
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try OutputFile.makeFolders(dir, for: path)
         var config = Configuration()
         config.busyMode = .timeout(10)
         config.prepareDatabase { db in
