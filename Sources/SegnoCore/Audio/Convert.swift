@@ -19,7 +19,8 @@ public enum Convert {
         if inAbs == outAbs {
             throw AudioError.unsupportedOutput(path: output, detail: "is the input file; choose another output name")
         }
-        let decoder = try DecoderFactory.open(path: input)
+        let source = FileSource(path: input)
+        let decoder = try source.open(source.file)
         var context = RecordingContext(sourcePath: inAbs, relativePath: (inAbs as NSString).lastPathComponent,
                                        modified: Date(), source: decoder.info,
                                        outputRoot: (outAbs as NSString).deletingLastPathComponent)
@@ -27,11 +28,8 @@ public enum Convert {
         var items: [ChainRecipe.Item] = transforms.map { .transform($0) }
         items.append(.tap(encode, paths: [outAbs]))
         var frames = 0
-        var first = true
-        _ = try ChainRecipe(items: items).run(open: {
-            if first { first = false; return decoder }
-            return try DecoderFactory.open(path: input)
-        }, context: context, isCancelled: isCancelled) { frames = $0 }
+        _ = try ChainRecipe(items: items).run(open: source.passes(of: source.file, first: decoder), context: context,
+                                              isCancelled: isCancelled) { frames = $0 }
         return Result(source: decoder.info, output: outAbs, sourceFrames: frames)
     }
 }

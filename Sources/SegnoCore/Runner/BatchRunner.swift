@@ -103,24 +103,33 @@ public enum RunError: Error, Sendable, CustomStringConvertible {
 public final class BatchRunner: Sendable {
     public let job: Job
     public let options: RunOptions
+    /// Where recordings come from (the spec's input folder unless given).
+    public let source: any RecordingSource
+    /// Where state lives (the spec's SQLite file unless given).
+    public let state: any StateLocation
     let stop: StopFlag
     let logger: Logger
 
-    public init(job: Job, options: RunOptions, stop: StopFlag, logger: Logger) {
+    public init(job: Job, options: RunOptions, stop: StopFlag, logger: Logger,
+                source: (any RecordingSource)? = nil, state: (any StateLocation)? = nil) {
         self.job = job
         self.options = options
         self.stop = stop
         self.logger = logger
+        let spec = job.spec
+        self.source = source ?? FolderSource(input: spec.input,
+                                             skipDirectories: [spec.outputRoot, (spec.statePath as NSString).deletingLastPathComponent])
+        self.state = state ?? SQLiteStateLocation(path: spec.statePath)
     }
 
     /// Runs the job. Throws only when the run cannot start (lock, state, input root); per-recording
     /// failures are in the summary.
     public func run() throws(RunError) -> RunSummary {
         let session = try prepare()
-        defer { _ = session.lock }
-        let scan = try scanInput()
+        defer { _ = session.hold }
+        let scan = try source.scan()
         let state: [String: RecordingState]
-        do { state = try session.store?.loadAll() ?? [:] } catch { throw StateOpening.classify(error, path: job.spec.statePath) }
+        do { state = try session.store?.loadAll() ?? [:] } catch { throw StateOpening.classify(error, path: job.spec.statePath, moveAside: !options.dryRun) }
         let store = session.store
         let plan = makePlan(scan: scan, state: state, recipeLookup: options.explain ? { try? store?.recipe($0) } : nil)
         var summary = RunSummary()
@@ -144,48 +153,26 @@ public final class BatchRunner: Sendable {
         return summary
     }
 
-    /// What a run holds while it works: the lock and the store (both nil for a dry run on a new job).
+    /// What a run holds while it works: the run and the store (both nil for a dry run on a new job).
     struct Session {
-        var lock: RunLock?
-        var store: StateStore?
+        var hold: (any RunHold)?
+        var store: (any StateBackend)?
     }
 
-    /// Takes the lock, opens the state (a dry run: read-only, nothing created, no lock) and removes
-    /// temporaries a killed run left.
+    /// Takes the run, opens the state (a dry run: read-only, nothing created or migrated, no
+    /// lock) and removes temporaries a killed run left.
     func prepare() throws(RunError) -> Session {
-        let spec = job.spec
-        if options.dryRun {
-            guard FileManager.default.fileExists(atPath: spec.statePath) else { return Session() }
-            return Session(lock: nil, store: try StateOpening.open(path: spec.statePath))
-        }
-        let lock: RunLock
-        do {
-            guard let l = try RunLock(statePath: spec.statePath) else {
-                throw RunError.locked(statePath: spec.statePath, holder: RunLock.holder(statePath: spec.statePath))
-            }
-            lock = l
-        } catch let e as RunError { throw e } catch { throw .state("\(error)") }
-        if StateOpening.isLost(spec.statePath) {
-            throw .stateLost(statePath: spec.statePath, movedTo: nil, detail: "is missing although earlier runs kept their state there")
-        }
-        let store = try StateOpening.open(path: spec.statePath)
-        do { try store.closeAbandonedRuns() } catch { throw StateOpening.classify(error, path: spec.statePath) }
-        Temporaries.remove(under: spec.outputRoot)
+        if options.dryRun { return Session(hold: nil, store: try state.openForReading()) }
+        let (hold, store) = try state.openForRun()
+        Temporaries.remove(under: job.spec.outputRoot)
         for up in job.uploads {
             if case .folder(let t) = up.config.target, let dir = t.fixedFolder { Temporaries.remove(under: dir) }
         }
-        return Session(lock: lock, store: store)
-    }
-
-    /// Walks the input root.
-    func scanInput() throws(RunError) -> ScanResult {
-        let spec = job.spec
-        let scanner = InputScanner(input: spec.input, skipDirectories: [spec.outputRoot, (spec.statePath as NSString).deletingLastPathComponent])
-        do { return try scanner.scan() } catch { throw .input("input.root \(AudioError.quoted(spec.input.root)) is not a readable folder") }
+        return Session(hold: hold, store: store)
     }
 
     /// Sets up uploads, prunes, runs the plan's recordings on the worker pool and records the run.
-    func execute(_ plan: RunPlan, state: [String: RecordingState], store: StateStore, into summary: inout RunSummary) throws(RunError) {
+    func execute(_ plan: RunPlan, state: [String: RecordingState], store: any StateBackend, into summary: inout RunSummary) throws(RunError) {
         var uploaders: [Uploader] = []
         do {
             for up in job.uploads {
@@ -269,7 +256,7 @@ public final class BatchRunner: Sendable {
         var result = RecordingResult(path: plan.file.relativePath, status: .failed, duration: nil, seconds: 0,
                                      attempts: 0, outputs: [], error: nil, reasons: reasons.map(\.description))
         defer { result.seconds = Date().timeIntervalSince(started) }
-        let runner = RecordingJob(job: job, plan: plan, uploaders: uploaders, stop: stop)
+        let runner = RecordingJob(job: job, plan: plan, source: source, uploaders: uploaders, stop: stop)
         var outcome = RecordingOutcome()
         var attempt = 0
         while true {
@@ -302,7 +289,7 @@ public final class BatchRunner: Sendable {
             return result
         }
         // A file that changed while it was read is still being written: not a failure.
-        if Self.changedSince(plan.file) {
+        if source.currentIdentity(plan.file) != plan.file.identity {
             result.status = .notReady
             progress.update { $0.planned -= 1 }
             return result
@@ -317,13 +304,5 @@ public final class BatchRunner: Sendable {
         progress.update { $0.failed += 1 }
         progress.error("segno: \(message)")
         return result
-    }
-
-    /// True when the source's size, time or inode differ from the scan's, or it is gone.
-    static func changedSince(_ file: ScannedFile) -> Bool {
-        var st = stat()
-        guard stat(file.absolutePath, &st) == 0 else { return true }
-        let mtimeNs = Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)
-        return FileIdentity(size: Int64(st.st_size), mtimeNs: mtimeNs, inode: Int64(st.st_ino)) != file.identity
     }
 }

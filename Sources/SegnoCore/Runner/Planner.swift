@@ -70,15 +70,18 @@ public enum Force: Sendable, Equatable {
 public struct Planner {
     public let job: Job
     public let state: [String: RecordingState]
+    /// Reads content for `verify: content` decisions.
+    public let source: any RecordingSource
     public var force: Force = .none
     /// `segno retry`: only recordings that failed.
     public var retryOnly = false
     /// Fill in human reasons for options changes (reads old recipes; `--explain`).
     public var recipeLookup: ((String) -> String?)? = nil
 
-    public init(job: Job, state: [String: RecordingState]) {
+    public init(job: Job, state: [String: RecordingState], source: any RecordingSource) {
         self.job = job
         self.state = state
+        self.source = source
     }
 
     /// True when a plain run leaves this recording alone as a known failure (the one rule:
@@ -146,7 +149,7 @@ public struct Planner {
     public func contentUnchanged(_ plan: RecordingPlan) -> Bool {
         guard job.spec.input.verify == .content, plan.onlySourceChanged, plan.prior?.status == .done,
               let known = plan.prior?.contentHash else { return false }
-        return (try? FileHash.sha256(path: plan.file.absolutePath).digest) == known
+        return (try? source.contentHash(plan.file)) == known
     }
 
     static func exists(_ path: String) -> Bool {

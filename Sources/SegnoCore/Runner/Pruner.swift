@@ -50,7 +50,7 @@ extension BatchRunner {
     /// Deletes the outputs, uploaded objects and state rows of `paths`. Files and objects a present
     /// recording still refers to are kept (two recordings can share an upload key). Returns what
     /// was pruned, each with what was deleted; a recording with a deletion that failed stays.
-    func prune(_ paths: [String], state: [String: RecordingState], store: StateStore, uploaders: [Uploader]) -> [(path: String, outputs: [String])] {
+    func prune(_ paths: [String], state: [String: RecordingState], store: any StateBackend, uploaders: [Uploader]) -> [(path: String, outputs: [String])] {
         guard !paths.isEmpty else { return [] }
         let gone = Set(paths)
         var kept = Set<String>()

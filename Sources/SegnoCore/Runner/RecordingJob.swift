@@ -35,6 +35,7 @@ struct RecordingOutcome {
 struct RecordingJob {
     let job: Job
     let plan: RecordingPlan
+    let source: any RecordingSource
     let uploaders: [Uploader]
     let stop: StopFlag
 
@@ -76,8 +77,8 @@ struct RecordingJob {
         let file = plan.file
         // With verify: content the hash is taken before decoding, so it describes the bytes the
         // outputs were made from even if the source is rewritten during a long pass.
-        if spec.input.verify == .content { outcome.contentHash = try FileHash.sha256(path: file.absolutePath).digest }
-        let decoder = try DecoderFactory.open(path: file.absolutePath)
+        if spec.input.verify == .content { outcome.contentHash = try source.contentHash(file) }
+        let decoder = try source.open(file)
         defer { decoder.close() }
         context.source = decoder.info
         let wanted = Dictionary(uniqueKeysWithValues: tapIndices.map { (job.taps[$0].index, $0) })
@@ -109,13 +110,10 @@ struct RecordingJob {
         }
         guard !inChain.isEmpty else { return failed }
         var frames = 0
-        var first = true
         let results: [Result<[ProducedFile], any Error>]
         do {
-            results = try ChainRecipe(items: items).runEach(open: {
-                if first { first = false; return decoder }
-                return try DecoderFactory.open(path: file.absolutePath)
-            }, context: context, isCancelled: { stop.isStopped }) { frames = $0 }
+            results = try ChainRecipe(items: items).runEach(open: source.passes(of: file, first: decoder), context: context,
+                                                            isCancelled: { stop.isStopped }) { frames = $0 }
         } catch let e as StageStartError {
             throw StageStartError(stage: e.stage, "\(AudioError.quoted(file.relativePath)): \(e.message)")
         }

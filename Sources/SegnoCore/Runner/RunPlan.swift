@@ -27,7 +27,7 @@ extension BatchRunner {
     /// Plans a scan against the stored state. Reads files only for `verify: content` decisions.
     func makePlan(scan: ScanResult, state: [String: RecordingState], recipeLookup: ((String) -> String?)?) -> RunPlan {
         var plan = RunPlan()
-        var planner = Planner(job: job, state: state)
+        var planner = Planner(job: job, state: state, source: source)
         planner.force = options.force
         planner.retryOnly = options.retryOnly
         planner.recipeLookup = recipeLookup

@@ -6,7 +6,7 @@ import Synchronization
 /// transaction per 64 updates or per 100 ms, whichever comes first) on its own serial queue,
 /// so workers never wait for SQLite and the database sees few transactions.
 public final class StateWriter: Sendable {
-    private let store: StateStore
+    private let store: any StateBackend
     private let pending = Mutex<[StateUpdate]>([])
     private let queue = DispatchQueue(label: "segno.state-writer")
     private let lastError = Mutex<String?>(nil)
@@ -16,7 +16,7 @@ public final class StateWriter: Sendable {
     /// Longest an update waits, in seconds.
     public static let maxDelay = 0.1
 
-    public init(store: StateStore) { self.store = store }
+    public init(store: any StateBackend) { self.store = store }
 
     /// Queues an update. Called by workers when a recording finishes or fails.
     public func submit(_ update: StateUpdate) {
@@ -34,7 +34,7 @@ public final class StateWriter: Sendable {
     /// Applies everything queued and waits for it. Called at the end of a run (and on signals).
     public func flush() throws {
         queue.sync { self.flushNow() }
-        if let e = lastError.withLock({ $0 }) { throw AudioError.io(path: store.path, detail: "state database: \(e)") }
+        if let e = lastError.withLock({ $0 }) { throw RunError.state("could not record what was done: \(e)") }
     }
 
     private func flushNow() {

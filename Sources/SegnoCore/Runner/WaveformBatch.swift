@@ -153,7 +153,8 @@ public struct WaveformBatch: Sendable {
         }
         do {
             try checkTarget(out, input: input)
-            let decoder = try DecoderFactory.open(path: input)
+            let source = FileSource(path: input)
+            let decoder = try source.open(source.file)
             var context = RecordingContext(sourcePath: input, relativePath: relative, modified: Date(), source: decoder.info,
                                            outputRoot: (out as NSString).deletingLastPathComponent)
             context.source = decoder.info
@@ -165,11 +166,8 @@ public struct WaveformBatch: Sendable {
                 }
                 for p in paths { try checkTarget(p, input: input) }
             }
-            var first = true
-            let produced = try ChainRecipe(items: [.tap(config, paths: paths)]).run(open: {
-                if first { first = false; return decoder }
-                return try DecoderFactory.open(path: input)
-            }, context: context, isCancelled: { stop.isStopped }, progress: { _ in })
+            let produced = try ChainRecipe(items: [.tap(config, paths: paths)]).run(open: source.passes(of: source.file, first: decoder),
+                                                                                   context: context, isCancelled: { stop.isStopped }, progress: { _ in })
             return Outcome(input: input, outputs: produced.flatMap { $0.map(\.path) }, error: nil)
         } catch {
             return Outcome(input: input, outputs: [], error: "\(error)")

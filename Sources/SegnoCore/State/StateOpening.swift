@@ -20,9 +20,10 @@ enum StateOpening {
 
     /// Maps an error from opening or reading the store to a `RunError`; a damaged database is
     /// moved aside first.
-    static func classify(_ error: any Error, path: String) -> RunError {
+    static func classify(_ error: any Error, path: String, moveAside: Bool = true) -> RunError {
         if let e = error as? RunError { return e }
         if let db = error as? DatabaseError, [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(db.resultCode) {
+            if !moveAside { return .stateLost(statePath: path, movedTo: nil, detail: "is damaged (\(db.resultCode == .SQLITE_NOTADB ? "not a database" : "corrupt"))") }
             let aside = path + ".damaged-" + Self.stamp()
             let moved = rename(path, aside) == 0
             for suffix in ["-wal", "-shm"] { _ = rename(path + suffix, aside + suffix) }

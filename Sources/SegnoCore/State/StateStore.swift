@@ -2,17 +2,53 @@ import Foundation
 import GRDB
 import SegnoS3
 
-/// Owns the SQLite state database (WAL): migrates it when opened, loads what a plan needs in one
-/// query, and applies batches of updates, each batch one transaction.
+/// The SQLite state backend: owns one database (WAL file for runs, in memory for tests), loads
+/// what a plan needs in one query, and applies batches of updates, each batch one transaction.
 public final class StateStore: Sendable {
-    private let db: DatabasePool
-    var dbReader: DatabasePool { db }
-    /// The database file.
+    private let db: any DatabaseWriter
+    var dbReader: any DatabaseWriter { db }
+    /// The database file ("" in memory).
     public let path: String
 
-    /// Opens (creating folders and the file if needed) and migrates the store.
-    public init(path: String) throws {
+    /// A store on any GRDB writer (an in-memory `DatabaseQueue()` in tests), migrated when `migrate`.
+    public init(writer: any DatabaseWriter, path: String = "", migrate: Bool = true) throws {
+        self.db = writer
         self.path = path
+        if migrate { try StateMigrations.migrator.migrate(writer) }
+    }
+
+    /// An empty, migrated store in memory: for tests and planning without a file.
+    public static func inMemory() throws -> StateStore {
+        try StateStore(writer: try DatabaseQueue())
+    }
+
+    /// For `status`, `report` and `--dry-run`: opens read-only, never migrates, never creates a
+    /// file. Nil when no database exists. With no `-wal` file beside it (no run is writing), the
+    /// file is opened immutable, so not even WAL or SHM files appear; a database from an older
+    /// segno is copied into memory and migrated there.
+    public static func openForReading(path: String) throws -> StateStore? {
+        guard access(path, F_OK) == 0 else { return nil }
+        var config = Configuration()
+        config.readonly = true
+        config.busyMode = .timeout(10)
+        let location: String
+        if access(path + "-wal", F_OK) == 0 {
+            location = path
+        } else {
+            let escaped = path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "?#%"))) ?? path
+            location = "file:\(escaped)?immutable=1"
+        }
+        let file = try DatabaseQueue(path: location, configuration: config)
+        if try file.read({ try StateMigrations.migrator.hasCompletedMigrations($0) }) {
+            return try StateStore(writer: file, path: path, migrate: false)
+        }
+        let memory = try DatabaseQueue()
+        try file.backup(to: memory)
+        return try StateStore(writer: memory, path: path)
+    }
+
+    /// Opens (creating folders and the file if needed) and migrates the store.
+    public convenience init(path: String) throws {
         var st = stat()
         if lstat(path, &st) == 0 && (st.st_mode & S_IFMT) != S_IFREG {
             throw AudioError.notAFile(path: path)
@@ -24,8 +60,7 @@ public final class StateStore: Sendable {
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
-        db = try DatabasePool(path: path, configuration: config)
-        try StateMigrations.migrator.migrate(db)
+        try self.init(writer: try DatabasePool(path: path, configuration: config), path: path)
     }
 
     /// Reads every page of the recording table, so a damaged database fails here, at open, with

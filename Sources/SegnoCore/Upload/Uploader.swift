@@ -155,7 +155,7 @@ public final class Uploader: Sendable {
     }
 
     /// Aborts multipart uploads this store started more than a day ago. Called once per run.
-    public func abortStale(store: StateStore) {
+    public func abortStale(store: any StateBackend) {
         guard let client, let stale = try? store.multipartStarted(before: Date().addingTimeInterval(-86400)) else { return }
         for (key, progress) in stale {
             try? client.abortMultipartUpload(bucket: key.bucket, key: key.key, uploadId: progress.uploadId)

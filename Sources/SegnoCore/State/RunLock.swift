@@ -2,7 +2,7 @@ import Foundation
 
 /// One run per state store: an advisory `flock` on `<state>.lock`. The kernel drops the lock when
 /// the process dies, so a killed run never blocks the next one.
-public final class RunLock {
+public final class RunLock: RunHold {
     private let fd: Int32
     /// The lock file.
     public let path: String

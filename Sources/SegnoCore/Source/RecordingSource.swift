@@ -1,0 +1,77 @@
+import Foundation
+
+/// Where recordings come from (DESIGN.md §8): lists them with an identity that tells a change
+/// without reading them, and opens a decoder for one. Nothing above it assumes a local path:
+/// `ScannedFile.relativePath` is the recording's name in the state and in templates, and
+/// `absolutePath` is whatever the source needs to find it again (a path for folders).
+public protocol RecordingSource: Sendable {
+    /// Lists the recordings ready to process, sorted by name, with what could not be read and what
+    /// is still settling. Called once per run, before planning.
+    func scan() throws(RunError) -> ScanResult
+    /// Opens a decoder for one recording. Called once per pass (normalize needs two).
+    func open(_ file: ScannedFile) throws -> any AudioDecoder
+    /// SHA-256 of the recording's bytes (`verify: content`).
+    func contentHash(_ file: ScannedFile) throws -> Data
+    /// The identity now, nil when gone: a recording that changed during its pass is still being written.
+    func currentIdentity(_ file: ScannedFile) -> FileIdentity?
+}
+
+extension RecordingSource {
+    /// An opener for a recording's passes that hands out `first` (already opened, for its header)
+    /// on the first call and opens the source again for later passes.
+    public func passes(of file: ScannedFile, first: any AudioDecoder) -> () throws -> any AudioDecoder {
+        var pending: (any AudioDecoder)? = first
+        return {
+            if let d = pending { pending = nil; return d }
+            return try self.open(file)
+        }
+    }
+}
+
+/// A folder scanned recursively (`input.root`, include/exclude, settle, links), decoded by
+/// libsndfile or the `ffmpeg` program.
+public struct FolderSource: RecordingSource {
+    public let input: JobSpec.Input
+    /// Folders never scanned: the output root and the state's folder.
+    public let skipDirectories: Set<String>
+
+    public init(input: JobSpec.Input, skipDirectories: Set<String>) {
+        self.input = input
+        self.skipDirectories = skipDirectories
+    }
+
+    public func scan() throws(RunError) -> ScanResult {
+        do { return try InputScanner(input: input, skipDirectories: skipDirectories).scan() } catch {
+            throw .input("input.root \(AudioError.quoted(input.root)) is not a readable folder")
+        }
+    }
+
+    public func open(_ file: ScannedFile) throws -> any AudioDecoder { try DecoderFactory.open(path: file.absolutePath) }
+
+    public func contentHash(_ file: ScannedFile) throws -> Data { try FileHash.sha256(path: file.absolutePath).digest }
+
+    public func currentIdentity(_ file: ScannedFile) -> FileIdentity? {
+        var st = stat()
+        guard stat(file.absolutePath, &st) == 0 else { return nil }
+        return FileIdentity(size: Int64(st.st_size), mtimeNs: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec),
+                            inode: Int64(st.st_ino))
+    }
+}
+
+/// One file named on the command line (`segno convert`, `segno waveform`): the same opening and
+/// pass logic as a folder's recordings.
+public struct FileSource: RecordingSource {
+    /// The file as a recording, named by its last path component.
+    public let file: ScannedFile
+
+    public init(path: String) {
+        let abs = URL(fileURLWithPath: path).standardizedFileURL.path
+        file = ScannedFile(relativePath: (abs as NSString).lastPathComponent, absolutePath: abs,
+                           identity: FileIdentity(size: 0, mtimeNs: 0, inode: 0))
+    }
+
+    public func scan() throws(RunError) -> ScanResult { ScanResult(files: [file]) }
+    public func open(_ file: ScannedFile) throws -> any AudioDecoder { try DecoderFactory.open(path: file.absolutePath) }
+    public func contentHash(_ file: ScannedFile) throws -> Data { try FileHash.sha256(path: file.absolutePath).digest }
+    public func currentIdentity(_ file: ScannedFile) -> FileIdentity? { file.identity }
+}

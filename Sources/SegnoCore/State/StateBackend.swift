@@ -1,0 +1,86 @@
+import Foundation
+import SegnoS3
+
+/// Everything the runner and `status` need from state (DESIGN.md §8). SQLite (`StateStore`) is
+/// the embedded default; a store for many machines implements the same calls, with `claim`
+/// doing real work there.
+public protocol StateBackend: AnyObject, Sendable, MultipartProgressStore {
+    /// Every recording with its steps, keyed by relative path: what planning reads, once per run.
+    func loadAll() throws -> [String: RecordingState]
+    /// Takes one recording for this worker before its pass. Always granted by SQLite, where the
+    /// run lock already excludes every other process.
+    func claim(_ path: String) throws -> Bool
+    /// Applies updates in one transaction.
+    func apply(_ updates: [StateUpdate]) throws
+    /// The recipe text a fingerprint stands for (`--explain`).
+    func recipe(_ fingerprint: String) throws -> String?
+    /// Deletes recordings and their steps (prune).
+    func forget(paths: [String]) throws
+
+    func startRun(spec: String, specName: String) throws -> Int64
+    func finishRun(id: Int64, status: RunStatus, planned: Int, done: Int, failed: Int, skipped: Int, pruned: Int) throws
+    /// Marks runs a killed process left `running`. Called when a run starts.
+    func closeAbandonedRuns() throws
+    func recordPruned(runId: Int64, _ entries: [(path: String, outputs: [String])]) throws
+
+    /// Multipart uploads started before `date` (stale: to abort).
+    func multipartStarted(before date: Date) throws -> [(MultipartUploadKey, MultipartProgress)]
+
+    // What `status` shows.
+    func statusCounts() throws -> [String: Int]
+    func failures() throws -> [FailureRecord]
+    func recentRuns(limit: Int) throws -> [RunRecord]
+    func recentlyPruned(limit: Int) throws -> [(path: String, runId: Int64, at: Double)]
+}
+
+/// What a run holds while it works (SQLite: the `flock` on `<state>.lock`); released when dropped.
+public protocol RunHold: AnyObject, Sendable {}
+
+/// Where a job's state lives, and how a run or a reader gets at it.
+public protocol StateLocation: Sendable {
+    /// For a run: takes the run (throws `RunError.locked` when another process holds it, exit 75)
+    /// and opens the store for writing, creating and migrating it.
+    func openForRun() throws(RunError) -> (hold: any RunHold, store: any StateBackend)
+    /// For `status`, `report` and `--dry-run`: read-only; nil when nothing has run yet. Never
+    /// migrates, creates or changes a file.
+    func openForReading() throws(RunError) -> (any StateBackend)?
+}
+
+extension StateStore: StateBackend {
+    public func claim(_ path: String) throws -> Bool { true }
+}
+
+
+/// The embedded default: a SQLite file (`state:`, by default `<output.root>/.segno/state.sqlite`)
+/// and an `flock` on `<state>.lock` for the run.
+public struct SQLiteStateLocation: StateLocation {
+    public let path: String
+    public init(path: String) { self.path = path }
+
+    public func openForRun() throws(RunError) -> (hold: any RunHold, store: any StateBackend) {
+        let lock: RunLock
+        do {
+            guard let l = try RunLock(statePath: path) else { throw RunError.locked(statePath: path, holder: RunLock.holder(statePath: path)) }
+            lock = l
+        } catch let e as RunError { throw e } catch { throw .state("\(error)") }
+        if StateOpening.isLost(path) {
+            throw .stateLost(statePath: path, movedTo: nil, detail: "is missing although earlier runs kept their state there")
+        }
+        let store = try StateOpening.open(path: path)
+        do { try store.closeAbandonedRuns() } catch { throw StateOpening.classify(error, path: path) }
+        return (lock, store)
+    }
+
+    public func openForReading() throws(RunError) -> (any StateBackend)? {
+        do { return try StateStore.openForReading(path: path) } catch { throw StateOpening.classify(error, path: path, moveAside: false) }
+    }
+}
+
+/// A store in memory for tests: the run is always free, and readers see the same store.
+public final class MemoryStateLocation: StateLocation, @unchecked Sendable {
+    public let store: StateStore
+    final class Hold: RunHold {}
+    public init() throws { store = try StateStore.inMemory() }
+    public func openForRun() throws(RunError) -> (hold: any RunHold, store: any StateBackend) { (Hold(), store) }
+    public func openForReading() throws(RunError) -> (any StateBackend)? { store }
+}
