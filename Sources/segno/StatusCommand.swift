@@ -17,14 +17,16 @@ struct StatusCommand: ParsableCommand {
             printError("segno: \(error)")
             throw Exit.usage
         }
-        guard FileManager.default.fileExists(atPath: s.statePath) else {
-            if json { printOut(#"{"recordings":0,"done":0,"failed":0,"runs":[]}"#) } else { printOut("no state yet at \(s.statePath): nothing has run") }
-            return
-        }
-        let store: StateStore
-        do { store = try StateStore(path: s.statePath) } catch {
-            printError("segno: state database \(AudioError.quoted(s.statePath)): \(error)")
+        // Read-only: status never migrates, creates or changes a file in the state folder.
+        let opened: (any StateBackend)?
+        do { opened = try SQLiteStateLocation(path: s.statePath).openForReading() } catch {
+            printError("segno: \(error)")
+            if case .stateLost = error { throw Exit.stateLost }
             throw Exit.failures
+        }
+        guard let store = opened else {
+            if json { printOut(#"{"recordings":0,"done":0,"failed":0,"partial":0,"runs":[]}"#) } else { printOut("no state yet at \(s.statePath): nothing has run") }
+            return
         }
         let counts = try store.statusCounts()
         let failures = try store.failures()

@@ -353,3 +353,31 @@ enum WaveformProbe {
         return object?["samples_per_pixel"] != nil && object?["data"] is [Any]
     }
 }
+
+/// Readers change nothing: `status` and `run --dry-run` open the state read-only, never migrate
+/// it, and create no WAL or SHM file.
+@Suite struct ReadOnlyStateTests {
+    @Test func statusAndDryRunLeaveTheStateFolderByteIdentical() throws {
+        let ws = try RunWorkspace()
+        try ws.makeRecordings(count: 3, maxSeconds: 0.6)
+        try ws.writeSpec(SafetyTests.spec(stages: ["encode: { path: \"{dir}/{stem}.flac\" }"]))
+        #expect(try ws.segno(["run", "spec.yaml"]).exited(0))
+        func snapshot() throws -> [String: Data] {
+            var out: [String: Data] = [:]
+            for name in try FileManager.default.contentsOfDirectory(atPath: ws["out/.segno"]) {
+                out[name] = try Data(contentsOf: URL(fileURLWithPath: ws["out/.segno/" + name]))
+            }
+            return out
+        }
+        let before = try snapshot()
+        #expect(!before.keys.contains { $0.hasSuffix("-wal") || $0.hasSuffix("-shm") }, "\(before.keys)")
+        try RunWorkspace.writeTone(to: ws["in/new.wav"], seconds: 0.5)
+        let status = try ws.segno(["status", "spec.yaml", "--failed"])
+        #expect(status.exited(0), "\(status.stderr)")
+        #expect(status.stdout.contains("recordings 3: 3 done"), "\(status.stdout)")
+        let dry = try ws.segno(["run", "spec.yaml", "--dry-run"])
+        #expect(dry.exited(0), "\(dry.stderr)")
+        #expect(dry.stdout.contains("dry run: 1 to run, 3 up to date"), "\(dry.stdout)")
+        #expect(try snapshot() == before, "the state folder is byte-identical")
+    }
+}

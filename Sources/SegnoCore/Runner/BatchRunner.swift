@@ -126,7 +126,10 @@ public final class BatchRunner: Sendable {
     /// failures are in the summary.
     public func run() throws(RunError) -> RunSummary {
         let session = try prepare()
-        defer { _ = session.hold }
+        defer {
+            session.store?.close()
+            _ = session.hold
+        }
         let scan = try source.scan()
         let state: [String: RecordingState]
         do { state = try session.store?.loadAll() ?? [:] } catch { throw StateOpening.classify(error, path: job.spec.statePath, moveAside: !options.dryRun) }

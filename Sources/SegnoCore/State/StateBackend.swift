@@ -23,6 +23,9 @@ public protocol StateBackend: AnyObject, Sendable, MultipartProgressStore {
     func closeAbandonedRuns() throws
     func recordPruned(runId: Int64, _ entries: [(path: String, outputs: [String])]) throws
 
+    /// Ends the use of the store (a run's last call; nothing is read or written after it).
+    func close()
+
     /// Multipart uploads started before `date` (stale: to abort).
     func multipartStarted(before date: Date) throws -> [(MultipartUploadKey, MultipartProgress)]
 
@@ -81,6 +84,32 @@ public final class MemoryStateLocation: StateLocation, @unchecked Sendable {
     public let store: StateStore
     final class Hold: RunHold {}
     public init() throws { store = try StateStore.inMemory() }
-    public func openForRun() throws(RunError) -> (hold: any RunHold, store: any StateBackend) { (Hold(), store) }
-    public func openForReading() throws(RunError) -> (any StateBackend)? { store }
+    public func openForRun() throws(RunError) -> (hold: any RunHold, store: any StateBackend) { (Hold(), Unclosed(store)) }
+
+    /// The shared in-memory store survives the runs that use it: `close` does nothing.
+    final class Unclosed: StateBackend, @unchecked Sendable {
+        let inner: StateStore
+        init(_ inner: StateStore) { self.inner = inner }
+        func loadAll() throws -> [String: RecordingState] { try inner.loadAll() }
+        func claim(_ path: String) throws -> Bool { true }
+        func apply(_ updates: [StateUpdate]) throws { try inner.apply(updates) }
+        func recipe(_ fingerprint: String) throws -> String? { try inner.recipe(fingerprint) }
+        func forget(paths: [String]) throws { try inner.forget(paths: paths) }
+        func startRun(spec: String, specName: String) throws -> Int64 { try inner.startRun(spec: spec, specName: specName) }
+        func finishRun(id: Int64, status: RunStatus, planned: Int, done: Int, failed: Int, skipped: Int, pruned: Int) throws {
+            try inner.finishRun(id: id, status: status, planned: planned, done: done, failed: failed, skipped: skipped, pruned: pruned)
+        }
+        func closeAbandonedRuns() throws { try inner.closeAbandonedRuns() }
+        func recordPruned(runId: Int64, _ entries: [(path: String, outputs: [String])]) throws { try inner.recordPruned(runId: runId, entries) }
+        func close() {}
+        func multipartStarted(before date: Date) throws -> [(MultipartUploadKey, MultipartProgress)] { try inner.multipartStarted(before: date) }
+        func statusCounts() throws -> [String: Int] { try inner.statusCounts() }
+        func failures() throws -> [FailureRecord] { try inner.failures() }
+        func recentRuns(limit: Int) throws -> [RunRecord] { try inner.recentRuns(limit: limit) }
+        func recentlyPruned(limit: Int) throws -> [(path: String, runId: Int64, at: Double)] { try inner.recentlyPruned(limit: limit) }
+        func load(_ key: MultipartUploadKey) throws -> MultipartProgress? { try inner.load(key) }
+        func save(_ progress: MultipartProgress, for key: MultipartUploadKey) throws { try inner.save(progress, for: key) }
+        func clear(_ key: MultipartUploadKey) throws { try inner.clear(key) }
+    }
+    public func openForReading() throws(RunError) -> (any StateBackend)? { Unclosed(store) }
 }

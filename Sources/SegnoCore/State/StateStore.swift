@@ -63,6 +63,18 @@ public final class StateStore: Sendable {
         try self.init(writer: try DatabasePool(path: path, configuration: config), path: path)
     }
 
+    /// Closes the database. Called when a run ends, so SQLite checkpoints the WAL and removes the
+    /// `-wal` and `-shm` files: the state folder is left as one file that readers open immutable.
+    public func close() {
+        if let pool = db as? DatabasePool {
+            // The pool's readers are read-only and close last, and a read-only connection cannot
+            // checkpoint: one read-write connection opened and closed after them removes the WAL.
+            guard (try? pool.close()) != nil, !path.isEmpty, let last = try? DatabaseQueue(path: path) else { return }
+            try? last.close()
+        }
+        if let queue = db as? DatabaseQueue { try? queue.close() }
+    }
+
     /// Reads every page of the recording table, so a damaged database fails here, at open, with
     /// SQLITE_CORRUPT rather than in the middle of a run.
     func checkReadable() throws {
