@@ -29,7 +29,7 @@ struct ConvertCommand: ParsableCommand {
         if let rate, !ResampleConfig.rateRange.contains(rate) { throw ValidationError("--rate must be 1000…384000 Hz, got \(rate)") }
         if ResampleConfig.Quality(rawValue: quality) == nil { throw ValidationError("--quality must be one of \(ResampleConfig.Quality.allCases.map(\.rawValue).joined(separator: ", "))") }
         if let mix, MixConfig.Target(rawValue: mix) == nil { throw ValidationError("--mix must be mono or stereo") }
-        if let gain, !(-96...48).contains(gain) { throw ValidationError("--gain must be −96…48 dB") }
+        if let gain, !GainConfig.range.contains(gain) { throw ValidationError("--gain must be −96…48 dB") }
         if let format, OutputFormat(rawValue: format.lowercased()) == nil { throw ValidationError("--format must be one of \(OutputFormat.allCases.map(\.rawValue).joined(separator: ", "))") }
         if format == nil, OutputFormat(extensionOf: output) == nil { throw ValidationError("cannot tell the format from \"\(output)\"; add --format") }
         if let bits, SampleBits(text: bits) == nil { throw ValidationError("--bits must be 8, 16, 24, 32, float or double") }
@@ -37,7 +37,7 @@ struct ConvertCommand: ParsableCommand {
         if let f = lowpass, !(f > 0) { throw ValidationError("--lowpass must be above 0 Hz") }
         if let eq { do { _ = try EQConfig.parse(bands: eq) } catch { throw ValidationError(error.message) } }
         if let n = normalize, Self.normalizeTarget(n) == nil { throw ValidationError("--normalize takes -16LUFS (loudness) or -1dBFS (sample peak)") }
-        if let p = pitch, !(-24...24).contains(p) { throw ValidationError("--pitch must be −24…24 semitones") }
+        if let p = pitch, !PitchConfig.semitoneRange.contains(p) { throw ValidationError("--pitch must be −24…24 semitones") }
         if let t = tempo, !PitchConfig.tempoRange.contains(t) { throw ValidationError("--tempo must be 0.25…4") }
         if let q = encodeQuality, !(0...1).contains(q) { throw ValidationError("--encode-quality must be 0…1") }
     }

@@ -27,7 +27,7 @@ struct RunFlags: ParsableArguments {
     var quiet = false
 
     func validate() throws {
-        if let p = parallel, !(1...256).contains(p) { throw ValidationError("--parallel must be 1…256") }
+        if let p = parallel, !JobSpec.parallelRange.contains(p) { throw ValidationError("--parallel must be 1…256") }
         if let m = maxTime, parseDuration(m) == nil { throw ValidationError("--max-time takes a duration such as 50m or 1h30m") }
     }
 
@@ -83,7 +83,7 @@ func runJob(spec path: String, flags: RunFlags, retryOnly: Bool) throws {
         }
     }
     let watcher = SignalWatcher()
-    let logger = Logger(label: "segno")
+    let logger = Logger.segno(quiet: flags.quiet)
     let runner = BatchRunner(job: Job(spec: spec), options: flags.options(retryOnly: retryOnly), stop: watcher.flag, logger: logger)
     let summary: RunSummary
     do { summary = try runner.run() } catch {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Logging
 import SegnoCore
 
 struct SegnoCommand: ParsableCommand {
@@ -38,6 +39,7 @@ func printError(_ message: String) {
 @main
 enum Main {
     static func main() {
+        LoggingSystem.bootstrap { _ in LineLogHandler() }
         var args = Array(CommandLine.arguments.dropFirst())
         // Only options before a `--` terminator; after it, "--force" could be a file name.
         let end = args.firstIndex(of: "--") ?? args.count

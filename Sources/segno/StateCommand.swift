@@ -28,7 +28,7 @@ struct StateCommand: ParsableCommand {
                 throw Exit.usage
             }
             let summary: StateRebuild.Summary
-            do { summary = try StateRebuild(job: Job(spec: s), logger: Logger(label: "segno")).run() } catch {
+            do { summary = try StateRebuild(job: Job(spec: s), logger: Logger.segno()).run() } catch {
                 printError("segno: \(error)")
                 if case .locked = error { throw Exit.locked }
                 throw Exit.failures

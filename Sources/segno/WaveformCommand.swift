@@ -39,8 +39,8 @@ struct WaveformCommand: ParsableCommand {
         if let z = zoom, z < 2 { throw ValidationError("--zoom must be at least 2") }
         if let p = pixelsPerSecond, p < 1 { throw ValidationError("--pixels-per-second must be at least 1") }
         if let p = points, p < 1 { throw ValidationError("--points must be at least 1") }
-        if let p = parallel, !(1...256).contains(p) { throw ValidationError("--parallel must be 1…256") }
-        if !(1...1400).contains(levels) { throw ValidationError("--levels must be 1…1400") }
+        if let p = parallel, !JobSpec.parallelRange.contains(p) { throw ValidationError("--parallel must be 1…256") }
+        if !WaveformConfig.levelsRange.contains(levels) { throw ValidationError("--levels must be 1…1400") }
         if let zooms, parseZooms(zooms) == nil { throw ValidationError("--zooms takes whole numbers ≥ 2 separated by commas") }
         if let output {
             // The output's format follows a known extension or --format; never audio under an audio name.

@@ -28,6 +28,9 @@ public struct JobSpec: Sendable {
     /// picked up by a later run rather than failed.
     public static let defaultSettle = 10.0
 
+    /// Worker counts `parallel` and `--parallel` accept.
+    public static let parallelRange = 1...256
+
     /// One stage as written in the spec, with its place for messages.
     public struct Placed: Sendable {
         public var config: any StageConfig

@@ -59,7 +59,7 @@ public enum SpecLoader {
         var parallel: Int? = nil
         if let p = o["parallel"] {
             let s = try p.string()
-            if s != "auto" { parallel = try p.int(in: 1...256, unit: "workers") }
+            if s != "auto" { parallel = try p.int(in: JobSpec.parallelRange, unit: "workers") }
         }
         let retries = try o["retries"]?.int(in: 0...10) ?? 2
 

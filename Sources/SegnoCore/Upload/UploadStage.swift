@@ -120,3 +120,65 @@ public struct UploadConfig: StageConfig {
         throw TemplateError("\"\(text)\" must start with s3:// or file:///")
     }
 }
+
+extension UploadConfig {
+    /// `upload:` in a spec: every option check, before any audio flows.
+    static func parse(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
+        let o = try v.options(allowed: ["to", "endpoint", "region", "addressing", "metadata", "content_type", "storage_class",
+                                        "multipart_threshold", "part_size", "files", "overwrite", "prune", "prune_limit"], required: ["to"])
+        let to = try o["to"]!.string()
+        let target: UploadConfig.Target
+        do { target = try UploadConfig.parseTarget(to) } catch { throw o["to"]!.error(error.message) }
+        var endpoint: URL? = nil
+        if let e = o["endpoint"] {
+            let text = try e.string()
+            guard let u = URL(string: text), let scheme = u.scheme, ["http", "https"].contains(scheme), u.host != nil else {
+                throw e.error("\"\(text)\" is not an http(s) URL")
+            }
+            endpoint = u
+        }
+        var metadata: [(String, PathTemplate)] = []
+        var literalBytes = 0
+        if let m = o["metadata"] {
+            for (key, value) in try m.mapping() {
+                guard !key.isEmpty, key.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
+                    throw value.error("metadata keys are ASCII letters, digits, '-' and '_'")
+                }
+                if key.lowercased() == "segno-sha256" { throw value.error("segno-sha256 is set by segno itself") }
+                let t = try StageRegistry.parseTemplate(value, extraVariables: UploadConfig.extraVariables)
+                literalBytes += key.utf8.count + t.text.utf8.count
+                metadata.append((key.lowercased(), t))
+            }
+            if literalBytes > 2048 - 80 { throw m.error("user metadata is \(literalBytes) bytes before templates expand; S3 allows 2 KB") }
+        }
+        let sizes = 5 * 1024 * 1024 ... 5 * 1024 * 1024 * 1024
+        var tapKinds: [String]? = nil
+        if let f = o["files"] {
+            tapKinds = []
+            for item in try f.list(allowSingle: true) {
+                let k = try item.string()
+                guard StageRegistry.tapKinds.contains(k) else { throw item.error("\"\(k)\" is not a tap kind (encode, waveform, metadata)") }
+                guard c.taps.contains(k) else { throw item.error("no \(k) tap comes before this upload") }
+                tapKinds?.append(k)
+            }
+        }
+        var addressing: S3Addressing? = nil
+        if let a = o["addressing"] { addressing = try a.choice(S3Addressing.self) }
+        var config = UploadConfig(to: to, target: target, endpoint: endpoint, region: try o["region"]?.string(), addressing: addressing,
+                                  metadata: metadata, contentType: try o["content_type"]?.string(), storageClass: try o["storage_class"]?.string(),
+                                  multipartThreshold: Int64(try o["multipart_threshold"]?.int(in: 1...(5 << 30), unit: "bytes") ?? 16 << 20),
+                                  partSize: Int64(try o["part_size"]?.int(in: sizes, unit: "bytes") ?? 8 << 20),
+                                  files: tapKinds, overwrite: try o["overwrite"]?.bool() ?? true, prune: try o["prune"]?.bool() ?? false)
+        if let l = o["prune_limit"] { config.pruneLimit = try parsePruneLimit(l) }
+        return config
+    }
+    /// `prune_limit: 25` (recordings) or `prune_limit: 5%` (of the recordings in the state store).
+    static func parsePruneLimit(_ v: SpecValue) throws(SpecError) -> PruneLimit {
+        let text = try v.string().trimmingCharacters(in: .whitespaces)
+        if text.hasSuffix("%"), let p = Double(text.dropLast().trimmingCharacters(in: .whitespaces)), p > 0, p <= 100 {
+            return .percent(p)
+        }
+        if let n = Int(text), n >= 0 { return .count(n) }
+        throw v.error("prune_limit takes a count of recordings (25) or a share of them (10%), found \"\(text)\"")
+    }
+}

@@ -75,3 +75,29 @@ final class EncodeTap: Tap {
         encoder = nil
     }
 }
+
+extension EncodeConfig {
+    /// The spec\'s options for this stage: every check, before any audio flows (SoX\'s getopts).
+    static func parse(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
+        let o = try v.options(allowed: ["path", "format", "bits", "quality"], required: ["path"])
+        let template = try StageRegistry.parseTemplate(o["path"]!)
+        let format = try o["format"]?.choice(OutputFormat.self)
+        if format == nil, OutputFormat(extensionOf: template.text) == nil {
+            throw o["path"]!.error("cannot tell the format from \"\(template.text)\"; add format: (\(OutputFormat.allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
+        let resolved = format ?? OutputFormat(extensionOf: template.text)!
+        var bits: SampleBits? = nil
+        if let b = o["bits"] {
+            guard let parsed = SampleBits(text: try b.string()) else { throw b.error("bits must be 8, 16, 24, 32, float or double") }
+            if resolved.isLossy { throw b.error("\(resolved.rawValue) is lossy; use quality instead of bits") }
+            guard resolved.allowedBits.contains(parsed) else {
+                throw b.error("\(resolved.rawValue) cannot hold \(parsed.rawValue)-bit samples (allowed: \(resolved.allowedBits.map(\.rawValue).joined(separator: ", ")))")
+            }
+            bits = parsed
+        }
+        if let rates = resolved.allowedRates, let rate = c.knownRate, !rates.contains(rate) {
+            throw o["path"]!.error("\(resolved.rawValue) cannot be written at \(rate) Hz (allowed: \(rates.map(String.init).joined(separator: ", ")))")
+        }
+        return EncodeConfig(path: template, format: format, bits: bits, quality: try o["quality"]?.double(in: 0...1))
+    }
+}

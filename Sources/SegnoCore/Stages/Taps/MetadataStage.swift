@@ -104,3 +104,11 @@ final class MetadataTap: Tap {
 
     func abandon() {}
 }
+
+extension MetadataConfig {
+    /// The spec\'s options for this stage: every check, before any audio flows (SoX\'s getopts).
+    static func parse(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
+        let o = try v.options(allowed: ["path", "levels"], required: ["path"])
+        return MetadataConfig(path: try StageRegistry.parseTemplate(o["path"]!), levels: try o["levels"]?.int(in: 0...1400) ?? WaveformLevels.defaultCount)
+    }
+}

@@ -15,6 +15,8 @@ import SegnoWaveform
 /// for pictures (1000 × 200, #336EC4 on white).
 public struct WaveformConfig: TapConfig {
     public enum Format: String, Sendable, CaseIterable { case json, dat, png, svg, levels }
+    /// How many values `format: levels` (and `--levels`) may ask for.
+    public static let levelsRange = 1...1400
     public let pathTemplate: PathTemplate
     public let format: Format
     public let bits: Int

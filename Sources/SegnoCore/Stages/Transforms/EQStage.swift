@@ -41,3 +41,23 @@ public struct EQConfig: TransformConfig {
         return out
     }
 }
+
+extension EQConfig {
+    /// The spec\'s options for this stage: every check, before any audio flows (SoX\'s getopts).
+    static func parse(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
+        let o = try v.options(allowed: ["bands"], required: ["bands"])
+        var bands: [EQBand] = []
+        for item in try o["bands"]!.list() {
+            let b = try item.options(allowed: ["type", "frequency", "bandwidth", "gain", "bypass"], required: ["type", "frequency"])
+            let band = EQBand(type: try b["type"]!.choice(EQFilterType.self), frequency: try b["frequency"]!.double(unit: "Hz"),
+                              bandwidth: try b["bandwidth"]?.double() ?? EQBand.defaultBandwidth,
+                              gain: try b["gain"]?.double() ?? 0, bypass: try b["bypass"]?.bool() ?? false)
+            do { try band.validate(sampleRate: c.knownRate.map(Double.init)) } catch {
+                throw (b[error.option] ?? item).error("\(error)")
+            }
+            bands.append(band)
+        }
+        if bands.isEmpty { throw o["bands"]!.error("give at least one band") }
+        return EQConfig(bands: bands)
+    }
+}

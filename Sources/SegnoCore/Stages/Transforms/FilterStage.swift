@@ -75,3 +75,36 @@ final class BiquadTransform: Transform {
         cascade?.process(&block)
     }
 }
+
+extension FilterConfig {
+    /// `lowpass:`/`highpass:`/`bandpass:`/`bandstop:` options: every check, before any audio flows.
+    static func parse(_ kind: FilterConfig.Kind, _ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
+        let config: FilterConfig
+        var freqNode = v
+        if v.isScalar {
+            config = FilterConfig(filter: kind, frequency: try v.double(unit: "Hz"))
+        } else {
+            let band = kind == .bandpass || kind == .bandstop
+            let o = try v.options(allowed: band ? ["frequency", "bandwidth"] : ["frequency", "order", "q"], required: ["frequency"])
+            freqNode = o["frequency"]!
+            let freq = try freqNode.double(unit: "Hz")
+            if band {
+                config = FilterConfig(filter: kind, frequency: freq, bandwidth: try o["bandwidth"]?.double() ?? 1)
+                do { try FilterDesign.validateBandwidth(config.bandwidth) } catch { throw o["bandwidth"]!.error("\(error)") }
+            } else {
+                let order = try o["order"]?.int() ?? 2
+                do { try FilterDesign.validateOrder(order) } catch { throw o["order"]!.error("\(error)") }
+                let q = try o["q"]?.double()
+                do { try FilterDesign.validateQ(q, order: order) } catch { throw o["q"]!.error("\(error)") }
+                config = FilterConfig(filter: kind, frequency: freq, order: order, q: q)
+            }
+        }
+        do { try FilterDesign.validateFrequency(config.frequency, sampleRate: c.knownRate.map(Double.init)) } catch {
+            if let rate = c.knownRate {
+                throw freqNode.error("\(canonicalNumber(config.frequency)) Hz is not below the Nyquist frequency of the \(String(format: "%g", Double(rate) / 1000)) kHz stream here (after resample)")
+            }
+            throw freqNode.error("\(error)")
+        }
+        return config
+    }
+}

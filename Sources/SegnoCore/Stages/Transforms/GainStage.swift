@@ -3,6 +3,8 @@ import SegnoDSP
 
 /// `gain: { db: -3 }` multiplies every sample by 10^(db/20). Range −96…+48 dB.
 public struct GainConfig: TransformConfig {
+    /// dB, in specs and on the command line.
+    public static let range: ClosedRange<Double> = -96...48
     public let db: Double
     public var name: String { "gain" }
     public var version: Int { 1 }
@@ -22,4 +24,13 @@ final class GainTransform: Transform {
 public func canonicalNumber(_ v: Double) -> String {
     if v == v.rounded() && abs(v) < 1e15 { return String(Int64(v)) }
     return String(format: "%g", v)
+}
+
+extension GainConfig {
+    /// The spec\'s options for this stage: every check, before any audio flows (SoX\'s getopts).
+    static func parse(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
+        if v.isScalar { return GainConfig(db: try v.double(in: GainConfig.range, unit: "dB")) }
+        let o = try v.options(allowed: ["db"], required: ["db"])
+        return GainConfig(db: try o["db"]!.double(in: GainConfig.range, unit: "dB"))
+    }
 }

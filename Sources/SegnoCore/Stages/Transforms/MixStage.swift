@@ -79,3 +79,12 @@ final class MixTransform: Transform {
         block.frames = frames
     }
 }
+
+extension MixConfig {
+    /// The spec\'s options for this stage: every check, before any audio flows (SoX\'s getopts).
+    static func parse(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
+        if v.isScalar { return MixConfig(target: try v.choice(MixConfig.Target.self)) }
+        let o = try v.options(allowed: ["to"], required: ["to"])
+        return MixConfig(target: try o["to"]!.choice(MixConfig.Target.self))
+    }
+}

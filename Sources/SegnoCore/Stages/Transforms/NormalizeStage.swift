@@ -101,3 +101,21 @@ final class NormalizeTransform: AnalysingTransform {
         if !gain.isIdentity { gain.apply(to: &block) }
     }
 }
+
+extension NormalizeConfig {
+    /// The spec\'s options for this stage: every check, before any audio flows (SoX\'s getopts).
+    static func parse(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
+        let o = try v.options(allowed: ["loudness", "true_peak", "peak"])
+        switch (o["loudness"], o["peak"]) {
+        case (let l?, nil):
+            let lufs = try l.double(in: NormalizeConfig.loudnessRange, unit: "LUFS")
+            let tp = try o["true_peak"]?.double(in: -20...0, unit: "dBTP") ?? -1
+            return NormalizeConfig(target: .loudness(lufs: lufs, truePeak: tp))
+        case (nil, let p?):
+            if let tp = o["true_peak"] { throw tp.error("true_peak goes with loudness, not peak") }
+            return NormalizeConfig(target: .peak(dbfs: try p.double(in: NormalizeConfig.peakRange, unit: "dBFS")))
+        case (nil, nil): throw v.error("give loudness (LUFS) or peak (dBFS)")
+        default: throw v.error("give either loudness or peak, not both")
+        }
+    }
+}

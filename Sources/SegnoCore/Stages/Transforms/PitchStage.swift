@@ -16,6 +16,8 @@ public struct PitchConfig: TransformConfig {
         if tempo != 1 { o.append(("tempo", canonicalNumber(tempo))) }
         return o
     }
+    /// Semitones, in specs and on the command line.
+    public static let semitoneRange: ClosedRange<Double> = -24...24
     public static let centsRange: ClosedRange<Double> = -2400...2400
     public static let tempoRange: ClosedRange<Double> = 0.25...4
 
@@ -59,5 +61,20 @@ final class PitchTransform: Transform {
 
     func finish(_ block: inout AudioBlock) throws {
         shifter?.finish(into: &block)
+    }
+}
+
+extension PitchConfig {
+    /// The spec\'s options for this stage: every check, before any audio flows (SoX\'s getopts).
+    static func parse(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
+        if v.isScalar { return PitchConfig(semitones: try v.double(in: PitchConfig.semitoneRange, unit: "semitones")) }
+        let o = try v.options(allowed: ["semitones", "cents", "tempo"])
+        if o["semitones"] != nil && o["cents"] != nil { throw v.error("give semitones or cents, not both") }
+        var semitones = 0.0
+        if let s = o["semitones"] { semitones = try s.double(in: PitchConfig.semitoneRange, unit: "semitones") }
+        if let cents = o["cents"] { semitones = try cents.double(in: PitchConfig.centsRange, unit: "cents") / 100 }
+        let tempo = try o["tempo"]?.double(in: PitchConfig.tempoRange) ?? 1
+        if o["semitones"] == nil && o["cents"] == nil && o["tempo"] == nil { throw v.error("give semitones, cents or tempo") }
+        return PitchConfig(semitones: semitones, tempo: tempo)
     }
 }

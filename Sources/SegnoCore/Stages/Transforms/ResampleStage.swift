@@ -181,3 +181,14 @@ final class PolyphaseResampleTransform: Transform {
         resampler?.finish(into: &block)
     }
 }
+
+extension ResampleConfig {
+    /// The spec\'s options for this stage: every check, before any audio flows (SoX\'s getopts).
+    static func parse(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
+        let range = ResampleConfig.rateRange
+        if v.isScalar { return ResampleConfig(rate: try v.int(in: range, unit: "Hz")) }
+        let o = try v.options(allowed: ["rate", "quality"], required: ["rate"])
+        return ResampleConfig(rate: try o["rate"]!.int(in: range, unit: "Hz"),
+                              quality: try o["quality"]?.choice(ResampleConfig.Quality.self) ?? .standard)
+    }
+}
