@@ -5,9 +5,9 @@ SWIFT      ?= swift
 BUILD_DIR  ?= .build
 SEGNO_DBG   = $(BUILD_DIR)/debug/segno
 SEGNO_REL   = $(BUILD_DIR)/release/segno
-APT_BUILD   = pkg-config libsndfile1-dev libsamplerate0-dev libsoxr-dev libsqlite3-dev libebur128-dev
+APT_BUILD   = pkg-config libsndfile1-dev libsamplerate0-dev libsoxr-dev libsqlite3-dev libebur128-dev libpq-dev
 APT_TOOLS   = sox libsox-fmt-all ffmpeg flac espeak-ng sqlite3
-APT_S3      = radosgw ceph-mon ceph-osd
+APT_S3      = radosgw ceph-mon ceph-osd postgresql-15
 PIP_TEST    = numpy scipy botocore
 
 .PHONY: all build release test demo bench quality deps test-deps clean
@@ -43,14 +43,16 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
-## test: the whole suite, against a real Ceph RGW started on 127.0.0.1 and stopped afterwards.
+## test: the whole suite, against a real Ceph RGW and a real PostgreSQL 15 started on 127.0.0.1 and stopped afterwards.
 test: test-deps
 	$(SWIFT) build --build-tests
 	@set -e; \
+	trap 'bash Tests/support/rgw.sh stop >/dev/null 2>&1 || true; bash Tests/support/postgres.sh stop >/dev/null 2>&1 || true' EXIT; \
 	rgw_env=$$(bash Tests/support/rgw.sh start) || { echo "make test: the local Ceph RGW did not start" >&2; exit 1; }; \
 	eval "$$rgw_env"; \
-	trap 'bash Tests/support/rgw.sh stop >/dev/null 2>&1 || true' EXIT; \
-	export S3_TEST_ENDPOINT S3_TEST_ACCESS_KEY S3_TEST_SECRET_KEY; \
+	pg_env=$$(bash Tests/support/postgres.sh start) || { echo "make test: the local PostgreSQL did not start" >&2; exit 1; }; \
+	eval "$$pg_env"; \
+	export S3_TEST_ENDPOINT S3_TEST_ACCESS_KEY S3_TEST_SECRET_KEY SEGNO_TEST_PG SEGNO_TEST_PG_DIR; \
 	$(SWIFT) test --skip-build
 
 ## demo: runs pipelines/demo.yaml on the bundled samples into ./out/demo; a second run does nothing.

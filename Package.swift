@@ -31,6 +31,8 @@ let package = Package(
                        providers: [.apt(["libsoxr-dev"])]),
         .systemLibrary(name: "CEbur128", pkgConfig: "libebur128",
                        providers: [.apt(["libebur128-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq",
+                       providers: [.apt(["libpq-dev"])]),
         .target(name: "SegnoDSP",
                 swiftSettings: [.unsafeFlags(["-Ounchecked"], .when(configuration: .release))]),
         .target(name: "SegnoWaveform", dependencies: ["SegnoDSP"]),
@@ -39,7 +41,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "SegnoCore", dependencies: [
-            "SegnoDSP", "SegnoWaveform", "SegnoS3", "CSndFile", "CSampleRate", "CSoxr", "CEbur128",
+            "SegnoDSP", "SegnoWaveform", "SegnoS3", "CSndFile", "CSampleRate", "CSoxr", "CEbur128", "CLibPQ",
             .product(name: "Yams", package: "Yams"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),

@@ -28,6 +28,8 @@ public struct RecordingResult: Sendable {
         case partial
         /// The source changed while it was processed (still being written): picked up later, not failed.
         case notReady = "not-ready"
+        /// Another worker holds it or has just finished it (shared state).
+        case elsewhere
     }
     public var path: String
     public var status: Status
@@ -119,7 +121,8 @@ public final class BatchRunner: Sendable {
         let spec = job.spec
         self.source = source ?? FolderSource(input: spec.input,
                                              skipDirectories: [spec.outputRoot, (spec.statePath as NSString).deletingLastPathComponent])
-        self.state = state ?? SQLiteStateLocation(path: spec.statePath)
+        self.state = state ?? (spec.stateIsShared ? PostgresStateLocation(url: spec.statePath, leaseSeconds: spec.leaseSeconds)
+                                                  : SQLiteStateLocation(path: spec.statePath))
     }
 
     /// Runs the job. Throws only when the run cannot start (lock, state, input root); per-recording
@@ -207,20 +210,36 @@ public final class BatchRunner: Sendable {
         let collected = Mutex<[RecordingResult]>([])
         let timeUp = Mutex(false)
         let deadline = options.maxTime.map { Date().addingTimeInterval($0) }
-        let work = plan.work
         let uploadersForWork = uploaders
-        WorkerPool.run(count: work.count, workers: options.parallel ?? job.spec.workers, shouldStop: { [stop] in
+        let shouldStop: @Sendable () -> Bool = { [stop] in
             if stop.isStopped { return true }
             if let deadline, Date() >= deadline { timeUp.withLock { $0 = true }; return true }
             return false
-        }) { [self] i in
-            let r = process(work[i], writer: writer, progress: progress, uploaders: uploadersForWork)
-            collected.withLock { $0.append(r) }
+        }
+        // Recordings another worker holds are tried again once this worker's own are done: its
+        // lease either ends with the work done (then they are skipped) or expires (taken over).
+        var work = plan.work
+        while !work.isEmpty {
+            let held = Mutex<[RecordingPlan]>([])
+            let round = work
+            WorkerPool.run(count: round.count, workers: options.parallel ?? job.spec.workers, shouldStop: shouldStop) { [self] i in
+                let r: RecordingResult
+                switch claim(round[i], store: store) {
+                case .run(let plan): r = process(plan, writer: writer, progress: progress, uploaders: uploadersForWork)
+                case .skip(let result): r = result; progress.update { $0.planned -= 1 }
+                case .held: held.withLock { $0.append(round[i]) }; return
+                }
+                if r.status == .interrupted || r.status == .notReady { store.release(r.path) }
+                collected.withLock { $0.append(r) }
+            }
+            work = held.withLock { $0 }.sorted { $0.file.relativePath < $1.file.relativePath }
+            if !work.isEmpty && !shouldStop() { Thread.sleep(forTimeInterval: min(2, max(0.2, job.spec.leaseSeconds / 4))) }
+            if shouldStop() { break }
         }
         progress.stop()
         do { try writer.flush() } catch { progress.error("segno: \(error)") }
         let finished = collected.withLock { $0 }
-        summary.notStarted = work.count - finished.count
+        summary.notStarted = plan.work.count - finished.count
         summary.results = (results + finished).sorted { $0.path < $1.path }
         summarise(&summary, timeUp: timeUp.withLock { $0 })
         try? store.finishRun(id: runId, status: runStatus(summary), planned: summary.planned, done: summary.done,
@@ -236,6 +255,7 @@ public final class BatchRunner: Sendable {
             case .interrupted: summary.interrupted += 1
             case .unchanged: summary.skipped += 1; summary.planned -= 1
             case .notReady: summary.settling += 1; summary.planned -= 1
+            case .elsewhere: summary.skipped += 1; summary.planned -= 1
             }
         }
         if let sig = stop.signal { summary.stop = .signal(sig) } else if timeUp { summary.stop = .timeUp }
@@ -248,6 +268,40 @@ public final class BatchRunner: Sendable {
         case .timeUp: return .timeUp
         case .none: return summary.failed > 0 ? .failures : .done
         }
+    }
+
+    enum Claimed {
+        case run(RecordingPlan)
+        case skip(RecordingResult)
+        /// Another worker holds a live lease on it: try again later.
+        case held
+    }
+
+    /// Claims a recording before its pass (always granted with SQLite). With a shared store the
+    /// plan is made again on the recording as stored now: another worker may have finished it
+    /// since this worker's scan. Called on a worker thread.
+    func claim(_ plan: RecordingPlan, store: any StateBackend) -> Claimed {
+        var skipped = RecordingResult(path: plan.file.relativePath, status: .elsewhere, duration: nil, seconds: 0, attempts: 0,
+                                      outputs: [], error: nil, reasons: [])
+        let claim: ClaimResult
+        do { claim = try store.claim(plan.file.relativePath) } catch {
+            skipped.status = .failed
+            skipped.error = "\(AudioError.quoted(plan.file.relativePath)): cannot claim it: \(error)"
+            skipped.failureClass = .environment
+            return .skip(skipped)
+        }
+        guard case .granted(let refreshed, let current) = claim else { return .held }
+        guard refreshed else { return .run(plan) }
+        var planner = Planner(job: job, state: current.map { [plan.file.relativePath: $0] } ?? [:], source: source)
+        planner.force = options.force
+        planner.retryOnly = options.retryOnly
+        if options.explain { planner.recipeLookup = { try? store.recipe($0) } }
+        let fresh = planner.plan(plan.file)
+        guard case .run = fresh.action else {
+            store.release(plan.file.relativePath)
+            return .skip(skipped)
+        }
+        return .run(fresh)
     }
 
     /// Processes one recording; transient failures are retried with back-off, and a retry reruns

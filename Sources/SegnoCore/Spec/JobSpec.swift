@@ -51,6 +51,11 @@ public struct JobSpec: Sendable {
     public var parallel: Int?
     /// Extra attempts per recording for transient (I/O) failures.
     public var retries: Int
+    /// With PostgreSQL state: seconds a worker's claim lasts without its heartbeat (`lease:`, 60 s).
+    public var leaseSeconds: Double = 60
+
+    /// True when `state:` is a PostgreSQL URL (many machines) rather than a SQLite file.
+    public var stateIsShared: Bool { statePath.hasPrefix("postgres://") || statePath.hasPrefix("postgresql://") }
     /// Stages in order.
     public var stages: [Placed]
 

@@ -43,7 +43,7 @@ public enum SpecLoader {
         let context = SpecContext(file: file, environment: environment)
         try checkTags(root, file: file, budget: 200_000)
         let doc = SpecValue(node: root, path: "", context: context)
-        let o = try doc.options(allowed: ["version", "name", "input", "output", "state", "parallel", "retries", "stages"],
+        let o = try doc.options(allowed: ["version", "name", "input", "output", "state", "lease", "parallel", "retries", "stages"],
                                 required: ["version", "input", "output", "stages"])
         let version = try o["version"]!.int()
         guard version == 1 else { throw o["version"]!.error("unsupported spec version \(version); this segno reads version 1") }
@@ -54,7 +54,21 @@ public enum SpecLoader {
         let outputRoot = absolute(try out["root"]!.string(), base: baseDirectory)
         if outputRoot == "/" { throw out["root"]!.error("output.root cannot be /") }
         var statePath = outputRoot + "/.segno/state.sqlite"
-        if let s = o["state"] { statePath = absolute(try s.string(), base: baseDirectory) }
+        if let s = o["state"] {
+            let text = try s.string()
+            if text.hasPrefix("postgres://") || text.hasPrefix("postgresql://") {
+                guard let url = URLComponents(string: text), url.host != nil else { throw s.error("\"\(text)\" is not a postgres://user@host/db URL") }
+                if url.password != nil { throw s.error("no password in the spec: set PGPASSWORD or use ~/.pgpass") }
+                statePath = text
+            } else {
+                statePath = absolute(text, base: baseDirectory)
+            }
+        }
+        var lease = 60.0
+        if let l = o["lease"] {
+            lease = try l.duration()
+            if !(1...3600).contains(lease) { throw l.error("lease must be 1 s … 1 h") }
+        }
 
         var parallel: Int? = nil
         if let p = o["parallel"] {
@@ -97,8 +111,10 @@ public enum SpecLoader {
             seen[tap.pathTemplate.text] = p.keyPath
         }
         try checkOverlap(input: input, outputRoot: outputRoot, stages: placed, file: file)
-        return JobSpec(file: file, name: name, input: input, outputRoot: outputRoot, statePath: statePath,
+        var spec = JobSpec(file: file, name: name, input: input, outputRoot: outputRoot, statePath: statePath,
                        parallel: parallel, retries: retries, stages: placed)
+        spec.leaseSeconds = lease
+        return spec
     }
 
     static func parseInput(_ v: SpecValue, base: String) throws(SpecError) -> JobSpec.Input {

@@ -8,8 +8,11 @@ public protocol StateBackend: AnyObject, Sendable, MultipartProgressStore {
     /// Every recording with its steps, keyed by relative path: what planning reads, once per run.
     func loadAll() throws -> [String: RecordingState]
     /// Takes one recording for this worker before its pass. Always granted by SQLite, where the
-    /// run lock already excludes every other process.
-    func claim(_ path: String) throws -> Bool
+    /// run lock already excludes every other process; a shared store grants it when no other
+    /// worker holds a live lease, and returns the recording as stored now so the plan is remade.
+    func claim(_ path: String) throws -> ClaimResult
+    /// Gives a claim back without a state update (interrupted, skipped).
+    func release(_ path: String)
     /// Applies updates in one transaction.
     func apply(_ updates: [StateUpdate]) throws
     /// The recipe text a fingerprint stands for (`--explain`).
@@ -36,6 +39,15 @@ public protocol StateBackend: AnyObject, Sendable, MultipartProgressStore {
     func recentlyPruned(limit: Int) throws -> [(path: String, runId: Int64, at: Double)]
 }
 
+/// The answer to a claim.
+public enum ClaimResult: Sendable {
+    /// This worker has the recording. With `refreshed`, `current` is the recording as stored now
+    /// (nil: the store does not know it), fresher than the run's snapshot.
+    case granted(refreshed: Bool, current: RecordingState?)
+    /// Another worker holds it: skip it.
+    case heldElsewhere
+}
+
 /// What a run holds while it works (SQLite: the `flock` on `<state>.lock`); released when dropped.
 public protocol RunHold: AnyObject, Sendable {}
 
@@ -50,7 +62,8 @@ public protocol StateLocation: Sendable {
 }
 
 extension StateStore: StateBackend {
-    public func claim(_ path: String) throws -> Bool { true }
+    public func claim(_ path: String) throws -> ClaimResult { .granted(refreshed: false, current: nil) }
+    public func release(_ path: String) {}
 }
 
 
@@ -91,7 +104,8 @@ public final class MemoryStateLocation: StateLocation, @unchecked Sendable {
         let inner: StateStore
         init(_ inner: StateStore) { self.inner = inner }
         func loadAll() throws -> [String: RecordingState] { try inner.loadAll() }
-        func claim(_ path: String) throws -> Bool { true }
+        func claim(_ path: String) throws -> ClaimResult { .granted(refreshed: false, current: nil) }
+        func release(_ path: String) {}
         func apply(_ updates: [StateUpdate]) throws { try inner.apply(updates) }
         func recipe(_ fingerprint: String) throws -> String? { try inner.recipe(fingerprint) }
         func forget(paths: [String]) throws { try inner.forget(paths: paths) }

@@ -1,0 +1,69 @@
+/// The PostgreSQL schema: the same tables and meaning as SQLite's (README "State database"), with
+/// hashes as hex text, plus `lease` for claims. Named migrations, only ever added; applied under
+/// an advisory lock so machines starting together migrate once.
+enum PostgresMigrations {
+    static let all: [(name: String, sql: [String])] = [
+        ("pg1: recordings, steps, recipes, runs, multipart, pruned, leases", [
+            """
+            CREATE TABLE recording (
+              id BIGSERIAL PRIMARY KEY,
+              path TEXT NOT NULL UNIQUE,
+              size BIGINT NOT NULL, mtime_ns BIGINT NOT NULL, inode BIGINT NOT NULL,
+              content_hash TEXT, duration DOUBLE PRECISION,
+              status TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, error TEXT,
+              updated_at DOUBLE PRECISION NOT NULL, failed_recipe TEXT, failure_class TEXT)
+            """,
+            "CREATE TABLE recipe (fingerprint TEXT PRIMARY KEY, text TEXT NOT NULL)",
+            """
+            CREATE TABLE step (
+              recording_id BIGINT NOT NULL REFERENCES recording(id) ON DELETE CASCADE,
+              stage TEXT NOT NULL, fingerprint TEXT NOT NULL, source TEXT NOT NULL, output TEXT NOT NULL,
+              output_hash TEXT NOT NULL, output_size BIGINT NOT NULL, finished_at DOUBLE PRECISION NOT NULL, detail TEXT,
+              PRIMARY KEY (recording_id, stage))
+            """,
+            """
+            CREATE TABLE run (
+              id BIGSERIAL PRIMARY KEY, started_at DOUBLE PRECISION NOT NULL, finished_at DOUBLE PRECISION,
+              spec TEXT NOT NULL, spec_name TEXT NOT NULL, segno_version TEXT NOT NULL, status TEXT NOT NULL,
+              planned INTEGER NOT NULL DEFAULT 0, done INTEGER NOT NULL DEFAULT 0, failed INTEGER NOT NULL DEFAULT 0,
+              skipped INTEGER NOT NULL DEFAULT 0, pruned INTEGER NOT NULL DEFAULT 0,
+              worker TEXT NOT NULL, host TEXT NOT NULL, pid INTEGER NOT NULL)
+            """,
+            "CREATE TABLE multipart (bucket TEXT NOT NULL, key TEXT NOT NULL, progress TEXT NOT NULL, started_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (bucket, key))",
+            "CREATE TABLE pruned (id BIGSERIAL PRIMARY KEY, run_id BIGINT NOT NULL, path TEXT NOT NULL, outputs TEXT NOT NULL, at DOUBLE PRECISION NOT NULL)",
+            """
+            CREATE TABLE lease (                  -- a worker's claim on a recording, renewed by its heartbeat
+              path TEXT PRIMARY KEY, worker TEXT NOT NULL, host TEXT NOT NULL, pid INTEGER NOT NULL,
+              claimed_at TIMESTAMPTZ NOT NULL DEFAULT now(), expires_at TIMESTAMPTZ NOT NULL)
+            """,
+            "CREATE INDEX lease_worker ON lease (worker)",
+        ]),
+    ]
+
+    /// Applies what is missing, under `pg_advisory_lock`. Called when a worker opens the store.
+    static func migrate(_ conn: PGConnection) throws {
+        try conn.exec("SELECT pg_advisory_lock(7350120)")
+        defer { _ = try? conn.exec("SELECT pg_advisory_unlock(7350120)") }
+        try conn.exec("CREATE TABLE IF NOT EXISTS segno_migrations (name TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())")
+        let done = Set(try conn.exec("SELECT name FROM segno_migrations").compactMap { $0[0] })
+        for m in all where !done.contains(m.name) {
+            try conn.exec("BEGIN")
+            do {
+                for statement in m.sql { try conn.exec(statement) }
+                try conn.exec("INSERT INTO segno_migrations (name) VALUES ($1)", [m.name])
+                try conn.exec("COMMIT")
+            } catch {
+                _ = try? conn.exec("ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+    /// True when every migration is applied (readers never migrate).
+    static func isCurrent(_ conn: PGConnection) throws -> Bool {
+        let exists = try conn.exec("SELECT to_regclass('segno_migrations') IS NOT NULL")
+        guard exists.first?.first == "t" else { return false }
+        let done = Set(try conn.exec("SELECT name FROM segno_migrations").compactMap { $0[0] })
+        return all.allSatisfy { done.contains($0.name) }
+    }
+}

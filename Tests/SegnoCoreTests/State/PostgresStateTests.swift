@@ -1,0 +1,92 @@
+import Foundation
+import Logging
+@testable import SegnoCore
+import Testing
+
+/// A fresh database on the test server (`Tests/support/postgres.sh`, started by `make test`).
+enum TestPostgres {
+    /// A URL to a new, empty database; nil (with an issue recorded) when no server is configured.
+    static func freshDatabase(sourceLocation: SourceLocation = #_sourceLocation) throws -> String? {
+        guard let base = ProcessInfo.processInfo.environment["SEGNO_TEST_PG"] else {
+            Issue.record("SEGNO_TEST_PG is not set: run the suite with `make test`, which starts PostgreSQL", sourceLocation: sourceLocation)
+            return nil
+        }
+        let name = "segno_" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        let admin = try PGConnection(url: base)
+        try admin.exec("CREATE DATABASE \(name)")
+        var c = URLComponents(string: base)!
+        c.path = "/" + name
+        return c.string!
+    }
+}
+
+@Suite(.serialized) struct PostgresStateTests {
+    let dir: TempDir
+    let source = MemorySource()
+
+    init() throws { dir = try TempDir() }
+
+    func job(_ stages: [String] = RunnerTests.chain) throws -> Job {
+        let text = "version: 1\ninput: { root: \(dir.path)/in, settle: 0s }\noutput: { root: \(dir.path)/out }\nretries: 0\nstages:\n"
+            + stages.map { "  - \($0)\n" }.joined()
+        return Job(spec: try SpecLoader.parse(text, file: "test.yaml", baseDirectory: dir.path))
+    }
+
+    func run(_ job: Job, _ location: any StateLocation, _ configure: (inout RunOptions) -> Void = { _ in }) throws -> RunSummary {
+        var options = RunOptions()
+        options.progress = .quiet
+        configure(&options)
+        return try BatchRunner(job: job, options: options, stop: StopFlag(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
+                               source: source, state: location).run()
+    }
+
+    @Test func theRunnerBehavesAsOnSQLite() throws {
+        guard let url = try TestPostgres.freshDatabase() else { return }
+        let pg = PostgresStateLocation(url: url)
+        source.put("a.wav")
+        source.put("b.wav")
+        source.put("bad.wav", openError: .decodeFailed(path: "bad.wav", detail: "garbage"))
+        let job = try job()
+        let first = try run(job, pg)
+        #expect(first.done == 2 && first.failed == 1)
+        let second = try run(job, pg)
+        #expect(second.planned == 0 && second.skipped == 2 && second.knownFailures == 1)
+        let bits16 = try self.job(["lowpass: { frequency: 3000 }", "encode: { path: \"{stem}.wav\" }", "waveform: { path: \"{stem}.json\", bits: 16 }"])
+        let changed = try run(bits16, pg) { $0.explain = true }
+        // Only the waveform taps run again; the known failure is tried again because the spec changed.
+        #expect(changed.results.map(\.reasons) == [["waveform: options changed: waveform bits 8 → 16"], ["waveform: options changed: waveform bits 8 → 16"],
+                                                    ["encode: failed before", "waveform: failed before"]])
+        // The same state as SQLite would hold, read through the same interface.
+        let reader = try #require(try pg.openForReading())
+        #expect(try reader.statusCounts() == ["done": 2, "failed": 1])
+        #expect(try reader.failures().map(\.failureClass) == [.input])
+        #expect(try reader.recentRuns(limit: 10).map(\.status) == [.failures, .done, .failures])
+        #expect(try reader.loadAll()["a.wav"]?.steps.count == 2)
+    }
+
+    @Test func aClaimIsExclusiveUntilItsLeaseExpiresAndALostLeaseWritesNothing() throws {
+        guard let url = try TestPostgres.freshDatabase() else { return }
+        _ = try PostgresStateLocation(url: url).openForRun()  // migrates
+        let a = PostgresState(pool: PGPool(url: url), leaseSeconds: 1)
+        let b = PostgresState(pool: PGPool(url: url), leaseSeconds: 30)
+        guard case .granted(true, nil) = try a.claim("x.wav") else { Issue.record("a's first claim"); return }
+        guard case .heldElsewhere = try b.claim("x.wav") else { Issue.record("b must not get x.wav while a's lease lives"); return }
+        guard case .granted = try a.claim("x.wav") else { Issue.record("a renews its own claim"); return }
+        Thread.sleep(forTimeInterval: 1.5)
+        guard case .granted = try b.claim("x.wav") else { Issue.record("b takes over an expired lease"); return }
+        let id = FileIdentity(size: 1, mtimeNs: 1, inode: 1)
+        try a.apply([.done(path: "x.wav", identity: id, contentHash: nil, duration: 1, steps: [], recipes: [:])])
+        #expect(try a.loadAll().isEmpty, "a lost its lease: its result is dropped")
+        try b.apply([.done(path: "x.wav", identity: id, contentHash: nil, duration: 1, steps: [], recipes: [:])])
+        #expect(try b.loadAll()["x.wav"]?.status == .done)
+        guard case .granted(true, let current?) = try b.claim("x.wav") else { Issue.record("a claim returns the stored recording"); return }
+        #expect(current.status == .done)
+    }
+
+    @Test func readersNeverMigrate() throws {
+        guard let url = try TestPostgres.freshDatabase() else { return }
+        #expect(try PostgresStateLocation(url: url).openForReading() == nil, "nothing has run")
+        let conn = try PGConnection(url: url)
+        #expect(try conn.exec("SELECT to_regclass('segno_migrations') IS NULL").first?.first == "t", "no table was created")
+    }
+}
