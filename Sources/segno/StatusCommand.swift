@@ -19,7 +19,7 @@ struct StatusCommand: ParsableCommand {
         }
         // Read-only: status never migrates, creates or changes a file in the state folder.
         let opened: (any StateBackend)?
-        do { opened = try SQLiteStateLocation(path: s.statePath).openForReading() } catch {
+        do { opened = try s.stateLocation.openForReading() } catch {
             printError("segno: \(error)")
             if case .stateLost = error { throw Exit.stateLost }
             throw Exit.failures
@@ -32,6 +32,7 @@ struct StatusCommand: ParsableCommand {
         let failures = try store.failures()
         let runs = try store.recentRuns(limit: 5)
         let pruned = try store.recentlyPruned(limit: 20)
+        let fleet = try (store as? PostgresState)?.fleet() ?? []
         let iso = ISO8601DateFormatter()
         func date(_ t: Double?) -> String { t.map { iso.string(from: Date(timeIntervalSince1970: $0)) } ?? "-" }
         let done = counts[RecordingStatus.done.rawValue] ?? 0
@@ -46,6 +47,8 @@ struct StatusCommand: ParsableCommand {
                     ("status", .string(r.status.rawValue)), ("planned", .int(r.planned)), ("done", .int(r.done)), ("failed", .int(r.failed)), ("skipped", .int(r.skipped)),
                 ]) })),
                 ("pruned", .array(pruned.map { p in .object([("path", .string(p.path)), ("run", .int(Int(p.runId))), ("at", .string(date(p.at)))]) })),
+                ("workers", .array(fleet.map { w in .object([("worker", .string(w.worker)), ("host", .string(w.host)), ("pid", .int(w.pid)),
+                                                             ("claimed", .int(w.claimed)), ("expired", .bool(w.expired))]) })),
             ]
             if failed {
                 obj.append(("failures", .array(failures.map { f in .object([
@@ -60,6 +63,9 @@ struct StatusCommand: ParsableCommand {
         printOut("recordings \(counts.values.reduce(0, +)): \(done) done, \(failedCount) failed, \(partial) partly done")
         for r in runs {
             printOut("run \(r.id) \(date(r.startedAt)) \(r.status.rawValue): \(r.done) done, \(r.failed) failed, \(r.skipped) up to date")
+        }
+        for w in fleet {
+            printOut("worker \(w.host) pid \(w.pid): \(w.claimed) claimed\(w.expired ? ", leases expired (stopped or died)" : "")")
         }
         if !pruned.isEmpty {
             printOut("pruned recently: " + pruned.prefix(5).map { AudioError.quoted($0.path) }.joined(separator: ", ") + (pruned.count > 5 ? ", …" : ""))

@@ -21,8 +21,10 @@ print_env() {
     printf 'export SEGNO_TEST_PG_DIR=%s\n' "$DIR"
 }
 
+# The server must not inherit the caller's pipes (a test reading this script's output would wait forever).
 start_server() {
-    as_pg "$BIN/pg_ctl -D '$DIR/data' -l '$DIR/log' -o \"-p $(cat "$DIR/port") -k '$DIR' -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200\" -w -t 30 start" >/dev/null
+    as_pg "$BIN/pg_ctl -D '$DIR/data' -l '$DIR/log' -o \"-p $(cat "$DIR/port") -k '$DIR' -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200\" -w -t 30 start" </dev/null >/dev/null 2>&1 \
+        || { log "pg_ctl start failed: $(tail -5 "$DIR/log" 2>/dev/null)"; exit 1; }
 }
 
 case "${1:-}" in

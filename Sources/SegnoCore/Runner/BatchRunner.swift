@@ -121,8 +121,7 @@ public final class BatchRunner: Sendable {
         let spec = job.spec
         self.source = source ?? FolderSource(input: spec.input,
                                              skipDirectories: [spec.outputRoot, (spec.statePath as NSString).deletingLastPathComponent])
-        self.state = state ?? (spec.stateIsShared ? PostgresStateLocation(url: spec.statePath, leaseSeconds: spec.leaseSeconds)
-                                                  : SQLiteStateLocation(path: spec.statePath))
+        self.state = state ?? spec.stateLocation
     }
 
     /// Runs the job. Throws only when the run cannot start (lock, state, input root); per-recording

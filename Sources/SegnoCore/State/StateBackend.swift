@@ -67,6 +67,13 @@ extension StateStore: StateBackend {
 }
 
 
+extension JobSpec {
+    /// Where this job's state lives: PostgreSQL for a `postgres://` URL, else the SQLite file.
+    public var stateLocation: any StateLocation {
+        stateIsShared ? PostgresStateLocation(url: statePath, leaseSeconds: leaseSeconds) : SQLiteStateLocation(path: statePath)
+    }
+}
+
 /// The embedded default: a SQLite file (`state:`, by default `<output.root>/.segno/state.sqlite`)
 /// and an `flock` on `<state>.lock` for the run.
 public struct SQLiteStateLocation: StateLocation {

@@ -1,0 +1,105 @@
+import Foundation
+import SegnoCore
+import Testing
+
+/// Several `segno run` processes on one spec with PostgreSQL state (a real server started by
+/// `make test`): every recording is done once, a killed worker's claims are taken over, and an
+/// outage of the database pauses the workers instead of failing recordings.
+@Suite(.serialized) struct ManyWorkersTests {
+    static let stages = ["pitch: 2", "encode: { path: \"{dir}/{stem}.flac\" }", "waveform: { path: \"{dir}/{stem}.json\" }"]
+
+    /// A new database on the test server, as a URL.
+    static func database() throws -> String? {
+        guard let base = ProcessInfo.processInfo.environment["SEGNO_TEST_PG"] else {
+            Issue.record("SEGNO_TEST_PG is not set: run the suite with `make test`, which starts PostgreSQL")
+            return nil
+        }
+        let name = "segno_" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        let made = try CLI.run("/usr/bin/psql", [base, "-q", "-c", "CREATE DATABASE \(name)"])
+        guard made.status == 0 else { throw CLITestError("psql: \(made.stderr)") }
+        var c = URLComponents(string: base)!
+        c.path = "/" + name
+        return c.string!
+    }
+
+    static func spec(state: String?, output: String, lease: Int = 5) -> String {
+        "version: 1\ninput: { root: in, settle: 0s }\noutput: { root: \(output) }\n"
+            + (state.map { "state: \"\($0)\"\nlease: \(lease)s\n" } ?? "")
+            + "parallel: 1\nretries: 0\nstages:\n" + stages.map { "  - \($0)\n" }.joined()
+    }
+
+    /// The paths each report says it did.
+    static func done(_ ws: RunWorkspace, _ report: String) throws -> [String] {
+        let recs = try ws.report(report)["recordings"] as? [[String: Any]] ?? []
+        return recs.filter { $0["status"] as? String == "done" }.compactMap { $0["path"] as? String }
+    }
+
+    @Test func threeWorkersDoEveryRecordingOnceAndMatchASingleSQLiteRun() throws {
+        guard let url = try Self.database() else { return }
+        let ws = try RunWorkspace()
+        let files = try ws.makeRecordings(count: 24, minSeconds: 0.5, maxSeconds: 1.5)
+        try ws.writeSpec(Self.spec(state: url, output: "out"), name: "pg.yaml")
+        try ws.writeSpec(Self.spec(state: nil, output: "reference"), name: "sqlite.yaml")
+        let workers = try (0..<3).map { try ws.start(["run", "pg.yaml", "--report", "r\($0).json", "--quiet"]) }
+        for w in workers { #expect(w.wait(timeout: 300).exited(0)) }
+        let done = try (0..<3).flatMap { try Self.done(ws, "r\($0).json") }
+        #expect(done.count == files.count, "each recording done once: \(done.count) of \(files.count)")
+        #expect(Set(done) == Set(files))
+        #expect(try ws.segno(["run", "sqlite.yaml", "--quiet"]).exited(0))
+        let shared = try RunWorkspace.outputs(ws["out"]).filter { !$0.key.hasPrefix(".segno") }
+        let single = try RunWorkspace.outputs(ws["reference"]).filter { !$0.key.hasPrefix(".segno") }
+        #expect(shared.count == files.count * 2)
+        #expect(shared == single, "byte-identical to one process with SQLite")
+        let again = try ws.segno(["run", "pg.yaml"])
+        #expect(again.stdout.contains("nothing to do: \(files.count) recordings up to date"), "\(again.stdout)")
+        let status = try ws.status("pg.yaml")
+        #expect(status.int("done") == files.count)
+        #expect((status["runs"] as? [Any])?.count == 4)
+    }
+
+    @Test func aKilledWorkersClaimsAreTakenOverAndNothingIsLeftBehind() throws {
+        guard let url = try Self.database() else { return }
+        let ws = try RunWorkspace()
+        let files = try ws.makeRecordings(count: 18, minSeconds: 1, maxSeconds: 2)
+        try ws.writeSpec(Self.spec(state: url, output: "out", lease: 2), name: "pg.yaml")
+        let victim = try ws.start(["run", "pg.yaml", "--quiet"])
+        let others = try (0..<2).map { try ws.start(["run", "pg.yaml", "--report", "r\($0).json", "--quiet"]) }
+        // Let the victim claim and start work, then kill it without a chance to clean up.
+        Thread.sleep(forTimeInterval: 1.0)
+        victim.send(SIGKILL)
+        _ = victim.wait()
+        for w in others { #expect(w.wait(timeout: 300).exited(0)) }
+        let status = try ws.status("pg.yaml")
+        #expect(status.int("done") == files.count, "the survivors finished the victim's work: \(status)")
+        // The next plain run cleans the victim's temporaries and has nothing to do.
+        let again = try ws.segno(["run", "pg.yaml"])
+        #expect(again.exited(0))
+        #expect(again.stdout.contains("nothing to do: \(files.count) recordings up to date"), "\(again.stdout)")
+        #expect(try RunWorkspace.temporaries(ws["out"]).isEmpty)
+        #expect(try RunWorkspace.outputs(ws["out"]).filter { !$0.key.hasPrefix(".segno") }.count == files.count * 2)
+    }
+
+    @Test func aDatabaseOutagePausesTheWorkersAndTheRunCompletes() throws {
+        guard let url = try Self.database(), let dir = ProcessInfo.processInfo.environment["SEGNO_TEST_PG_DIR"] else { return }
+        let ws = try RunWorkspace()
+        let files = try ws.makeRecordings(count: 16, minSeconds: 1, maxSeconds: 2)
+        try ws.writeSpec(Self.spec(state: url, output: "out", lease: 30), name: "pg.yaml")
+        let workers = try (0..<2).map { try ws.start(["run", "pg.yaml", "--report", "r\($0).json", "--quiet"]) }
+        Thread.sleep(forTimeInterval: 1.0)
+        let script = RunTestsPaths.repo + "/Tests/support/postgres.sh"
+        #expect(try CLI.run("/bin/bash", [script, "pause"], environment: ["SEGNO_PG_DIR": dir]).status == 0)
+        Thread.sleep(forTimeInterval: 10)
+        #expect(try CLI.run("/bin/bash", [script, "resume"], environment: ["SEGNO_PG_DIR": dir]).status == 0)
+        for w in workers {
+            let exit = w.wait(timeout: 300)
+            #expect(exit.exited(0), "\(exit.stderr)")
+        }
+        let done = try (0..<2).flatMap { try Self.done(ws, "r\($0).json") }
+        #expect(Set(done) == Set(files), "every recording done, none lost to the outage")
+        #expect(try ws.status("pg.yaml").int("done") == files.count)
+    }
+}
+
+enum RunTestsPaths {
+    static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+}
