@@ -43,8 +43,8 @@ struct PhaseVocoder: Sendable {
     /// Analysis window, synthesis window (scaled for the inverse FFT and the overlap), then
     /// cos and sin of 2π·t/size.
     private let windows: [Float]
-    /// Spectra, reference spectra, magnitudes, rotations, per-peak values, frame buffer,
-    /// FFT scratch and the overlap-add accumulators; offsets in `Layout`.
+    /// Spectra, reference spectra, magnitudes, rotations, per-peak values, the rotated
+    /// spectra, FFT scratch and the overlap-add accumulators; offsets in `Layout`.
     private var work: [Float]
     /// Peak bins of the current frame.
     private var peaks: [Int]
@@ -68,7 +68,10 @@ struct PhaseVocoder: Sendable {
 
     /// Offsets into `work`.
     private struct Layout {
-        let spec, ref, alt, mag, prevMag, baseline, rot, peakA, peakB, peakC, peakD, buf, scratch, ola, total: Int
+        let spec, ref, alt, mag, prevMag, baseline, rot, peakA, peakB, peakC, peakD, out, scratch, ola, total: Int
+        /// Floats per channel of the overlap-add accumulator: a frame plus `olaSpare` hops, so
+        /// that finished output is moved to the front only every few frames.
+        let olaLength: Int
         init(size n: Int, channels ch: Int) {
             let b = n / 2 + 1
             spec = 0
@@ -82,14 +85,23 @@ struct PhaseVocoder: Sendable {
             peakB = peakA + b
             peakC = peakB + b
             peakD = peakC + b
-            buf = peakD + b
-            scratch = buf + n
+            out = peakD + b
+            scratch = out + ch * 2 * b
             ola = scratch + 2 * n
-            total = ola + ch * n
+            olaLength = n + PhaseVocoder.olaSpare * (n / 4)
+            total = ola + ch * olaLength
         }
     }
 
     private let layout: Layout
+    /// Whether the spectrum and reference slots of `work` are swapped (the frame just analysed
+    /// becomes the next frame's reference without a copy), and likewise `mag` and `prevMag`.
+    private var specSwapped = false
+    private var magSwapped = false
+    /// Offset in each channel's accumulator of the current synthesis frame.
+    private var olaPosition = 0
+    /// Hops of finished output the accumulators hold before they are moved to the front.
+    fileprivate static let olaSpare = 8
 
     init(size: Int, stretch: Double, channels: Int) {
         self.size = size
@@ -126,6 +138,10 @@ struct PhaseVocoder: Sendable {
     /// enough for every stretch from 0.2 to 5.
     private static let copyReach = 2
 
+    /// Input frames a frame needs held at once (its reach back and ahead, and one hop); the
+    /// FIFO feeding the vocoder should hold several chunks more, so that it seldom compacts.
+    var inputSpan: Int { lookBehind + lookAhead + Int(analysisHop.rounded(.up)) }
+
     /// The first input frame the first analysis frame reads.
     var firstInput: Int { center(frame) - lookBehind }
     /// Absolute index of the first output frame.
@@ -159,20 +175,24 @@ struct PhaseVocoder: Sendable {
         var current = transient
         let ha = analysisHop
         let outIndex = frame * hs - n / 2
+        let olaLength = L.olaLength, olaPosition = self.olaPosition
+        let specSwapped = self.specSwapped, magSwapped = self.magSwapped
         work.withUnsafeMutableBufferPointer { wp in
             let w = wp.baseAddress!
-            let spec = w + L.spec, ref = w + L.ref, alt = w + L.alt, mag = w + L.mag, prevMag = w + L.prevMag
-            let rot = w + L.rot, buf = w + L.buf, scratch = w + L.scratch, ola = w + L.ola
+            let spec = w + (specSwapped ? L.ref : L.spec), ref = w + (specSwapped ? L.spec : L.ref)
+            let mag = w + (magSwapped ? L.prevMag : L.mag), prevMag = w + (magSwapped ? L.mag : L.prevMag)
+            let alt = w + L.alt, out = w + L.out
+            let rot = w + L.rot, scratch = w + L.scratch, ola = w + L.ola
+            var synthesis = spec
+            var copyTransientNow = false
             windows.withUnsafeBufferPointer { winp in
                 let win = winp.baseAddress!, syn = win + n
                 input.storage.withUnsafeBufferPointer { ip in
                     for k in 0..<ch {
                         let src = ip.baseAddress! + k * inCap + inOffset
-                        for t in 0..<n { buf[t] = src[t] * win[t] }
-                        fft.forward(buf, real: spec + k * 2 * b, imag: spec + k * 2 * b + b, scratch: scratch)
+                        fft.forward(src, window: win, real: spec + k * 2 * b, imag: spec + k * 2 * b + b, scratch: scratch)
                         if let r = refOffset {
-                            for t in 0..<n { buf[t] = src[t - r] * win[t] }
-                            fft.forward(buf, real: ref + k * 2 * b, imag: ref + k * 2 * b + b, scratch: scratch)
+                            fft.forward(src - r, window: win, real: ref + k * 2 * b, imag: ref + k * 2 * b + b, scratch: scratch)
                         }
                     }
                 }
@@ -196,7 +216,6 @@ struct PhaseVocoder: Sendable {
                 }
                 if first {
                     for i in 0..<b { rot[i] = 0 }
-                    if refOffset == nil { ref.update(from: spec, count: ch * 2 * b) }
                 } else {
                     peaks.withUnsafeMutableBufferPointer { pp in
                         let count = Self.findPeaks(mag: mag, bins: b, floor: floor, peaks: pp.baseAddress!)
@@ -221,16 +240,13 @@ struct PhaseVocoder: Sendable {
                                         spec: spec, ref: ref, alt: alt, rot: rot, baseline: base,
                                         fill: (binCos, binSin), bins: b, channels: ch, size: n, hop: hs,
                                         phaseHop: h)
-                                    if refOffset == nil { ref.update(from: spec, count: ch * 2 * b) }
                                     current = nil
                                 } else {
-                                    if refOffset == nil { ref.update(from: spec, count: ch * 2 * b) }
                                     current = nil
                                 }
                             } else if outputOffset >= n / 2 {
                                 // It belongs after this synthesis frame: the bins it dominates
                                 // are left out here.
-                                if refOffset == nil { ref.update(from: spec, count: ch * 2 * b) }
                                 Self.suppressTransient(
                                     spec: spec, mag: mag, baseline: base, fill: (binCos, binSin),
                                     bins: b, channels: ch)
@@ -240,7 +256,6 @@ struct PhaseVocoder: Sendable {
                                 // are copied from an analysis frame placed so that it sits where
                                 // it belongs in the synthesis frame: around it the output is the
                                 // input, moved.
-                                if refOffset == nil { ref.update(from: spec, count: ch * 2 * b) }
                                 let copyCenter = tr.input - outputOffset
                                 if abs(copyCenter - c) > Self.copyReach * n {
                                     // Out of reach (extreme stretches only): leave it out.
@@ -252,37 +267,48 @@ struct PhaseVocoder: Sendable {
                                     input.storage.withUnsafeBufferPointer { ip in
                                         for k in 0..<ch {
                                             let src = ip.baseAddress! + k * inCap + inOffset + (copyCenter - c)
-                                            for t in 0..<n { buf[t] = src[t] * win[t] }
-                                            fft.forward(buf, real: alt + k * 2 * b, imag: alt + k * 2 * b + b, scratch: scratch)
+                                            fft.forward(src, window: win, real: alt + k * 2 * b, imag: alt + k * 2 * b + b, scratch: scratch)
                                         }
                                     }
-                                    Self.copyTransient(
-                                        spec: spec, alt: alt, mag: mag, baseline: base, rot: rot,
-                                        fill: (binCos, binSin), bins: b, channels: ch)
+                                    copyTransientNow = true
                                     current!.copying = true
                                 }
                             }
-                        } else {
-                            // Keep this frame's analysis for the next one.
-                            if refOffset == nil { ref.update(from: spec, count: ch * 2 * b) }
                         }
-                        Self.applyRotation(spec: spec, fill: (binCos, binSin), bins: b, channels: ch)
+                        // The rotated spectra go to `out`: `spec` stays this frame's analysis,
+                        // the next frame's reference. A transient's copy overrides its bins there.
+                        Self.applyRotation(spec: spec, into: out, fill: (binCos, binSin), bins: b, channels: ch)
+                        if copyTransientNow {
+                            Self.copyTransient(
+                                spec: out, alt: alt, mag: mag, baseline: w + L.baseline, rot: rot,
+                                fill: (binCos, binSin), bins: b, channels: ch)
+                        }
+                        synthesis = out
                     }
                 }
-                prevMag.update(from: mag, count: b)
                 for k in 0..<ch {
-                    let o = ola + k * n
-                    fft.inverse(real: spec + k * 2 * b, imag: spec + k * 2 * b + b, output: buf, scratch: scratch)
-                    for t in 0..<n { o[t] += buf[t] * syn[t] }
+                    let o = ola + k * olaLength + olaPosition
+                    fft.inverse(
+                        real: synthesis + k * 2 * b, imag: synthesis + k * 2 * b + b, output: o, window: syn,
+                        scratch: scratch)
                 }
             }
-            output.appendPlanar(ola, stride: n, frames: hs, at: outIndex)
-            for k in 0..<ch {
-                let o = ola + k * n
-                o.update(from: o + hs, count: n - hs)
-                (o + n - hs).update(repeating: 0, count: hs)
+            output.appendPlanar(ola + olaPosition, stride: olaLength, frames: hs, at: outIndex)
+            // Everything past the last frame's end is still zero; when the next frame would run
+            // past the accumulators' end, the partial sums move to the front.
+            if olaPosition + hs + n > olaLength {
+                for k in 0..<ch {
+                    let o = ola + k * olaLength
+                    o.update(from: o + olaPosition + hs, count: n - hs)
+                    (o + n - hs).update(repeating: 0, count: olaLength - (n - hs))
+                }
             }
         }
+        self.olaPosition = olaPosition + hs + n > olaLength ? 0 : olaPosition + hs
+        // This frame's analysis is the next frame's reference, its power the next one's
+        // previous power: the slots swap instead of being copied.
+        if referenceOffset == nil { self.specSwapped.toggle() }
+        self.magSwapped.toggle()
         previousOnset = onset
         transient = current
     }
@@ -454,7 +480,30 @@ struct PhaseVocoder: Sendable {
         }
         let binAngle = Float(2 * Double.pi / Double(n))
         let scale = Float(hs - h) / Float(hf)
-        for q in 0..<count {
+        // Four peaks at a time (gathered, then scattered: peaks are distinct bins), lane for
+        // lane the scalar arithmetic below.
+        typealias V = SIMD4<Float>
+        var q0 = 0
+        while q0 + 4 <= count {
+            let p = SIMD4<Int>(peaks[q0], peaks[q0 + 1], peaks[q0 + 2], peaks[q0 + 3])
+            let mask = n - 1
+            var own = V(), bin = V(), old = V()
+            for l in 0..<4 {
+                own[l] = Float((p[l] * hf) & mask)
+                bin[l] = Float((p[l] * (hs - h)) & mask)
+                old[l] = rot[p[l]]
+            }
+            let advance = FastMath.atan2(V.load(crosses + q0), V.load(dots + q0))
+            let deviation = FastMath.wrap(advance - V(repeating: binAngle) * own)
+            let binPart = V(repeating: binAngle) * bin
+            let r = FastMath.wrap(old + FastMath.wrap(binPart) + deviation * V(repeating: scale))
+            for l in 0..<4 { rot[p[l]] = r[l] }
+            let (sn, cs) = FastMath.sincos(r)
+            cs.store(cosines + q0)
+            sn.store(sines + q0)
+            q0 += 4
+        }
+        for q in q0..<count {
             let p = peaks[q]
             let advance = FastMath.atan2(crosses[q], dots[q])
             // Deviation from the bin's own advance, 2π·p·hf/n (reduced mod n exactly).
@@ -581,29 +630,30 @@ struct PhaseVocoder: Sendable {
         }
     }
 
-    /// Multiplies every channel's spectrum by the per-bin phasors.
+    /// Writes every channel's spectrum times the per-bin phasors to `out`.
     @inline(__always)
     private static func applyRotation(
-        spec: UnsafeMutablePointer<Float>, fill: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>),
-        bins b: Int, channels ch: Int
+        spec: UnsafeMutablePointer<Float>, into out: UnsafeMutablePointer<Float>,
+        fill: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>), bins b: Int, channels ch: Int
     ) {
         typealias V = SIMD4<Float>
         let (binCos, binSin) = fill
         let vectorEnd = b & ~3
         for k in 0..<ch {
             let re = spec + k * 2 * b, im = re + b
+            let oRe = out + k * 2 * b, oIm = oRe + b
             var i = 0
             while i < vectorEnd {
                 let xr = V.load(re + i), xi = V.load(im + i)
                 let cr = V.load(binCos + i), ci = V.load(binSin + i)
-                (xr * cr - xi * ci).store(re + i)
-                (xr * ci + xi * cr).store(im + i)
+                (xr * cr - xi * ci).store(oRe + i)
+                (xr * ci + xi * cr).store(oIm + i)
                 i += 4
             }
             while i < b {
                 let xr = re[i], xi = im[i]
-                re[i] = xr * binCos[i] - xi * binSin[i]
-                im[i] = xr * binSin[i] + xi * binCos[i]
+                oRe[i] = xr * binCos[i] - xi * binSin[i]
+                oIm[i] = xr * binSin[i] + xi * binCos[i]
                 i += 1
             }
         }
@@ -656,6 +706,60 @@ enum FastMath {
         r = ay > ax ? 1.570_796_327 - r : r
         r = x < 0 ? 3.141_592_654 - r : r
         return y < 0 ? -r : r
+    }
+
+    /// `roundNearest`, lane by lane.
+    @inline(__always)
+    static func roundNearest(_ x: SIMD4<Float>) -> SIMD4<Float> {
+        let magic = SIMD4<Float>(repeating: 12_582_912)
+        return (x + magic) - magic
+    }
+
+    /// `wrap`, lane by lane (the same arithmetic).
+    @inline(__always)
+    static func wrap(_ x: SIMD4<Float>) -> SIMD4<Float> {
+        let twoPi: Float = 6.283_185_307
+        return x - twoPi * roundNearest(x * (1 / twoPi))
+    }
+
+    /// `atan2`, lane by lane (the same arithmetic, branches as selects).
+    @inline(__always)
+    static func atan2(_ y: SIMD4<Float>, _ x: SIMD4<Float>) -> SIMD4<Float> {
+        typealias V = SIMD4<Float>
+        let signless = SIMD4<UInt32>(repeating: 0x7fff_ffff)
+        let ax = unsafeBitCast(unsafeBitCast(x, to: SIMD4<UInt32>.self) & signless, to: V.self)
+        let ay = unsafeBitCast(unsafeBitCast(y, to: SIMD4<UInt32>.self) & signless, to: V.self)
+        let mx = pointwiseMax(ax, ay), mn = pointwiseMin(ax, ay)
+        let a = (mn / mx).replacing(with: 0, where: .!(mx .> 0))
+        let s = a * a
+        var r = V(repeating: 0.006_811_783_6)
+        r = r * s - 0.033_604_201
+        r = r * s + 0.079_623_662
+        r = r * s - 0.132_333_428
+        r = r * s + 0.198_078_156
+        r = r * s - 0.333_173_692
+        r = r * s + 0.999_996_126
+        r *= a
+        r = r.replacing(with: 1.570_796_327 - r, where: ay .> ax)
+        r = r.replacing(with: 3.141_592_654 - r, where: x .< 0)
+        return r.replacing(with: -r, where: y .< 0)
+    }
+
+    /// `sincos`, lane by lane (the same arithmetic, the quadrant as selects).
+    @inline(__always)
+    static func sincos(_ x: SIMD4<Float>) -> (SIMD4<Float>, SIMD4<Float>) {
+        let q = roundNearest(x * 0.636_619_772)
+        let r = (x - q * 1.570_796_251_3) - q * 7.549_789_415_9e-8
+        let s2 = r * r
+        let sn = r * (1 + s2 * (-0.166_666_374 + s2 * (0.008_331_584_7 + s2 * -0.000_194_621_19)))
+        let cs = 1 + s2 * (-0.5 + s2 * (0.041_666_616 + s2 * (-0.001_388_662 + s2 * 0.000_024_379_97)))
+        let k = SIMD4<Int32>(Int32(q[0]), Int32(q[1]), Int32(q[2]), Int32(q[3]))
+        let odd = (k & 1) .!= 0
+        var s = sn.replacing(with: cs, where: odd)
+        var c = cs.replacing(with: sn, where: odd)
+        s = s.replacing(with: -s, where: (k & 2) .!= 0)
+        c = c.replacing(with: -c, where: ((k &+ 1) & 2) .!= 0)
+        return (s, c)
     }
 
     /// (sin x, cos x) for |x| ≤ about 2^20.

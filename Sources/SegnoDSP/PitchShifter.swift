@@ -105,6 +105,9 @@ public struct PitchShifter: Sendable {
         // that shortens; its frame is about 85 ms long at the rate it runs at.
         let size = Self.frameSize(sampleRate: ratio > 1 && stretch != 1 ? Int(Double(sampleRate) / ratio) : sampleRate)
         let cap = 2 * size + 2 * Self.chunk
+        // The FIFO the vocoder reads holds its whole reach (about five frames) plus room for
+        // many chunks, so the held frames move to the front of the storage only now and then.
+        let vocoderCap = { (pv: PhaseVocoder) in pv.inputSpan + 16 * Self.chunk }
         if ratio == 1 && tempo == 1 {
             layout = .passThrough
             input = PlanarFIFO(channels: channels, capacity: 16, start: 0)
@@ -115,7 +118,7 @@ public struct PitchShifter: Sendable {
             layout = ratio == 1 ? .stretchOnly : .resampleOnly
             vocoder = pv
             if let pv {
-                input = PlanarFIFO(channels: channels, capacity: cap, start: pv.firstInput)
+                input = PlanarFIFO(channels: channels, capacity: vocoderCap(pv), start: pv.firstInput)
                 input.appendZeros(-pv.firstInput)
                 output = PlanarFIFO(channels: channels, capacity: cap, start: 0)
             } else {
@@ -135,7 +138,7 @@ public struct PitchShifter: Sendable {
             let first = rs.firstInput(for: pv.firstInput)
             input = PlanarFIFO(channels: channels, capacity: cap, start: first)
             input.appendZeros(-first)
-            middle = PlanarFIFO(channels: channels, capacity: cap, start: pv.firstInput)
+            middle = PlanarFIFO(channels: channels, capacity: vocoderCap(pv), start: pv.firstInput)
             output = PlanarFIFO(channels: channels, capacity: cap, start: 0)
         } else {
             layout = .stretchFirst
@@ -143,7 +146,7 @@ public struct PitchShifter: Sendable {
             let rs = SincResampler(step: ratio, sampleRate: sampleRate, firstOutput: 0)
             vocoder = pv
             resampler = rs
-            input = PlanarFIFO(channels: channels, capacity: cap, start: pv.firstInput)
+            input = PlanarFIFO(channels: channels, capacity: vocoderCap(pv), start: pv.firstInput)
             input.appendZeros(-pv.firstInput)
             middle = PlanarFIFO(channels: channels, capacity: cap, start: rs.firstInput(for: 0))
             output = PlanarFIFO(channels: channels, capacity: cap, start: 0)

@@ -169,6 +169,22 @@ struct SincResampler: Sendable {
                             var whole = (m * f.p - phase) / f.q
                             if (m * f.p - phase) < 0 && (m * f.p - phase) % f.q != 0 { whole -= 1 }
                             let row = tb.baseAddress! + phase * taps
+                            // Four outputs of this phase at once share each load of the row.
+                            let stride = f.p
+                            while m + 3 * f.q < first + n {
+                                let offset = whole - h + 1 - inStart + inHead
+                                let i = m - first
+                                for c in 0..<ch {
+                                    let d = Self.dot4(src.baseAddress! + c * inCap + offset, stride, row, taps)
+                                    let o = dst.baseAddress! + c * outCap + outAt + i
+                                    o[0] = d[0]
+                                    o[f.q] = d[1]
+                                    o[2 * f.q] = d[2]
+                                    o[3 * f.q] = d[3]
+                                }
+                                m += 4 * f.q
+                                whole += 4 * f.p
+                            }
                             while m < first + n {
                                 let offset = whole - h + 1 - inStart + inHead
                                 let i = m - first
@@ -203,25 +219,46 @@ struct SincResampler: Sendable {
         input.discard(before: firstInput(for: next))
     }
 
-    /// Σ s[k]·row[k] over `taps` (a multiple of 4) taps.
+    /// Σ s[k]·row[k] over `taps` (a multiple of 4) taps: four lanes of partial sums (lane l
+    /// takes the taps ≡ l mod 4), added as (l0 + l1) + (l2 + l3). `dot4` computes exactly this,
+    /// so an output's value does not depend on whether it was computed alone or in a group.
     @inline(__always)
     private static func dot(_ s: UnsafePointer<Float>, _ row: UnsafePointer<Float>, _ taps: Int) -> Float {
         typealias V = SIMD4<Float>
-        var a0 = V(), a1 = V(), a2 = V(), a3 = V()
+        var a = V()
         let raw = UnsafeRawPointer(s), rr = UnsafeRawPointer(row)
         var k = 0
-        while k + 16 <= taps {
-            a0 += raw.loadUnaligned(fromByteOffset: 4 * k, as: V.self) * rr.loadUnaligned(fromByteOffset: 4 * k, as: V.self)
-            a1 += raw.loadUnaligned(fromByteOffset: 4 * k + 16, as: V.self) * rr.loadUnaligned(fromByteOffset: 4 * k + 16, as: V.self)
-            a2 += raw.loadUnaligned(fromByteOffset: 4 * k + 32, as: V.self) * rr.loadUnaligned(fromByteOffset: 4 * k + 32, as: V.self)
-            a3 += raw.loadUnaligned(fromByteOffset: 4 * k + 48, as: V.self) * rr.loadUnaligned(fromByteOffset: 4 * k + 48, as: V.self)
-            k += 16
-        }
         while k < taps {
-            a0 += raw.loadUnaligned(fromByteOffset: 4 * k, as: V.self) * rr.loadUnaligned(fromByteOffset: 4 * k, as: V.self)
+            a += raw.loadUnaligned(fromByteOffset: 4 * k, as: V.self) * rr.loadUnaligned(fromByteOffset: 4 * k, as: V.self)
             k += 4
         }
-        return ((a0 + a1) + (a2 + a3)).sum()
+        return (a[0] + a[1]) + (a[2] + a[3])
+    }
+
+    /// `dot` for the four inputs `s`, `s + stride`, `s + 2·stride`, `s + 3·stride` against one
+    /// row, lane for lane the same arithmetic.
+    @inline(__always)
+    private static func dot4(
+        _ s: UnsafePointer<Float>, _ stride: Int, _ row: UnsafePointer<Float>, _ taps: Int
+    ) -> SIMD4<Float> {
+        typealias V = SIMD4<Float>
+        var a0 = V(), a1 = V(), a2 = V(), a3 = V()
+        let r0 = UnsafeRawPointer(s), r1 = UnsafeRawPointer(s + stride)
+        let r2 = UnsafeRawPointer(s + 2 * stride), r3 = UnsafeRawPointer(s + 3 * stride)
+        let rr = UnsafeRawPointer(row)
+        var k = 0
+        while k < taps {
+            let w = rr.loadUnaligned(fromByteOffset: 4 * k, as: V.self)
+            a0 += r0.loadUnaligned(fromByteOffset: 4 * k, as: V.self) * w
+            a1 += r1.loadUnaligned(fromByteOffset: 4 * k, as: V.self) * w
+            a2 += r2.loadUnaligned(fromByteOffset: 4 * k, as: V.self) * w
+            a3 += r3.loadUnaligned(fromByteOffset: 4 * k, as: V.self) * w
+            k += 4
+        }
+        // Transpose, so that lane j of each sum below is lane l of a_j.
+        let c0 = V(a0[0], a1[0], a2[0], a3[0]), c1 = V(a0[1], a1[1], a2[1], a3[1])
+        let c2 = V(a0[2], a1[2], a2[2], a3[2]), c3 = V(a0[3], a1[3], a2[3], a3[3])
+        return (c0 + c1) + (c2 + c3)
     }
 
     /// The zeroth-order modified Bessel function of the first kind (for the Kaiser window).
