@@ -297,6 +297,7 @@ public final class BatchRunner: Sendable {
         guard let cls = outcome.failureClass else {
             writer.submit(.done(path: plan.file.relativePath, identity: plan.file.identity, contentHash: outcome.contentHash,
                                 duration: outcome.duration, steps: Array(outcome.steps.values), recipes: outcome.recipes))
+            submitArchive(outcome, path: plan.file.relativePath, to: writer)
             result.status = .done
             progress.update { $0.done += 1; $0.audioSeconds += outcome.duration ?? 0 }
             return result
@@ -314,6 +315,7 @@ public final class BatchRunner: Sendable {
         writer.submit(.failed(path: plan.file.relativePath, identity: plan.file.identity, error: message,
                               attempts: priorAttempts + attempt, recipe: job.recipeFingerprint, failureClass: cls,
                               steps: Array(outcome.steps.values), recipes: outcome.recipes))
+        submitArchive(outcome, path: plan.file.relativePath, to: writer)
         progress.update { $0.failed += 1 }
         progress.error("segno: \(message)")
         return result
@@ -325,5 +327,12 @@ public final class BatchRunner: Sendable {
         guard stat(file.absolutePath, &st) == 0 else { return true }
         let mtimeNs = Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)
         return FileIdentity(size: Int64(st.st_size), mtimeNs: mtimeNs, inode: Int64(st.st_ino)) != file.identity
+    }
+
+    /// Queues the fingerprints and the search entry a recording's pass produced, after its steps:
+    /// a crash between the two leaves a step without its fingerprint row, which the planner reruns.
+    private func submitArchive(_ outcome: RecordingOutcome, path: String, to writer: StateWriter) {
+        guard !outcome.fingerprints.isEmpty || outcome.catalog != nil else { return }
+        writer.submit(.archived(path: path, fingerprints: outcome.fingerprints, catalog: outcome.catalog))
     }
 }

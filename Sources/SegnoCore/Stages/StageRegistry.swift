@@ -25,7 +25,7 @@ public enum StageRegistry {
     public typealias Parser = @Sendable (SpecValue, StageParseContext) throws(SpecError) -> any StageConfig
 
     /// The stage kinds that write files (taps): what `files:` of an upload and `--force=KIND` name.
-    public static let tapKinds: Set<String> = ["encode", "waveform", "metadata"]
+    public static let tapKinds: Set<String> = ["encode", "waveform", "metadata", "fingerprint"]
 
     public static let parsers: [String: Parser] = [
         "mix": parseMix,
@@ -42,6 +42,7 @@ public enum StageRegistry {
         "metadata": parseMetadata,
         "upload": parseUpload,
         "pitch": parsePitch,
+        "fingerprint": FingerprintConfig.parse,
     ]
 
     static func parsePitch(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
