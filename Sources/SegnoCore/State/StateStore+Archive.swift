@@ -80,19 +80,6 @@ extension StateStore {
         }
     }
 
-    /// Writes fingerprint rows for recordings that need not exist on disk (benchmarks, tests):
-    /// each gets a `recording` row marked done. One transaction.
-    public func insertSyntheticFingerprints(stage: String, _ entries: [StoredFingerprint]) throws {
-        try dbReader.write { db in
-            let rec = try db.cachedStatement(sql: "INSERT INTO recording (path, size, mtime_ns, inode, status, updated_at) VALUES (?, 0, 0, 0, 'done', 0) RETURNING id")
-            let fp = try db.cachedStatement(sql: "INSERT INTO fingerprint (recording_id, stage, algorithm, duration, items) VALUES (?, ?, ?, ?, ?)")
-            for e in entries {
-                let rid = try Int64.fetchOne(rec, arguments: [e.path])!
-                try fp.execute(arguments: [rid, stage, e.fingerprint.algorithm, e.fingerprint.duration, e.fingerprint.blob])
-            }
-        }
-    }
-
     /// The recordings that match `query`: ranked by FTS5's bm25 (title counts most, then tags,
     /// then the file name) when words are given, else by distance when `near` is given, else
     /// newest first.
