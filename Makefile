@@ -5,8 +5,8 @@ SWIFT      ?= swift
 BUILD_DIR  ?= .build
 SEGNO_DBG   = $(BUILD_DIR)/debug/segno
 SEGNO_REL   = $(BUILD_DIR)/release/segno
-APT_BUILD   = pkg-config libsndfile1-dev libsamplerate0-dev libsoxr-dev libsqlite3-dev libebur128-dev libpq-dev
-APT_TOOLS   = sox libsox-fmt-all ffmpeg flac espeak-ng sqlite3
+APT_BUILD   = pkg-config libsndfile1-dev libsamplerate0-dev libsoxr-dev libsqlite3-dev libebur128-dev libpq-dev libchromaprint-dev
+APT_TOOLS   = sox libsox-fmt-all ffmpeg flac espeak-ng sqlite3 libchromaprint-tools
 APT_S3      = radosgw ceph-mon ceph-osd postgresql-15
 PIP_TEST    = numpy scipy botocore
 

@@ -5,7 +5,7 @@ import PackageDescription
 //   SegnoDSP       pure math, no I/O, no dependencies (filters, pitch, peaks)
 //   SegnoWaveform  audiowaveform-compatible peak data, formats and pictures (pure)
 //   SegnoS3        SigV4 signing and an S3 client over URLSession (swift-crypto)
-//   SegnoCore      audio I/O (libsndfile, libsoxr, libsamplerate, libebur128), stages, specs, state, runner
+//   SegnoCore      audio I/O (libsndfile, libsoxr, libsamplerate, libebur128, libchromaprint), stages, specs, state, runner
 //   segno          the thin command line (swift-argument-parser)
 let package = Package(
     name: "segno",
@@ -33,6 +33,9 @@ let package = Package(
                        providers: [.apt(["libebur128-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq",
                        providers: [.apt(["libpq-dev"])]),
+        // libchromaprint (LGPL-2.1), linked dynamically: acoustic fingerprints (the `fingerprint` tap).
+        .systemLibrary(name: "CChromaprint", pkgConfig: "libchromaprint",
+                       providers: [.apt(["libchromaprint-dev"])]),
         .target(name: "SegnoDSP",
                 swiftSettings: [.unsafeFlags(["-Ounchecked"], .when(configuration: .release))]),
         .target(name: "SegnoWaveform", dependencies: ["SegnoDSP"]),
@@ -41,7 +44,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "SegnoCore", dependencies: [
-            "SegnoDSP", "SegnoWaveform", "SegnoS3", "CSndFile", "CSampleRate", "CSoxr", "CEbur128", "CLibPQ",
+            "SegnoDSP", "SegnoWaveform", "SegnoS3", "CSndFile", "CSampleRate", "CSoxr", "CEbur128", "CLibPQ", "CChromaprint",
             .product(name: "Yams", package: "Yams"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),

@@ -219,7 +219,7 @@ def bench_waveform(segno, work, rounds):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("segno")
-    ap.add_argument("--only", nargs="*", default=["convert", "resample", "folder", "memos", "noop", "chain", "waveform", "phone"])
+    ap.add_argument("--only", nargs="*", default=["convert", "resample", "folder", "memos", "noop", "chain", "waveform", "phone", "fingerprint", "duplicates"])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--minutes", type=int, default=10)
     a = ap.parse_args()
@@ -237,6 +237,10 @@ def main():
             bench_phone(segno, work, a.rounds)
         if "chain" in a.only: bench_chain(segno, work, a.rounds, a.minutes)
         if "waveform" in a.only: bench_waveform(segno, work, a.rounds)
+        if "fingerprint" in a.only or "duplicates" in a.only:
+            import fingerprint  # bench/fingerprint.py: chromaprint vs fpcalc, duplicates at scale (issue 16)
+            if "fingerprint" in a.only: fingerprint.bench_fingerprint(segno, work, a.rounds, a.minutes)
+            if "duplicates" in a.only: fingerprint.bench_duplicates(segno, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

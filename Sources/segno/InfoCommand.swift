@@ -17,11 +17,23 @@ struct InfoCommand: ParsableCommand {
     @Flag(name: .long, help: "List the decoders available: libsndfile's version, and whether ffmpeg (needed for AAC in .m4a/.3gp/.caf, ADTS, AMR, WebM/Matroska) is on PATH.")
     var formats = false
 
+    @Flag(name: .long, help: "Print each file's Chromaprint fingerprint like `fpcalc -raw` (DURATION= and FINGERPRINT= as unsigned 32-bit items); the whole file unless --length.")
+    var fingerprint = false
+
+    @Option(name: .long, help: "With --fingerprint: seconds fingerprinted from the start (fpcalc's -length; default the whole file).")
+    var length: Double?
+
+    @Option(name: .long, help: "With --fingerprint: Chromaprint algorithm, fpcalc's numbering 1…5.")
+    var algorithm: Int = 2
+
     @Argument(help: "Audio files.")
     var files: [String] = []
 
     func validate() throws {
         if files.isEmpty && !formats { throw ValidationError("give at least one audio file, or --formats") }
+        if !fingerprint && (length != nil || algorithm != 2) { throw ValidationError("--length and --algorithm go with --fingerprint") }
+        if let l = length, !(l > 0) { throw ValidationError("--length must be above 0 seconds") }
+        if !Chromaprinter.algorithms.contains(algorithm) { throw ValidationError("--algorithm must be 1…5") }
     }
 
     func run() throws {
@@ -29,6 +41,21 @@ struct InfoCommand: ParsableCommand {
             DecoderFactory.availableDecoders(searchPath: ProcessInfo.processInfo.environment["PATH"]).forEach(printOut)
         }
         var failed = false
+        if fingerprint {
+            for (n, path) in files.enumerated() {
+                do {
+                    let fp = try Chromaprinter.fingerprint(path: path, algorithm: algorithm, length: length)
+                    if files.count > 1 { printOut((n > 0 ? "\n" : "") + "FILE=\(path)") }
+                    printOut("DURATION=\(Int(fp.duration))")
+                    printOut("FINGERPRINT=" + fp.items.map(String.init).joined(separator: ","))
+                } catch {
+                    failed = true
+                    printError("segno: \(AudioError.quoted(path)): \(error)")
+                }
+            }
+            if failed { throw Exit.failures }
+            return
+        }
         for path in files {
             let inspection = FileInfo.inspect(path: path, fast: fast)
             let r = inspection.map(\.info)

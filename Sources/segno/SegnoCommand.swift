@@ -13,7 +13,7 @@ struct SegnoCommand: ParsableCommand {
         """,
         version: SegnoVersion.string,
         subcommands: [RunCommand.self, StatusCommand.self, RetryCommand.self, ValidateCommand.self, StateCommand.self, WaveformCommand.self,
-                      ConvertCommand.self, InfoCommand.self]
+                      ConvertCommand.self, InfoCommand.self, DuplicatesCommand.self, FindCommand.self]
     )
 }
 

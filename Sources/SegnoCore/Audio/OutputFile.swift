@@ -31,10 +31,20 @@ public final class OutputFile {
         let token = String(UInt64.random(in: 0...UInt64.max), radix: 36)
         // Keep the temporary name within NAME_MAX for long final names.
         while base.utf8.count > 200 { base.removeFirst() }
-        tempPath = (dir as NSString).appendingPathComponent("\(Self.tempPrefix)\(token)-\(base)")
+        tempPath = (dir as NSString).appendingPathComponent("\(Self.tempPrefix)\(Self.owner).\(token)-\(base)")
     }
 
     deinit { if !done { discard() } }
+
+    /// Who writes a temporary: "<host hash>-<pid>", so a worker sharing the output tree with
+    /// others removes only the leftovers of dead processes (`Temporaries`).
+    static let owner: String = {
+        var name = [CChar](repeating: 0, count: 256)
+        gethostname(&name, 255)
+        var hash: UInt32 = 2166136261
+        for b in String(cString: name).utf8 { hash = (hash ^ UInt32(b)) &* 16777619 }
+        return String(hash, radix: 36) + "-" + String(getpid())
+    }()
 
     /// Creates `dir` and its parents (mode 0755), with the failing folder and `errno` in the error.
     static func makeFolders(_ dir: String, for path: String) throws(AudioError) {

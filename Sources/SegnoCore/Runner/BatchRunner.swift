@@ -169,9 +169,10 @@ public final class BatchRunner: Sendable {
     func prepare() throws(RunError) -> Session {
         if options.dryRun { return Session(hold: nil, store: try state.openForReading()) }
         let (hold, store) = try state.openForRun()
-        Temporaries.remove(under: job.spec.outputRoot)
+        let shared = job.spec.stateIsShared
+        Temporaries.remove(under: job.spec.outputRoot, sharedWithOtherWorkers: shared)
         for up in job.uploads {
-            if case .folder(let t) = up.config.target, let dir = t.fixedFolder { Temporaries.remove(under: dir) }
+            if case .folder(let t) = up.config.target, let dir = t.fixedFolder { Temporaries.remove(under: dir, sharedWithOtherWorkers: shared) }
         }
         return Session(hold: hold, store: store)
     }
@@ -340,6 +341,7 @@ public final class BatchRunner: Sendable {
         guard let cls = outcome.failureClass else {
             writer.submit(.done(path: plan.file.relativePath, identity: plan.file.identity, contentHash: outcome.contentHash,
                                 duration: outcome.duration, steps: Array(outcome.steps.values), recipes: outcome.recipes))
+            submitArchive(outcome, path: plan.file.relativePath, to: writer)
             result.status = .done
             progress.update { $0.done += 1; $0.audioSeconds += outcome.duration ?? 0 }
             return result
@@ -357,8 +359,16 @@ public final class BatchRunner: Sendable {
         writer.submit(.failed(path: plan.file.relativePath, identity: plan.file.identity, error: message,
                               attempts: priorAttempts + attempt, recipe: job.recipeFingerprint, failureClass: cls,
                               steps: Array(outcome.steps.values), recipes: outcome.recipes))
+        submitArchive(outcome, path: plan.file.relativePath, to: writer)
         progress.update { $0.failed += 1 }
         progress.error("segno: \(message)")
         return result
+    }
+
+    /// Queues the fingerprints and the search entry a recording's pass produced, after its steps:
+    /// a crash between the two leaves a step without its fingerprint row, which the planner reruns.
+    private func submitArchive(_ outcome: RecordingOutcome, path: String, to writer: StateWriter) {
+        guard !outcome.fingerprints.isEmpty || outcome.catalog != nil else { return }
+        writer.submit(.archived(path: path, fingerprints: outcome.fingerprints, catalog: outcome.catalog))
     }
 }

@@ -110,6 +110,8 @@ public struct Planner {
                     why = .sourceChanged
                 } else if let missing = step.outputs.first(where: { !Self.exists(root + "/" + $0) }) {
                     why = .outputMissing(missing)
+                } else if tap.config is FingerprintConfig, !(prior?.fingerprinted.contains(tap.identity) ?? false) {
+                    why = .outputMissing("fingerprint row in the state database")
                 }
             } else {
                 why = prior?.status.hasFailure == true ? .failedBefore : .new

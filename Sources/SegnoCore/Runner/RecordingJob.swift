@@ -11,6 +11,10 @@ struct RecordingOutcome {
     /// Absolute paths of the files written.
     var written: [String] = []
     var contentHash: Data?
+    /// Fingerprints made in this run, by tap identity (stored in the `fingerprint` table).
+    var fingerprints: [String: AudioFingerprint] = [:]
+    /// What `segno find` searches, once the source was opened.
+    var catalog: CatalogEntry?
     /// The last attempt's failures: the stage that failed (nil for the whole recording) and why.
     var failures: [(stage: String?, error: any Error)] = []
 
@@ -118,6 +122,7 @@ struct RecordingJob {
             throw StageStartError(stage: e.stage, "\(AudioError.quoted(file.relativePath)): \(e.message)")
         }
         outcome.duration = decoder.info.sampleRate > 0 ? Double(frames) / Double(decoder.info.sampleRate) : nil
+        outcome.catalog = CatalogEntry(context: context, duration: outcome.duration)
         let now = Date().timeIntervalSince1970
         for (t, result) in zip(inChain, results) {
             let tap = job.taps[t]
@@ -125,7 +130,8 @@ struct RecordingJob {
                 let outs = try result.get()
                 var digests: [Data] = []
                 var size: Int64 = 0
-                for out in outs {
+                let files = outs.filter { !$0.path.isEmpty }
+                for out in files {
                     let h = try FileHash.sha256(path: out.path)
                     digests.append(h.digest)
                     size += h.size
@@ -133,12 +139,13 @@ struct RecordingJob {
                 var values: [String: String] = [:]
                 for out in outs { values.merge(out.values) { a, _ in a } }
                 let detail = values.isEmpty ? nil : JSONValue.object(values.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }).serialized()
-                let rels = outs.map { String($0.path.dropFirst(spec.outputRoot.count + 1)) }
+                let rels = files.map { String($0.path.dropFirst(spec.outputRoot.count + 1)) }
+                if let fp = outs.lazy.compactMap(\.fingerprint).first { outcome.fingerprints[tap.identity] = fp }
                 outcome.steps[tap.identity] = StepState(stage: tap.identity, fingerprint: tap.fingerprint, source: file.identity.key,
                                                         output: StepState.encodeOutputs(rels), outputHash: FileHash.combine(digests),
                                                         outputSize: size, finishedAt: now, detail: detail)
                 outcome.recipes[tap.fingerprint] = tap.recipe
-                outcome.written += outs.map(\.path)
+                outcome.written += files.map(\.path)
             } catch {
                 failed.insert(t)
                 outcome.failures.append((job.labels[t], error))

@@ -114,6 +114,10 @@ public enum SpecLoader {
         var spec = JobSpec(file: file, name: name, input: input, outputRoot: outputRoot, statePath: statePath,
                        parallel: parallel, retries: retries, stages: placed)
         spec.leaseSeconds = lease
+        if spec.stateIsShared, let fp = placed.first(where: { $0.config.name == "fingerprint" }) {
+            throw SpecError(file: file, line: fp.line, column: 0, keyPath: fp.keyPath,
+                            message: "the fingerprint tap needs SQLite state for now (fingerprints and search are not yet stored in PostgreSQL)")
+        }
         return spec
     }
 

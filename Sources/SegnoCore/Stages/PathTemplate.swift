@@ -19,6 +19,15 @@ public struct PathTemplate: Sendable, Equatable, CustomStringConvertible {
     public let text: String
     let parts: [Part]
 
+    /// No file: the template of a tap that writes only to the state database (`fingerprint`
+    /// without `path`). Its text is empty and it resolves to no path.
+    public static let none = PathTemplate(text: "", parts: [])
+
+    private init(text: String, parts: [Part]) {
+        self.text = text
+        self.parts = parts
+    }
+
     /// Variables every recording provides.
     public static let standardVariables: Set<String> = ["stem", "name", "ext", "dir", "relpath", "date", "duration", "rate", "channels",
                                                         "title", "recorded"]

@@ -95,14 +95,18 @@ public protocol AnalysingTransform: Transform {
 public struct ProducedFile: Sendable, Equatable, Codable {
     /// The tap's spec key, e.g. "encode".
     public var stage: String
-    /// Absolute path of the final file.
+    /// Absolute path of the final file; empty when the tap wrote no file (a `fingerprint` tap
+    /// without `path`, whose output is its database row).
     public var path: String
     /// Values later stages may use in templates (`levels`, `duration`), e.g. upload metadata.
     public var values: [String: String]
-    public init(stage: String, path: String, values: [String: String] = [:]) {
+    /// A fingerprint tap's result, stored in the state database's `fingerprint` table.
+    public var fingerprint: AudioFingerprint?
+    public init(stage: String, path: String, values: [String: String] = [:], fingerprint: AudioFingerprint? = nil) {
         self.stage = stage
         self.path = path
         self.values = values
+        self.fingerprint = fingerprint
     }
 }
 

@@ -25,7 +25,7 @@ public enum StageRegistry {
     public typealias Parser = @Sendable (SpecValue, StageParseContext) throws(SpecError) -> any StageConfig
 
     /// The stage kinds that write files (taps): what `files:` of an upload and `--force=KIND` name.
-    public static let tapKinds: Set<String> = ["encode", "waveform", "metadata"]
+    public static let tapKinds: Set<String> = ["encode", "waveform", "metadata", "fingerprint"]
 
     public static let parsers: [String: Parser] = [
         "mix": MixConfig.parse,
@@ -42,14 +42,8 @@ public enum StageRegistry {
         "metadata": MetadataConfig.parse,
         "upload": UploadConfig.parse,
         "pitch": PitchConfig.parse,
+        "fingerprint": FingerprintConfig.parse,
     ]
-
-
-
-    /// `prune_limit: 25` (recordings) or `prune_limit: 5%` (of the recordings in the state store).
-
-
-
 
     static func parseWaveform(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
         let o = try v.options(allowed: ["path", "format", "bits", "samples_per_pixel", "pixels_per_second", "points", "zooms",
@@ -105,11 +99,6 @@ public enum StageRegistry {
                               duration: try o["duration"]?.bool() ?? false,
                               levels: try o["levels"]?.int(in: WaveformConfig.levelsRange) ?? WaveformLevels.defaultCount, picture: picture)
     }
-
-
-
-
-
 
     /// Parses a path template option, locating template errors at the option.
     public static func parseTemplate(_ v: SpecValue, extraVariables: Set<String> = []) throws(SpecError) -> PathTemplate {

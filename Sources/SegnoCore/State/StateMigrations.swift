@@ -82,6 +82,47 @@ enum StateMigrations {
                 );
                 """)
         }
+        m.registerMigration("v5: fingerprints and search") { db in
+            // The FTS5 index mirrors `catalog` through triggers (an external-content table), so a
+            // recording deleted by prune leaves no words behind. unicode61 with remove_diacritics 2
+            // finds "Café" by "cafe"; Korean words are found by prefix queries ("서울" finds "서울에서").
+            try db.execute(sql: """
+                CREATE TABLE fingerprint (            -- a fingerprint tap's result: raw Chromaprint items
+                  recording_id INTEGER NOT NULL REFERENCES recording(id) ON DELETE CASCADE,
+                  stage TEXT NOT NULL,                -- the tap's identity, as in step.stage: "fingerprint:"
+                  algorithm INTEGER NOT NULL,         -- fpcalc's number (1…5)
+                  duration REAL NOT NULL,             -- seconds fingerprinted
+                  items BLOB NOT NULL,                -- 32-bit items, 4 bytes each, little-endian
+                  PRIMARY KEY (recording_id, stage)
+                ) WITHOUT ROWID;
+                CREATE TABLE catalog (                -- what `segno find` searches, one row per recording
+                  recording_id INTEGER PRIMARY KEY REFERENCES recording(id) ON DELETE CASCADE,
+                  title TEXT NOT NULL,
+                  tags TEXT NOT NULL,                 -- descriptive tag values, one per line
+                  name TEXT NOT NULL,                 -- path relative to input.root
+                  recorded TEXT NOT NULL,             -- ISO 8601: "2024-05-01T09:30:12Z" or "2024-05-01"
+                  latitude REAL,                      -- degrees, from the ISO 6709 location tag
+                  longitude REAL,
+                  duration REAL
+                );
+                CREATE INDEX catalog_recorded ON catalog(recorded);
+                CREATE INDEX catalog_place ON catalog(latitude, longitude) WHERE latitude IS NOT NULL;
+                CREATE VIRTUAL TABLE catalog_fts USING fts5(
+                  title, tags, name, content = 'catalog', content_rowid = 'recording_id',
+                  tokenize = 'unicode61 remove_diacritics 2'
+                );
+                CREATE TRIGGER catalog_ai AFTER INSERT ON catalog BEGIN
+                  INSERT INTO catalog_fts (rowid, title, tags, name) VALUES (new.recording_id, new.title, new.tags, new.name);
+                END;
+                CREATE TRIGGER catalog_ad AFTER DELETE ON catalog BEGIN
+                  INSERT INTO catalog_fts (catalog_fts, rowid, title, tags, name) VALUES ('delete', old.recording_id, old.title, old.tags, old.name);
+                END;
+                CREATE TRIGGER catalog_au AFTER UPDATE ON catalog BEGIN
+                  INSERT INTO catalog_fts (catalog_fts, rowid, title, tags, name) VALUES ('delete', old.recording_id, old.title, old.tags, old.name);
+                  INSERT INTO catalog_fts (rowid, title, tags, name) VALUES (new.recording_id, new.title, new.tags, new.name);
+                END;
+                """)
+        }
         return m
     }
 }

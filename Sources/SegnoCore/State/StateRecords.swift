@@ -103,6 +103,8 @@ public struct RecordingState: Sendable {
     public var failedRecipe: String? = nil
     /// The class of the last failure (nil when done).
     public var failureClass: FailureClass? = nil
+    /// Identities of the fingerprint taps whose row is in the `fingerprint` table.
+    public var fingerprinted: Set<String> = []
 
     /// The one rule for "known failure", used by every caller (planner, collisions, dry run):
     /// the last pass failed for a parked class (input or spec), and neither the source nor the
@@ -123,6 +125,9 @@ public enum StateUpdate: Sendable {
                 failureClass: FailureClass, steps: [StepState] = [], recipes: [String: String] = [:])
     /// A source is unchanged in content though its metadata changed (verify: content).
     case touched(path: String, identity: FileIdentity)
+    /// What a pass learnt for the archive: fingerprints by tap identity, and the search entry.
+    /// Follows the recording's `done` or `failed` update.
+    case archived(path: String, fingerprints: [String: AudioFingerprint], catalog: CatalogEntry?)
 }
 
 /// Counts and timing of one run, as stored in `run`.

@@ -104,6 +104,11 @@ public final class StateStore: Sendable {
                 let s = StepState(stage: r[1], fingerprint: r[2], source: r[3], output: r[4], outputHash: r[5], outputSize: r[6], finishedAt: r[7], detail: r[8])
                 out[path]?.steps[s.stage] = s
             }
+            let prints = try Row.fetchCursor(db, sql: "SELECT recording_id, stage FROM fingerprint")
+            while let r = try prints.next() {
+                guard let path = byId[r[0]] else { continue }
+                out[path]?.fingerprinted.insert(r[1])
+            }
             return out
         }
     }
@@ -161,6 +166,8 @@ public final class StateStore: Sendable {
                 case let .touched(path, id):
                     try touch.execute(arguments: [id.size, id.mtimeNs, id.inode, now, path])
                     try touchSteps.execute(arguments: [id.key, path])
+                case let .archived(path, fingerprints, catalog):
+                    try Self.applyArchive(db, path: path, fingerprints: fingerprints, catalog: catalog)
                 }
             }
         }

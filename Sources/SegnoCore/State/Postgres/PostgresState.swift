@@ -125,6 +125,7 @@ public final class PostgresState: StateBackend {
                 let path: String
                 switch u {
                 case .done(let p, _, _, _, _, _), .failed(let p, _, _, _, _, _, _, _), .touched(let p, _): path = p
+                case .archived: continue  // fingerprints and search are SQLite-only for now (README)
                 }
                 let held = try conn.exec("SELECT 1 FROM lease WHERE path = $1 AND worker = $2 FOR UPDATE", [path, worker])
                 if held.isEmpty, case .touched = u {} else if held.isEmpty { continue }
@@ -145,6 +146,8 @@ public final class PostgresState: StateBackend {
                     try conn.exec("UPDATE recording SET size = $2, mtime_ns = $3, inode = $4, updated_at = $5 WHERE path = $1",
                                   [path, String(id.size), String(id.mtimeNs), String(id.inode), now])
                     try conn.exec("UPDATE step SET source = $2 WHERE recording_id = (SELECT id FROM recording WHERE path = $1)", [path, id.key])
+                case .archived:
+                    continue
                 }
                 try conn.exec("DELETE FROM lease WHERE path = $1 AND worker = $2", [path, worker])
             }

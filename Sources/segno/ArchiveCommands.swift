@@ -1,0 +1,151 @@
+import ArgumentParser
+import Foundation
+import SegnoCore
+
+/// Opens the state store of a spec for reading archive tables; nil (with a message printed)
+/// when nothing has run yet.
+private func openState(_ specPath: String) throws -> (JobSpec, StateStore?) {
+    let s: JobSpec
+    do { s = try SpecLoader.load(path: specPath) } catch {
+        printError("segno: \(error)")
+        throw Exit.usage
+    }
+    guard FileManager.default.fileExists(atPath: s.statePath) else { return (s, nil) }
+    do { return (s, try StateStore(path: s.statePath)) } catch {
+        printError("segno: state database \(AudioError.quoted(s.statePath)): \(error)")
+        throw Exit.failures
+    }
+}
+
+private func seconds(_ x: Double) -> JSONValue { JSONValue.rounded(x, places: 2) }
+
+struct DuplicatesCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "duplicates",
+        abstract: "List groups of recordings that share audio, from the fingerprints a run stored.",
+        discussion: """
+        Needs a fingerprint tap in the spec and a run that made the fingerprints. Whole duplicates
+        (copies, re-encodings, other rates) and partial overlaps (a cut of a memo, a song in two
+        radio captures) are found by the aligned bit error rate of the Chromaprint items; a match
+        needs a bit error rate of at most 25 % (similarity ≥ 0.75). Times are in seconds.
+        """)
+
+    @Argument(help: "The job spec (YAML).") var spec: String
+    @Option(help: "Shortest shared audio reported, in seconds.") var minOverlap: Double = 5
+    @Flag(help: "Print one JSON object.") var json = false
+
+    func validate() throws {
+        if !(minOverlap > 0 && minOverlap <= 86_400) { throw ValidationError("--min-overlap must be above 0 and at most 86400 seconds") }
+    }
+
+    func run() throws {
+        let (s, store) = try openState(spec)
+        guard let tap = Job(spec: s).taps.first(where: { $0.config is FingerprintConfig }) else {
+            printError("segno: \(spec) has no fingerprint tap; add `- fingerprint: {}` to its stages and run it")
+            throw Exit.usage
+        }
+        let stored = try store?.fingerprints(stage: tap.identity) ?? []
+        let overlaps = DuplicateFinder(minOverlap: minOverlap).find(stored.map(\.fingerprint.items))
+        let groups = DuplicateFinder.groups(overlaps)
+        if json {
+            printOut(JSONValue.object([
+                ("recordings", .int(stored.count)),
+                ("groups", .array(groups.map { g in
+                    let members = Set(g)
+                    return .object([
+                        ("recordings", .array(g.map { .string(stored[$0].path) })),
+                        ("matches", .array(overlaps.filter { members.contains($0.a) }.map { o in .object([
+                            ("a", .string(stored[o.a].path)), ("b", .string(stored[o.b].path)), ("kind", .string(o.kind.rawValue)),
+                            ("a_start", seconds(o.aStart)), ("b_start", seconds(o.bStart)), ("offset", seconds(o.offset)),
+                            ("length", seconds(o.length)), ("similarity", JSONValue.rounded(o.similarity, places: 3)),
+                        ]) })),
+                    ])
+                })),
+            ]).serialized())
+            return
+        }
+        guard store != nil, !stored.isEmpty else {
+            printOut("no fingerprints yet in \(s.statePath): run segno run \(spec)")
+            return
+        }
+        guard !groups.isEmpty else {
+            printOut("no shared audio among \(stored.count) fingerprinted recordings")
+            return
+        }
+        for (n, g) in groups.enumerated() {
+            let members = Set(g)
+            printOut("group \(n + 1): \(g.count) recordings")
+            for o in overlaps where members.contains(o.a) {
+                printOut(String(format: "  %@ %@ at %.2f s ~ %@ at %.2f s: %.2f s, offset %+.2f s, similarity %.3f",
+                                o.kind.rawValue, AudioError.quoted(stored[o.a].path), o.aStart, AudioError.quoted(stored[o.b].path),
+                                o.bStart, o.length, o.offset, o.similarity))
+            }
+        }
+    }
+}
+
+struct FindCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "find",
+        abstract: "Search the recordings a run processed by words (title, tags, file name), recording date and place.",
+        discussion: """
+        Words match at the start of words in titles, tags and file names, ignoring case and accents
+        ("cafe" finds "Café", "서울" finds "서울에서"); all words must match; results are ranked (title
+        first, then tags, then names). Dates are YYYY-MM-DD or ISO 8601 date-times, inclusive. SQLite
+        state stores only for now.
+        """)
+
+    @Argument(help: "The job spec (YAML).") var spec: String
+    @Argument(help: "Words to look for.") var words: [String] = []
+    @Option(help: "Recorded on or after this date (YYYY-MM-DD or ISO 8601).") var from: String?
+    @Option(help: "Recorded on or before this date (YYYY-MM-DD or ISO 8601).") var to: String?
+    @Option(help: ArgumentHelp("Recorded within KM kilometres (default 10) of a place, in degrees.", valueName: "lat,lon[,km]"))
+    var near: String?
+    @Flag(help: "Print one JSON object.") var json = false
+
+    func validate() throws {
+        if let f = from, CatalogQuery.date(f) == nil { throw ValidationError("--from takes a date such as 2024-05-01 or 2024-05-01T09:30:00Z") }
+        if let t = to, CatalogQuery.date(t) == nil { throw ValidationError("--to takes a date such as 2024-05-31 or 2024-05-31T18:00:00Z") }
+        if let n = near, CatalogQuery.place(n) == nil {
+            throw ValidationError("--near takes latitude,longitude[,km] in degrees, e.g. 37.5665,126.9780,5")
+        }
+    }
+
+    func run() throws {
+        let (s, store) = try openState(spec)
+        var q = CatalogQuery()
+        q.words = words
+        q.from = from.flatMap(CatalogQuery.date)
+        q.to = to.flatMap(CatalogQuery.date)
+        q.near = near.flatMap(CatalogQuery.place)
+        let hits = try store?.search(q) ?? []
+        func output(_ text: String) -> String {
+            if case .relative(let r) = StoredOutput(text) { return s.outputRoot + "/" + r }
+            return text
+        }
+        if json {
+            printOut(JSONValue.object([("results", .array(hits.map { h in
+                var o: [(String, JSONValue)] = [("path", .string(h.path)), ("title", .string(h.title)), ("recorded", .string(h.recorded))]
+                if let lat = h.latitude, let lon = h.longitude {
+                    o += [("latitude", JSONValue.rounded(lat, places: 6)), ("longitude", JSONValue.rounded(lon, places: 6))]
+                }
+                if let d = h.distanceKm { o.append(("distance_km", JSONValue.rounded(d, places: 3))) }
+                if let d = h.duration { o.append(("duration", JSONValue.rounded(d, places: 3))) }
+                o.append(("outputs", .array(h.outputs.map { .string(output($0)) })))
+                return .object(o)
+            }))]).serialized())
+            return
+        }
+        guard !hits.isEmpty else {
+            printOut("no recordings match")
+            return
+        }
+        for h in hits {
+            var line = "\(AudioError.quoted(h.path))  \(h.title)  \(h.recorded)"
+            if let lat = h.latitude, let lon = h.longitude { line += String(format: "  %.4f,%.4f", lat, lon) }
+            if let d = h.distanceKm { line += String(format: " (%.1f km)", d) }
+            printOut(line)
+            for o in h.outputs { printOut("  \(output(o))") }
+        }
+    }
+}
