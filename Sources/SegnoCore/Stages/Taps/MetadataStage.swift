@@ -1,3 +1,4 @@
+import CEbur128
 import Foundation
 import SegnoDSP
 import SegnoWaveform
@@ -31,6 +32,9 @@ final class MetadataTap: Tap {
     var peak: Float = 0
     var sumSquares = 0.0
     var peaks: PeakGenerator?
+    /// EBU R128 integrated loudness, for the state's values (the report); nil when libebur128
+    /// cannot measure this format.
+    var meter: UnsafeMutablePointer<ebur128_state>?
 
     init(path: String, levels: Int, context: RecordingContext) {
         self.path = path
@@ -38,8 +42,11 @@ final class MetadataTap: Tap {
         self.context = context
     }
 
+    deinit { if meter != nil { ebur128_destroy(&meter) } }
+
     func start(_ format: AudioFormat) throws {
         self.format = format
+        meter = ebur128_init(UInt32(format.channels), UInt(format.sampleRate), Int32(EBUR128_MODE_I.rawValue))
         if levels > 0 {
             let expected = context.source.map { s in s.sampleRate == format.sampleRate ? s.frames : Int(Double(s.frames) * Double(format.sampleRate) / Double(s.sampleRate)) }
             // Ten points per level keeps every level the peak of whole stretches of audio.
@@ -65,6 +72,9 @@ final class MetadataTap: Tap {
         }
         peak = p
         sumSquares += s
+        if let meter {
+            _ = block.samples.withUnsafeBufferPointer { ebur128_add_frames_float(meter, $0.baseAddress, block.frames) }
+        }
         try? peaks?.process(block)
     }
 
@@ -98,8 +108,15 @@ final class MetadataTap: Tap {
             fields.append(("levels_encoded", .string(encoded)))
         }
         try WaveformTap.write(Array((JSONValue.object(fields).serialized() + "\n").utf8), to: path)
-        return [ProducedFile(stage: "metadata", path: path,
-                             values: ["duration": String(format: "%.3f", seconds), "levels": encoded])]
+        // What the report shows per recording, kept in the state (not in the sidecar's bytes).
+        var values = ["duration": String(format: "%.3f", seconds), "levels": encoded, "title": context.title, "recorded": context.recorded]
+        if peak > 0 { values["peak_dbfs"] = String(format: "%.2f", 20 * log10(Double(peak))) }
+        if rms > 0 { values["rms_dbfs"] = String(format: "%.2f", 20 * log10(rms)) }
+        if let meter {
+            var lufs = -Double.infinity
+            if ebur128_loudness_global(meter, &lufs) == 0, lufs.isFinite, lufs > -70 { values["loudness_lufs"] = String(format: "%.2f", lufs) }
+        }
+        return [ProducedFile(stage: "metadata", path: path, values: values)]
     }
 
     func abandon() {}
