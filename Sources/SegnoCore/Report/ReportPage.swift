@@ -302,6 +302,8 @@ public enum ReportPage {
         }));
         out.hidden = true;
         document.body.appendChild(out);
+        // The embedded data is parsed: drop it, so a dumped DOM stays small.
+        var data = document.getElementById('segno-data'); data.parentNode.removeChild(data);
       }
     })();
     """#
