@@ -11,7 +11,7 @@ import Testing
     }
 
     /// Recordings in pipelines/samples that demo.yaml takes (the others take the audio only).
-    static let demoRecordings = 3
+    static let demoRecordings = 4
 
     func segno(_ args: [String], env: [String: String]) throws -> ProcessResult {
         try CLI.run(try CLI.segnoPath(), args, environment: env)
