@@ -8,6 +8,7 @@ SEGNO_REL   = $(BUILD_DIR)/release/segno
 APT_BUILD   = pkg-config libsndfile1-dev libsamplerate0-dev libsoxr-dev libsqlite3-dev libebur128-dev libpq-dev libchromaprint-dev
 APT_TOOLS   = sox libsox-fmt-all ffmpeg flac espeak-ng sqlite3 libchromaprint-tools
 APT_S3      = radosgw ceph-mon ceph-osd postgresql-15
+APT_BROWSER = chromium
 PIP_TEST    = numpy scipy botocore
 
 .PHONY: all build release test demo bench quality deps test-deps clean
@@ -25,10 +26,11 @@ deps:
 	  else echo "make deps: run as root: apt-get install --no-install-recommends$$missing"; exit 1; fi; \
 	fi
 
-## test-deps: what the tests use besides deps: Ceph RGW (a real S3 server on 127.0.0.1), numpy/scipy/botocore.
+## test-deps: what the tests use besides deps: Ceph RGW (a real S3 server on 127.0.0.1), headless
+## Chromium (loads the HTML report), numpy/scipy/botocore.
 test-deps: deps
 	@missing=""; \
-	for p in $(APT_S3); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	for p in $(APT_S3) $(APT_BROWSER); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "make test-deps: installing$$missing"; \
@@ -55,9 +57,11 @@ test: test-deps
 	export S3_TEST_ENDPOINT S3_TEST_ACCESS_KEY S3_TEST_SECRET_KEY SEGNO_TEST_PG SEGNO_TEST_PG_DIR; \
 	$(SWIFT) test --skip-build
 
-## demo: runs pipelines/demo.yaml on the bundled samples into ./out/demo; a second run does nothing.
+## demo: runs pipelines/demo.yaml on the bundled samples into ./out/demo (uploads into
+## ./out/demo/uploaded, report in ./out/demo/report.html); a second run does nothing.
 demo: build
-	$(SEGNO_DBG) run pipelines/demo.yaml
+	SEGNO_DEMO_UPLOAD="$(CURDIR)/out/demo/uploaded" $(SEGNO_DBG) run pipelines/demo.yaml
+	@echo "demo done: open out/demo/report.html in a browser (file://$(CURDIR)/out/demo/report.html)"
 
 ## bench: speed and memory as ratios against SoX/audiowaveform-style peers (see bench/README.md).
 bench: release

@@ -126,6 +126,11 @@ func runJob(spec path: String, flags: RunFlags, retryOnly: Bool) throws {
         }
         printOut(line)
     }
+    switch summary.report {
+    case .success(let path)?: if !flags.quiet { printOut("report: \(path) (open it in a browser)") }
+    case .failure(let e)?: printError("segno: \(e)")
+    case nil: break
+    }
     if let report = flags.report {
         do { try RunReport.write(RunReport.json(summary, spec: spec, exitCode: code), to: report) } catch {
             printError("segno: \(error)")

@@ -12,8 +12,8 @@ struct SegnoCommand: ParsableCommand {
         state; 130/143 interrupted (state is consistent).
         """,
         version: SegnoVersion.string,
-        subcommands: [RunCommand.self, StatusCommand.self, RetryCommand.self, ValidateCommand.self, StateCommand.self, WaveformCommand.self,
-                      ConvertCommand.self, InfoCommand.self, DuplicatesCommand.self, FindCommand.self]
+        subcommands: [RunCommand.self, StatusCommand.self, RetryCommand.self, ReportCommand.self, ValidateCommand.self, StateCommand.self,
+                      WaveformCommand.self, ConvertCommand.self, InfoCommand.self, DuplicatesCommand.self, FindCommand.self]
     )
 }
 

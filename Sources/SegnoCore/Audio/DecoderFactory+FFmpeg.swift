@@ -17,6 +17,8 @@ extension DecoderFactory {
     public static func open(path: String, searchPath: String?) throws -> any AudioDecoder {
         // Missing, empty, unreadable or not a regular file (a FIFO would block the sniffer): say so.
         Glibc.close(try SndFileDecoder.openChecked(path))
+        // A sensor series (.csv, .jsonl) by extension and text content.
+        if SensorSeriesDecoder.looksLikeSeries(path: path) { return try SensorSeriesDecoder(path: path) }
         let kind = ContentSniffer.sniff(path: path)
         if ffmpegOnly.contains(kind) {
             return try openWithFFmpeg(path: path, kind: kind, searchPath: searchPath, libsndfileError: nil)

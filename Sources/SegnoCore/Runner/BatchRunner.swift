@@ -67,8 +67,16 @@ public struct RunSummary: Sendable {
     public var results: [RecordingResult] = []
     public var problems: [String] = []
     public var plan: [String] = []
+    /// The HTML report written after the run (`report.path`), or why it could not be written.
+    public var report: Result<String, ReportFailure>?
     public var startedAt = Date()
     public var finishedAt = Date()
+}
+
+/// Why the run's HTML report was not written (the run itself is unaffected).
+public struct ReportFailure: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
 }
 
 /// Why a run could not start at all.
@@ -244,6 +252,14 @@ public final class BatchRunner: Sendable {
         summarise(&summary, timeUp: timeUp.withLock { $0 })
         try? store.finishRun(id: runId, status: runStatus(summary), planned: summary.planned, done: summary.done,
                              failed: summary.failed, skipped: summary.skipped, pruned: summary.pruned.count)
+        if let path = job.spec.reportPath {
+            do {
+                try ReportWriter.afterRun(spec: job.spec, store: store)
+                summary.report = .success(path)
+            } catch {
+                summary.report = .failure(ReportFailure(message: "report \(AudioError.quoted(path)): \(error)"))
+            }
+        }
     }
 
     /// Counts the results into the summary.

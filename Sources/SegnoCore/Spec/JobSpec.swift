@@ -58,6 +58,8 @@ public struct JobSpec: Sendable {
     public var stateIsShared: Bool { statePath.hasPrefix("postgres://") || statePath.hasPrefix("postgresql://") }
     /// Stages in order.
     public var stages: [Placed]
+    /// Absolute path of the HTML report written at the end of every run (`report.path`); nil for none.
+    public var reportPath: String? = nil
 
     /// Worker count to use when the command line does not say.
     public var workers: Int { parallel ?? ProcessInfo.processInfo.activeProcessorCount }

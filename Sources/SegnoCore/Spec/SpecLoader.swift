@@ -43,7 +43,7 @@ public enum SpecLoader {
         let context = SpecContext(file: file, environment: environment)
         try checkTags(root, file: file, budget: 200_000)
         let doc = SpecValue(node: root, path: "", context: context)
-        let o = try doc.options(allowed: ["version", "name", "input", "output", "state", "lease", "parallel", "retries", "stages"],
+        let o = try doc.options(allowed: ["version", "name", "input", "output", "state", "lease", "parallel", "retries", "stages", "report"],
                                 required: ["version", "input", "output", "stages"])
         let version = try o["version"]!.int()
         guard version == 1 else { throw o["version"]!.error("unsupported spec version \(version); this segno reads version 1") }
@@ -76,6 +76,14 @@ public enum SpecLoader {
             if s != "auto" { parallel = try p.int(in: JobSpec.parallelRange, unit: "workers") }
         }
         let retries = try o["retries"]?.int(in: 0...10) ?? 2
+        var reportPath: String? = nil
+        if let r = o["report"] {
+            // `report: { path: report.html }`: the HTML report, rewritten at the end of every run.
+            let ro = try r.options(allowed: ["path"], required: ["path"])
+            let p = try ro["path"]!.string()
+            if p.isEmpty || p.hasSuffix("/") { throw ro["path"]!.error("report.path names a file such as report.html") }
+            reportPath = absolute(p, base: baseDirectory)
+        }
 
         let stageList = try o["stages"]!.list()
         if stageList.isEmpty { throw o["stages"]!.error("no stages: add at least one tap such as encode or waveform") }
@@ -112,7 +120,7 @@ public enum SpecLoader {
         }
         try checkOverlap(input: input, outputRoot: outputRoot, stages: placed, file: file)
         var spec = JobSpec(file: file, name: name, input: input, outputRoot: outputRoot, statePath: statePath,
-                       parallel: parallel, retries: retries, stages: placed)
+                       parallel: parallel, retries: retries, stages: placed, reportPath: reportPath)
         spec.leaseSeconds = lease
         if spec.stateIsShared, let fp = placed.first(where: { $0.config.name == "fingerprint" }) {
             throw SpecError(file: file, line: fp.line, column: 0, keyPath: fp.keyPath,

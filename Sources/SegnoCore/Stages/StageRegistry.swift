@@ -47,7 +47,7 @@ public enum StageRegistry {
 
     static func parseWaveform(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
         let o = try v.options(allowed: ["path", "format", "bits", "samples_per_pixel", "pixels_per_second", "points", "zooms",
-                                        "channels", "duration", "levels", "width", "height", "color", "background"],
+                                        "channels", "duration", "levels", "width", "height", "color", "background", "picture"],
                               required: ["path"])
         let template = try parseTemplate(o["path"]!, extraVariables: ["zoom"])
         var format = try o["format"]?.choice(WaveformConfig.Format.self)
@@ -95,9 +95,9 @@ public enum StageRegistry {
                                               waveform: try color("color", WaveformPicture.defaultWaveform))
             } catch let e as SpecError { throw e } catch { throw v.error("\(error)") }
         }
-        return WaveformConfig(path: template, format: format, bits: bits, resolutions: resolutions, split: split,
+        return try WaveformConfig(path: template, format: format, bits: bits, resolutions: resolutions, split: split,
                               duration: try o["duration"]?.bool() ?? false,
-                              levels: try o["levels"]?.int(in: WaveformConfig.levelsRange) ?? WaveformLevels.defaultCount, picture: picture)
+                              levels: try o["levels"]?.int(in: WaveformConfig.levelsRange) ?? WaveformLevels.defaultCount, picture: picture).parsingPictureStyle(o["picture"])
     }
 
     /// Parses a path template option, locating template errors at the option.

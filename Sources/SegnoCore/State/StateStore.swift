@@ -28,17 +28,7 @@ public final class StateStore: Sendable {
     /// segno is copied into memory and migrated there.
     public static func openForReading(path: String) throws -> StateStore? {
         guard access(path, F_OK) == 0 else { return nil }
-        var config = Configuration()
-        config.readonly = true
-        config.busyMode = .timeout(10)
-        let location: String
-        if access(path + "-wal", F_OK) == 0 {
-            location = path
-        } else {
-            let escaped = path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "?#%"))) ?? path
-            location = "file:\(escaped)?immutable=1"
-        }
-        let file = try DatabaseQueue(path: location, configuration: config)
+        let file = try StateReader.open(path: path)
         if try file.read({ try StateMigrations.migrator.hasCompletedMigrations($0) }) {
             return try StateStore(writer: file, path: path, migrate: false)
         }

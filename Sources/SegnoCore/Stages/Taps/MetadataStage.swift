@@ -1,3 +1,4 @@
+import CEbur128
 import Foundation
 import SegnoDSP
 import SegnoWaveform
@@ -31,6 +32,14 @@ final class MetadataTap: Tap {
     var peak: Float = 0
     var sumSquares = 0.0
     var peaks: PeakGenerator?
+    /// Per channel minimum, maximum and sum of squares: kept for sensor series (`axes`).
+    var axisMin: [Double] = []
+    var axisMax: [Double] = []
+    var axisSquares: [Double] = []
+    var isSeries: Bool { context.source?.codec == "sensor series" }
+    /// EBU R128 integrated loudness, for the state's values (the report); nil when libebur128
+    /// cannot measure this format.
+    var meter: UnsafeMutablePointer<ebur128_state>?
 
     init(path: String, levels: Int, context: RecordingContext) {
         self.path = path
@@ -38,8 +47,14 @@ final class MetadataTap: Tap {
         self.context = context
     }
 
+    deinit { if meter != nil { ebur128_destroy(&meter) } }
+
     func start(_ format: AudioFormat) throws {
         self.format = format
+        axisMin = Array(repeating: .infinity, count: format.channels)
+        axisMax = Array(repeating: -.infinity, count: format.channels)
+        axisSquares = Array(repeating: 0, count: format.channels)
+        meter = ebur128_init(UInt32(format.channels), UInt(format.sampleRate), Int32(EBUR128_MODE_I.rawValue))
         if levels > 0 {
             let expected = context.source.map { s in s.sampleRate == format.sampleRate ? s.frames : Int(Double(s.frames) * Double(format.sampleRate) / Double(s.sampleRate)) }
             // Ten points per level keeps every level the peak of whole stretches of audio.
@@ -65,6 +80,20 @@ final class MetadataTap: Tap {
         }
         peak = p
         sumSquares += s
+        if isSeries {
+            let ch = block.channels
+            for f in 0..<block.frames {
+                for c in 0..<ch {
+                    let v = Double(block.samples[f * ch + c])
+                    axisMin[c] = min(axisMin[c], v)
+                    axisMax[c] = max(axisMax[c], v)
+                    axisSquares[c] += v * v
+                }
+            }
+        }
+        if let meter {
+            _ = block.samples.withUnsafeBufferPointer { ebur128_add_frames_float(meter, $0.baseAddress, block.frames) }
+        }
         try? peaks?.process(block)
     }
 
@@ -93,13 +122,33 @@ final class MetadataTap: Tap {
                 ("channels", .int(s.channels)), ("frames", .int(s.frames)), ("duration", JSONValue.rounded(s.duration, places: 3)),
             ])))
         }
+        if isSeries {
+            // A sensor series: its values are not audio; min, max and RMS per axis in the sensor's units.
+            let names = (context.source?.tags?["channels"] ?? "").split(separator: ",").map(String.init)
+            fields.append(("axes", .array((0..<format.channels).map { c in
+                .object([
+                    ("name", .string(c < names.count && format.channels == names.count ? names[c] : "channel \(c + 1)")),
+                    ("min", frames > 0 ? JSONValue.rounded(axisMin[c], places: 6) : .null),
+                    ("max", frames > 0 ? JSONValue.rounded(axisMax[c], places: 6) : .null),
+                    ("rms", frames > 0 ? JSONValue.rounded((axisSquares[c] / Double(frames)).squareRoot(), places: 6) : .null),
+                ])
+            })))
+            if let gaps = context.source?.tags?["gaps"] { fields.append(("gaps", .string(gaps))) }
+        }
         if levels > 0 {
             fields.append(("levels", .array(levelValues.map { JSONValue.rounded(Double($0), places: 4) })))
             fields.append(("levels_encoded", .string(encoded)))
         }
         try WaveformTap.write(Array((JSONValue.object(fields).serialized() + "\n").utf8), to: path)
-        return [ProducedFile(stage: "metadata", path: path,
-                             values: ["duration": String(format: "%.3f", seconds), "levels": encoded])]
+        // What the report shows per recording, kept in the state (not in the sidecar's bytes).
+        var values = ["duration": String(format: "%.3f", seconds), "levels": encoded, "title": context.title, "recorded": context.recorded]
+        if peak > 0 { values["peak_dbfs"] = String(format: "%.2f", 20 * log10(Double(peak))) }
+        if rms > 0 { values["rms_dbfs"] = String(format: "%.2f", 20 * log10(rms)) }
+        if let meter {
+            var lufs = -Double.infinity
+            if ebur128_loudness_global(meter, &lufs) == 0, lufs.isFinite, lufs > -70 { values["loudness_lufs"] = String(format: "%.2f", lufs) }
+        }
+        return [ProducedFile(stage: "metadata", path: path, values: values)]
     }
 
     func abandon() {}

@@ -17,6 +17,9 @@ public struct WaveformConfig: TapConfig {
     public enum Format: String, Sendable, CaseIterable { case json, dat, png, svg, levels }
     /// How many values `format: levels` (and `--levels`) may ask for.
     public static let levelsRange = 1...1400
+    /// What a PNG shows (`picture:`): audio-style peaks, a line graph per channel with axes and
+    /// labels (for sensor series), or `auto`: a graph for a sensor series, peaks for audio.
+    public enum PictureStyle: String, Sendable, CaseIterable { case peaks, graph, auto }
     public let pathTemplate: PathTemplate
     public let format: Format
     public let bits: Int
@@ -25,6 +28,7 @@ public struct WaveformConfig: TapConfig {
     public let duration: Bool
     public let levels: Int
     public let picture: WaveformPicture
+    public var pictureStyle: PictureStyle = .peaks
     public var name: String { "waveform" }
     public var version: Int { 1 }
     public var options: [(String, String)] {
@@ -36,6 +40,8 @@ public struct WaveformConfig: TapConfig {
         if format == .png || format == .svg {
             o.append(("picture", "\(picture.width)x\(picture.height) \(picture.waveform) on \(picture.background)"))
         }
+        // Only when not the default, so existing fingerprints stay as they were.
+        if pictureStyle != .peaks { o.append(("style", pictureStyle.rawValue)) }
         return o
     }
 
@@ -85,6 +91,15 @@ public struct WaveformConfig: TapConfig {
     public func makeTap(paths: [String], context: RecordingContext) throws -> any Tap {
         WaveformTap(config: self, paths: paths, source: context.source)
     }
+
+    /// Reads `picture: peaks|graph|auto` (PNG only) into a copy of `self`. Called by the registry's parser.
+    func parsingPictureStyle(_ value: SpecValue?) throws(SpecError) -> WaveformConfig {
+        guard let value else { return self }
+        var c = self
+        c.pictureStyle = try value.choice(PictureStyle.self)
+        if c.pictureStyle != .peaks && format != .png { throw value.error("picture: \(c.pictureStyle.rawValue) draws PNG only (format png)") }
+        return c
+    }
 }
 
 extension WaveformResolution {
@@ -103,6 +118,7 @@ final class WaveformTap: Tap {
     let paths: [String]
     let source: SourceInfo?
     var generator: PeakGenerator?
+    var graph: SeriesGraph?
     var rate = 0
 
     init(config: WaveformConfig, paths: [String], source: SourceInfo?) {
@@ -113,6 +129,15 @@ final class WaveformTap: Tap {
 
     func start(_ format: AudioFormat) throws {
         rate = format.sampleRate
+        let series = source?.codec == "sensor series"
+        if config.format == .png, config.pictureStyle == .graph || (config.pictureStyle == .auto && series) {
+            let frames = source.map { s in s.sampleRate == format.sampleRate ? s.frames : Int(Double(s.frames) * Double(format.sampleRate) / Double(s.sampleRate)) }
+            let names = format.channels == source?.channels ? (source?.tags?["channels"] ?? "").split(separator: ",").map(String.init) : []
+            graph = SeriesGraph(width: config.picture.width, height: config.picture.height, channels: format.channels,
+                                expectedFrames: frames ?? format.sampleRate * 60, rate: format.sampleRate, names: names,
+                                background: config.picture.background)
+            return
+        }
         // The frame count at this point of the chain, scaled from the source when a resample precedes.
         let expected = source.map { s in s.sampleRate == format.sampleRate ? s.frames : Int((Double(s.frames) * Double(format.sampleRate) / Double(s.sampleRate)).rounded()) }
         do {
@@ -125,10 +150,16 @@ final class WaveformTap: Tap {
     }
 
     func observe(_ block: AudioBlock) throws {
+        if graph != nil { graph!.process(block); return }
         do { try generator?.process(block) } catch { throw StageStartError(stage: "waveform", "\(error)") }
     }
 
     func finish() throws -> [ProducedFile] {
+        if let graph {
+            self.graph = nil
+            try Self.write(graph.png(), to: paths[0])
+            return [ProducedFile(stage: "waveform", path: paths[0])]
+        }
         guard var g = generator else { return [] }
         generator = nil
         let frames = g.framesProcessed
@@ -162,7 +193,7 @@ final class WaveformTap: Tap {
         return produced
     }
 
-    func abandon() { generator = nil }
+    func abandon() { generator = nil; graph = nil }
 
     /// Writes small files whole through `OutputFile` (temporary name, sync, rename).
     static func write(_ bytes: [UInt8], to path: String) throws {

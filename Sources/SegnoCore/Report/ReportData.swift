@@ -1,0 +1,233 @@
+import Foundation
+import GRDB
+
+/// What `segno report` shows, read from the state store alone (plus the small waveform JSON
+/// files the taps wrote): run history, failures, and one row per recording. `ReportPage` renders
+/// it as HTML, `json(compact:)` as JSON (`segno report --json`).
+public struct ReportData: Sendable {
+    /// What to include and where the page will live.
+    public struct Options: Sendable {
+        /// Absolute path of the HTML file: links to outputs are relative to its folder.
+        public var reportPath: String
+        /// Only this run: its row in the history and the recordings it touched.
+        public var runId: Int64?
+        /// Only recordings that failed or are partly done.
+        public var failedOnly = false
+        /// Runs shown in the history (newest first).
+        public var runLimit = 30
+        /// Columns of the embedded waveform per recording (min/max pairs).
+        public var waveColumns = 120
+
+        public init(reportPath: String, runId: Int64? = nil, failedOnly: Bool = false) {
+            self.reportPath = reportPath
+            self.runId = runId
+            self.failedOnly = failedOnly
+        }
+    }
+
+    /// One row of the run history.
+    public struct Run: Sendable {
+        public var id: Int64
+        public var started: Double
+        public var finished: Double?
+        public var status: String
+        public var planned, done, failed, skipped, pruned: Int
+        /// Seconds of audio in the recordings whose last step finished during the run.
+        public var audioSeconds: Double
+        public var seconds: Double? { finished.map { $0 - started } }
+        /// Audio seconds per wall second (nil when nothing ran or the run did not finish).
+        public var realtime: Double? {
+            guard let s = seconds, s > 0, audioSeconds > 0 else { return nil }
+            return audioSeconds / s
+        }
+    }
+
+    /// An output of a recording: what to show and the link relative to the report (nil: not a file).
+    public struct Output: Sendable {
+        public var stage: String
+        public var text: String
+        public var href: String?
+    }
+
+    /// One recording (a row of the table).
+    public struct Recording: Sendable {
+        public var path: String
+        public var title: String
+        /// ISO 8601: when recorded (metadata tap), else the source's modification time.
+        public var date: String
+        public var duration: Double?
+        /// Integrated loudness in LUFS (metadata tap), when measured.
+        public var loudness: Double?
+        /// Sample peak in dBFS (metadata tap).
+        public var peak: Double?
+        public var status: String
+        public var failureClass: String?
+        public var error: String?
+        public var outputs: [Output]
+        /// Relative link of a browser-playable file (an output, else the source).
+        public var audio: String?
+        /// Base64 of min/max byte pairs (sample × 127 + 128) for the canvas; nil for none.
+        public var wave: String?
+    }
+
+    public var name: String
+    public var spec: String
+    public var statePath: String
+    public var outputRoot: String
+    public var generated: Date
+    /// Recordings per status for the whole store: "done", "failed", "partial".
+    public var counts: [String: Int]
+    public var runs: [Run]
+    public var failures: [FailureRecord]
+    public var recordings: [Recording]
+
+    /// The command that runs the failed recordings again.
+    public var retryCommand: String { "segno retry " + Self.shellQuoted(URL(fileURLWithPath: spec).standardizedFileURL.path) }
+
+    /// Extensions an `<audio>` element plays in current browsers.
+    public static let playable: Set<String> = ["wav", "flac", "ogg", "oga", "opus", "mp3", "m4a"]
+
+    /// Reads everything the report shows. `reader` may be the running job's store or a
+    /// read-only queue (`StateReader`).
+    public static func collect(spec: JobSpec, reader: any DatabaseReader, options: Options) throws -> ReportData {
+        let reportDir = (options.reportPath as NSString).deletingLastPathComponent
+        return try reader.read { db in
+            let runColumns = Set(try db.columns(in: "run").map(\.name))
+            let recColumns = Set(try db.columns(in: "recording").map(\.name))
+            let prunedSQL = runColumns.contains("pruned") ? "pruned" : "0"
+            let classSQL = recColumns.contains("failure_class") ? "failure_class" : "NULL"
+            let detailSQL = try db.columns(in: "step").contains { $0.name == "detail" } ? "detail" : "NULL"
+
+            var counts: [String: Int] = [:]
+            for r in try Row.fetchAll(db, sql: "SELECT status, COUNT(*) FROM recording GROUP BY status") { counts[r[0]] = r[1] }
+
+            var runSQL = "SELECT id, started_at, finished_at, status, planned, done, failed, skipped, \(prunedSQL) FROM run"
+            var runArgs: StatementArguments = []
+            if let id = options.runId { runSQL += " WHERE id = ?"; runArgs = [id] } else { runSQL += " ORDER BY id DESC LIMIT \(options.runLimit)" }
+            var runs = try Row.fetchAll(db, sql: runSQL, arguments: runArgs).map { r in
+                Run(id: r[0], started: r[1], finished: r[2], status: r[3], planned: r[4], done: r[5], failed: r[6], skipped: r[7], pruned: r[8], audioSeconds: 0)
+            }
+            if let id = options.runId, runs.isEmpty { throw ReportError.noSuchRun(id) }
+
+            // Steps, grouped by recording.
+            var steps: [Int64: [(stage: String, output: String, finished: Double, detail: String?)]] = [:]
+            let stepRows = try Row.fetchCursor(db, sql: "SELECT recording_id, stage, output, finished_at, \(detailSQL) FROM step ORDER BY recording_id, stage")
+            while let r = try stepRows.next() { steps[r[0], default: []].append((r[1], r[2], r[3], r[4])) }
+
+            var recordings: [Recording] = []
+            var failures: [FailureRecord] = []
+            let window = options.runId.flatMap { _ in runs.first.map { ($0.started, $0.finished ?? .infinity) } }
+            let rows = try Row.fetchCursor(db, sql: "SELECT id, path, mtime_ns, duration, status, error, attempts, updated_at, \(classSQL) FROM recording ORDER BY path")
+            while let r = try rows.next() {
+                let id: Int64 = r[0]
+                let path: String = r[1]
+                let status: String = r[4]
+                let own = steps[id] ?? []
+                let lastStep = own.map(\.finished).max()
+                let duration: Double? = r[3]
+                // Audio per run: the recording counts for the run its last step finished in.
+                if let t = lastStep, let d = duration, let i = runs.firstIndex(where: { t >= $0.started && t <= ($0.finished ?? .infinity) }) {
+                    runs[i].audioSeconds += d
+                }
+                let updated: Double = r[7]
+                if let (from, to) = window {
+                    let touched = (lastStep.map { $0 >= from && $0 <= to } ?? false) || (status != "done" && updated >= from && updated <= to)
+                    if !touched { continue }
+                }
+                let failureClass: String? = r[8]
+                if status != "done" {
+                    failures.append(FailureRecord(path: path, error: r[5] ?? "", attempts: r[6], at: updated,
+                                                  status: RecordingStatus(rawValue: status) ?? .failed,
+                                                  failureClass: failureClass.flatMap(FailureClass.init(rawValue:)) ?? .environment))
+                } else if options.failedOnly {
+                    continue
+                }
+                recordings.append(recording(path: path, mtimeNs: r[2], duration: duration, status: status, error: r[5],
+                                            failureClass: failureClass, steps: own, spec: spec, reportDir: reportDir, columns: options.waveColumns))
+            }
+            return ReportData(name: spec.name, spec: spec.file, statePath: spec.statePath, outputRoot: spec.outputRoot, generated: Date(),
+                              counts: counts, runs: runs, failures: failures, recordings: recordings)
+        }
+    }
+
+    static func recording(path: String, mtimeNs: Int64, duration: Double?, status: String, error: String?, failureClass: String?,
+                          steps: [(stage: String, output: String, finished: Double, detail: String?)],
+                          spec: JobSpec, reportDir: String, columns: Int) -> Recording {
+        var outputs: [Output] = []
+        var values: [String: String] = [:]
+        var wave: String?
+        var waveJSON: String?
+        for s in steps {
+            let identity = StepIdentity(stored: s.stage)
+            let state = StepState(stage: s.stage, fingerprint: "", source: "", output: s.output, outputHash: Data(), outputSize: 0, finishedAt: s.finished, detail: s.detail)
+            if identity.kind == "metadata" { values.merge(state.values) { a, _ in a } }
+            for o in state.outputs {
+                let stored = identity.isUpload ? StoredOutput(o) : .relative(o)
+                switch stored {
+                case .object(let bucket, let key):
+                    outputs.append(Output(stage: identity.kind, text: "s3://\(bucket)/\(key)", href: nil))
+                case .file(let abs):
+                    outputs.append(Output(stage: identity.kind, text: abs, href: relativeLink(from: reportDir, to: abs)))
+                case .relative(let rel):
+                    let abs = spec.outputRoot + "/" + rel
+                    outputs.append(Output(stage: identity.kind, text: rel, href: relativeLink(from: reportDir, to: abs)))
+                    if identity.kind == "waveform", waveJSON == nil, rel.lowercased().hasSuffix(".json") { waveJSON = abs }
+                }
+            }
+        }
+        outputs = outputs.filter { $0.stage != "upload" } + outputs.filter { $0.stage == "upload" }
+        if let file = waveJSON { wave = ReportWaveform.fromPeaksFile(file, columns: columns) }
+        if wave == nil, let levels = values["levels"], !levels.isEmpty { wave = ReportWaveform.fromLevels(levels) }
+        let audio = outputs.first { $0.href != nil && $0.stage != "upload" && playable.contains(($0.text as NSString).pathExtension.lowercased()) }
+            ?? outputs.first { $0.href != nil && playable.contains(($0.text as NSString).pathExtension.lowercased()) }
+        var audioHref = audio?.href
+        if audioHref == nil, playable.contains((path as NSString).pathExtension.lowercased()) {
+            audioHref = relativeLink(from: reportDir, to: spec.input.root + "/" + path)
+        }
+        let stem = RecordingContext(sourcePath: path, relativePath: path, modified: Date(), outputRoot: "").stem
+        return Recording(path: path, title: values["title"].flatMap { $0.isEmpty ? nil : $0 } ?? stem,
+                         date: values["recorded"] ?? RecordingContext.isoDateTime(Date(timeIntervalSince1970: Double(mtimeNs) / 1e9)),
+                         duration: duration ?? values["duration"].flatMap(Double.init),
+                         loudness: values["loudness_lufs"].flatMap(Double.init), peak: values["peak_dbfs"].flatMap(Double.init),
+                         status: status, failureClass: failureClass, error: error, outputs: outputs, audio: audioHref, wave: wave)
+    }
+
+    /// `target` (absolute) as a link relative to the folder `from` (absolute), each part
+    /// percent-encoded: "../memo%201.flac".
+    public static func relativeLink(from dir: String, to target: String) -> String {
+        let a = dir.split(separator: "/").map(String.init)
+        let b = target.split(separator: "/").map(String.init)
+        var common = 0
+        while common < a.count && common < b.count - 1 && a[common] == b[common] { common += 1 }
+        let parts = Array(repeating: "..", count: a.count - common) + b[common...].map(percentEncoded)
+        return parts.joined(separator: "/")
+    }
+
+    /// One path part for a URL: everything but unreserved ASCII escaped.
+    static func percentEncoded(_ part: String) -> String {
+        var out = ""
+        for byte in part.utf8 {
+            let c = Character(Unicode.Scalar(byte))
+            if byte < 0x80, c.isLetter || c.isNumber || "-._~".contains(c) { out.append(c) } else { out += String(format: "%%%02X", byte) }
+        }
+        return out
+    }
+
+    /// `s` quoted for a POSIX shell when it needs it.
+    static func shellQuoted(_ s: String) -> String {
+        if !s.isEmpty, s.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_./=:@%+,".contains($0)) }) { return s }
+        return "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+}
+
+/// Why a report cannot be made.
+public enum ReportError: Error, CustomStringConvertible {
+    /// `--run N` names a run the store does not have.
+    case noSuchRun(Int64)
+
+    public var description: String {
+        switch self {
+        case .noSuchRun(let id): return "no run \(id) in the state (segno status lists the recent runs)"
+        }
+    }
+}

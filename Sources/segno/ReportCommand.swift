@@ -1,0 +1,46 @@
+import ArgumentParser
+import Foundation
+import SegnoCore
+
+struct ReportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "report",
+        abstract: "Write one self-contained HTML page: runs, failures, and every recording with its waveform and a player.",
+        discussion: "Reads the state read-only (nothing in the state folder changes). Links to outputs are relative to the page.")
+
+    @Argument(help: "The job spec (YAML).") var spec: String
+    @Option(name: .shortAndLong, help: "The HTML file to write (default: the spec's report.path, else report.html in output.root).")
+    var output: String?
+    @Option(name: .customLong("run"), help: ArgumentHelp("Only this run: its history row and the recordings it touched.", valueName: "N")) var runId: Int64?
+    @Flag(help: "Only recordings that failed or are partly done.") var failed = false
+    @Flag(help: "Print the report's data as one JSON object instead of writing HTML.") var json = false
+
+    func run() throws {
+        let s: JobSpec
+        do { s = try SpecLoader.load(path: spec) } catch {
+            printError("segno: \(error)")
+            throw Exit.usage
+        }
+        let target = output.map { URL(fileURLWithPath: $0).standardizedFileURL.path } ?? s.reportPath ?? s.outputRoot + "/report.html"
+        var options = ReportData.Options(reportPath: target, runId: runId, failedOnly: failed)
+        options.runLimit = runId == nil ? 30 : 1
+        do {
+            let db = try StateReader.open(path: s.statePath)
+            if json {
+                printOut(try ReportData.collect(spec: s, reader: db, options: options).json(compact: false).serialized())
+                return
+            }
+            try ReportWriter.writeHTML(spec: s, reader: db, options: options)
+            printOut("report: \(target)")
+        } catch let e as StateReader.OpenError {
+            printError("segno: \(e)")
+            throw Exit.failures
+        } catch let e as ReportError {
+            printError("segno: \(e)")
+            throw Exit.usage
+        } catch {
+            printError("segno: \(error)")
+            throw Exit.failures
+        }
+    }
+}
