@@ -9,6 +9,7 @@ APT_BUILD   = pkg-config libsndfile1-dev libsamplerate0-dev libsoxr-dev libsqlit
 APT_TOOLS   = sox libsox-fmt-all ffmpeg flac espeak-ng sqlite3 libchromaprint-tools
 APT_S3      = radosgw ceph-mon ceph-osd postgresql-15
 APT_BROWSER = chromium
+APT_SLURM   = slurm-wlm munge
 PIP_TEST    = numpy scipy botocore
 
 .PHONY: all build release test demo bench quality deps test-deps clean
@@ -30,7 +31,7 @@ deps:
 ## Chromium (loads the HTML report), numpy/scipy/botocore.
 test-deps: deps
 	@missing=""; \
-	for p in $(APT_S3) $(APT_BROWSER); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	for p in $(APT_S3) $(APT_BROWSER) $(APT_SLURM); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "make test-deps: installing$$missing"; \
@@ -49,12 +50,14 @@ release: deps
 test: test-deps
 	$(SWIFT) build --build-tests
 	@set -e; \
-	trap 'bash Tests/support/rgw.sh stop >/dev/null 2>&1 || true; bash Tests/support/postgres.sh stop >/dev/null 2>&1 || true' EXIT; \
+	trap 'bash Tests/support/rgw.sh stop >/dev/null 2>&1 || true; bash Tests/support/postgres.sh stop >/dev/null 2>&1 || true; bash Tests/support/slurm.sh stop >/dev/null 2>&1 || true' EXIT; \
 	rgw_env=$$(bash Tests/support/rgw.sh start) || { echo "make test: the local Ceph RGW did not start" >&2; exit 1; }; \
 	eval "$$rgw_env"; \
 	pg_env=$$(bash Tests/support/postgres.sh start) || { echo "make test: the local PostgreSQL did not start" >&2; exit 1; }; \
 	eval "$$pg_env"; \
-	export S3_TEST_ENDPOINT S3_TEST_ACCESS_KEY S3_TEST_SECRET_KEY SEGNO_TEST_PG SEGNO_TEST_PG_DIR; \
+	slurm_env=$$(bash Tests/support/slurm.sh start) || { echo "make test: the local Slurm did not start" >&2; exit 1; }; \
+	eval "$$slurm_env"; \
+	export S3_TEST_ENDPOINT S3_TEST_ACCESS_KEY S3_TEST_SECRET_KEY SEGNO_TEST_PG SEGNO_TEST_PG_DIR SLURM_CONF SEGNO_TEST_SLURM; \
 	$(SWIFT) test --skip-build
 
 ## demo: runs pipelines/demo.yaml on the bundled samples into ./out/demo (uploads into

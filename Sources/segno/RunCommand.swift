@@ -26,9 +26,13 @@ struct RunFlags: ParsableArguments {
     @Flag(help: "Print nothing but errors.")
     var quiet = false
 
+    @Option(help: ArgumentHelp("Only shard K of N (0 ≤ K < N) of the recordings, by a stable hash of their names; with SQLite state each shard keeps its own file.", valueName: "K/N"))
+    var shard: String?
+
     func validate() throws {
         if let p = parallel, !JobSpec.parallelRange.contains(p) { throw ValidationError("--parallel must be 1…256") }
         if let m = maxTime, parseDuration(m) == nil { throw ValidationError("--max-time takes a duration such as 50m or 1h30m") }
+        if let s = shard, Shard(s) == nil { throw ValidationError("--shard takes K/N with 0 ≤ K < N, e.g. 0/4") }
     }
 
     func options(retryOnly: Bool) -> RunOptions {
@@ -40,6 +44,7 @@ struct RunFlags: ParsableArguments {
         o.maxTime = maxTime.flatMap(parseDuration)
         o.retryOnly = retryOnly
         o.progress = ProgressPrinter.mode(quiet: quiet)
+        o.shard = shard.flatMap(Shard.init)
         return o
     }
 }

@@ -101,6 +101,26 @@ import Testing
 }
 
 extension ManyWorkersTests {
+    /// The Slurm recipe in deploy/, run by a real one-node Slurm (`Tests/support/slurm.sh`):
+    /// three array tasks are three workers on one spec with PostgreSQL state.
+    @Test func aSlurmArrayJobRunsTheDeployScriptAndFinishesTheWork() throws {
+        guard ProcessInfo.processInfo.environment["SLURM_CONF"] != nil else {
+            Issue.record("SLURM_CONF is not set: run the suite with `make test`, which starts a one-node Slurm")
+            return
+        }
+        guard let url = try Self.database() else { return }
+        let ws = try RunWorkspace()
+        let files = try ws.makeRecordings(count: 12, minSeconds: 0.5, maxSeconds: 1.5)
+        try ws.writeSpec(Self.spec(state: url, output: "out"), name: "pg.yaml")
+        let sbatch = try CLI.run("/usr/bin/sbatch", ["--array=0-2", "--wait", "-D", ws.root, "-o", ws["slurm-%a.log"],
+                                                      RunTestsPaths.repo + "/deploy/slurm/segno-array.sh", ws["pg.yaml"]],
+                                 environment: ["SEGNO": try CLI.segnoPath(), "SEGNO_REPORT_DIR": ws.root])
+        #expect(sbatch.status == 0, "\(sbatch.stdout) \(sbatch.stderr)")
+        let done = try (0..<3).flatMap { try Self.done(ws, "task-\($0).json") }
+        #expect(done.count == files.count && Set(done) == Set(files), "every recording done once by the array: \(done.count)")
+        #expect(try ws.status("pg.yaml").int("done") == files.count)
+    }
+
     /// Runs a shell command with posix_spawn and waitpid (the server it starts must not keep a
     /// Foundation `Process` waiting); returns its exit status.
     static func shell(_ command: String) -> Int32 {

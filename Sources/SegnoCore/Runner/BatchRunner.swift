@@ -17,7 +17,40 @@ public struct RunOptions: Sendable {
     /// Only recordings that failed before (`segno retry`).
     public var retryOnly = false
     public var progress: ProgressPrinter.Mode = .lines
+    /// `--shard K/N`: only the recordings whose stable hash falls in shard K of N (0 ≤ K < N).
+    public var shard: Shard? = nil
     public init() {}
+}
+
+/// One of N disjoint parts of the input (`--shard K/N`), for schedulers without a shared database:
+/// a recording belongs to the shard its name's FNV-1a hash picks, the same on every machine.
+public struct Shard: Sendable, Equatable, CustomStringConvertible {
+    public let index: Int
+    public let count: Int
+
+    /// Parses "K/N" with 0 ≤ K < N ≤ 10,000.
+    public init?(_ text: String) {
+        let parts = text.split(separator: "/")
+        guard parts.count == 2, let k = Int(parts[0]), let n = Int(parts[1]), (1...10_000).contains(n), (0..<n).contains(k) else { return nil }
+        index = k
+        count = n
+    }
+
+    public func contains(_ relativePath: String) -> Bool {
+        var hash: UInt64 = 0xcbf29ce484222325
+        for b in relativePath.utf8 { hash = (hash ^ UInt64(b)) &* 0x100000001b3 }
+        return Int(hash % UInt64(count)) == index
+    }
+
+    public var description: String { "\(index)/\(count)" }
+
+    /// The SQLite state of one shard: `state.sqlite` → `state.shard-K-of-N.sqlite`, so shards
+    /// never wait on each other's lock.
+    public func statePath(_ path: String) -> String {
+        let ext = (path as NSString).pathExtension
+        let base = (path as NSString).deletingPathExtension
+        return base + ".shard-\(index)-of-\(count)" + (ext.isEmpty ? "" : "." + ext)
+    }
 }
 
 /// What happened to one recording in this run.
@@ -129,7 +162,13 @@ public final class BatchRunner: Sendable {
         let spec = job.spec
         self.source = source ?? FolderSource(input: spec.input,
                                              skipDirectories: [spec.outputRoot, (spec.statePath as NSString).deletingLastPathComponent])
-        self.state = state ?? spec.stateLocation
+        if let state {
+            self.state = state
+        } else if let shard = options.shard, !spec.stateIsShared {
+            self.state = SQLiteStateLocation(path: shard.statePath(spec.statePath))
+        } else {
+            self.state = spec.stateLocation
+        }
     }
 
     /// Runs the job. Throws only when the run cannot start (lock, state, input root); per-recording
@@ -140,7 +179,12 @@ public final class BatchRunner: Sendable {
             session.store?.close()
             _ = session.hold
         }
-        let scan = try source.scan()
+        var scan = try source.scan()
+        if let shard = options.shard {
+            scan.files = scan.files.filter { shard.contains($0.relativePath) }
+            scan.settlingPaths = scan.settlingPaths.filter { shard.contains($0) }
+            scan.unreadableNames = scan.unreadableNames.filter { shard.contains($0.relativePath) }
+        }
         let state: [String: RecordingState]
         do { state = try session.store?.loadAll() ?? [:] } catch { throw StateOpening.classify(error, path: job.spec.statePath, moveAside: !options.dryRun) }
         let store = session.store

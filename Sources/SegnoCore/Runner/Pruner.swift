@@ -33,7 +33,7 @@ extension BatchRunner {
         let pruning = job.uploads.filter { $0.config.prune }
         guard !pruning.isEmpty else { return ([], nil) }
         let present = Set(scan.files.map(\.relativePath)).union(scan.settlingPaths).union(scan.unreadableNames.map(\.relativePath))
-        let gone = state.keys.filter { !present.contains($0) }.sorted()
+        let gone = state.keys.filter { !present.contains($0) && (options.shard?.contains($0) ?? true) }.sorted()
         guard !gone.isEmpty else { return ([], nil) }
         // An empty scan more likely means an unmounted folder than a deleted archive; a folder the
         // scan could not read may still hold the files.

@@ -199,6 +199,19 @@ final class MemorySource: RecordingSource, @unchecked Sendable {
         #expect(try state.store.recentlyPruned(limit: 10).count == 3)
     }
 
+    @Test func shardsSplitTheRecordingsDisjointlyAndCompletely() throws {
+        for i in 0..<20 { source.put("memo \(i).wav") }
+        let job = try job(["encode: { path: \"{stem}.wav\" }"])
+        var seen: [String] = []
+        for k in 0..<3 {
+            let summary = try run(job) { $0.shard = Shard("\(k)/3") }
+            #expect(summary.done > 0, "every shard gets some of 20")
+            seen += summary.results.map(\.path)
+        }
+        #expect(seen.count == 20 && Set(seen).count == 20)
+        #expect(Shard("3/3") == nil && Shard("0/0") == nil && Shard("1/2")?.statePath("/a/state.sqlite") == "/a/state.shard-1-of-2.sqlite")
+    }
+
     @Test func aSourceThatChangesDuringItsPassIsNotReadyNotFailed() throws {
         // Opening fails because the file is half written, and by then its identity has moved on.
         final class Growing: RecordingSource, @unchecked Sendable {
