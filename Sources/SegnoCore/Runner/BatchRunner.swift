@@ -248,52 +248,15 @@ public final class BatchRunner: Sendable {
         try? store.recordPruned(runId: runId, pruned)
         let writer = StateWriter(store: store)
         for file in plan.unchanged { writer.submit(.touched(path: file.relativePath, identity: file.identity)) }
-        var results: [RecordingResult] = []
-        for (file, message, cls) in plan.refused {
-            let text = "\(AudioError.quoted(file.relativePath)): \(message)"
-            writer.submit(.failed(path: file.relativePath, identity: file.identity, error: text, attempts: 1,
-                                  recipe: job.recipeFingerprint, failureClass: cls))
-            results.append(RecordingResult(path: file.relativePath, status: .failed, duration: nil, seconds: 0, attempts: 1,
-                                           outputs: [], error: text, failureClass: cls, reasons: []))
-            FileHandle.standardError.write(Data("segno: \(text)\n".utf8))
-        }
+        let refused = recordRefused(plan.refused, writer: writer)
         let progress = ProgressPrinter(mode: options.progress)
         progress.start(planned: plan.work.count)
-        let collected = Mutex<[RecordingResult]>([])
-        let timeUp = Mutex(false)
-        let deadline = options.maxTime.map { Date().addingTimeInterval($0) }
-        let uploadersForWork = uploaders
-        let shouldStop: @Sendable () -> Bool = { [stop] in
-            if stop.isStopped { return true }
-            if let deadline, Date() >= deadline { timeUp.withLock { $0 = true }; return true }
-            return false
-        }
-        // Recordings another worker holds are tried again once this worker's own are done: its
-        // lease either ends with the work done (then they are skipped) or expires (taken over).
-        var work = plan.work
-        while !work.isEmpty {
-            let held = Mutex<[RecordingPlan]>([])
-            let round = work
-            WorkerPool.run(count: round.count, workers: options.parallel ?? job.spec.workers, shouldStop: shouldStop) { [self] i in
-                let r: RecordingResult
-                switch claim(round[i], store: store) {
-                case .run(let plan): r = process(plan, writer: writer, progress: progress, uploaders: uploadersForWork)
-                case .skip(let result): r = result; progress.update { $0.planned -= 1 }
-                case .held: held.withLock { $0.append(round[i]) }; return
-                }
-                if r.status == .interrupted || r.status == .notReady { store.release(r.path) }
-                collected.withLock { $0.append(r) }
-            }
-            work = held.withLock { $0 }.sorted { $0.file.relativePath < $1.file.relativePath }
-            if !work.isEmpty && !shouldStop() { Thread.sleep(forTimeInterval: min(2, max(0.2, job.spec.leaseSeconds / 4))) }
-            if shouldStop() { break }
-        }
+        let (finished, timeUp) = runWork(plan.work, store: store, writer: writer, progress: progress, uploaders: uploaders)
         progress.stop()
         do { try writer.flush() } catch { progress.error("segno: \(error)") }
-        let finished = collected.withLock { $0 }
         summary.notStarted = plan.work.count - finished.count
-        summary.results = (results + finished).sorted { $0.path < $1.path }
-        summarise(&summary, timeUp: timeUp.withLock { $0 })
+        summary.results = (refused + finished).sorted { $0.path < $1.path }
+        summarise(&summary, timeUp: timeUp)
         try? store.finishRun(id: runId, status: runStatus(summary), planned: summary.planned, done: summary.done,
                              failed: summary.failed, skipped: summary.skipped, pruned: summary.pruned.count)
         if let path = job.spec.reportPath {
@@ -304,6 +267,52 @@ public final class BatchRunner: Sendable {
                 summary.report = .failure(ReportFailure(message: "report \(AudioError.quoted(path)): \(error)"))
             }
         }
+    }
+
+    /// Records the recordings that fail without running (collisions, names that are not text).
+    func recordRefused(_ refused: [(file: ScannedFile, message: String, failureClass: FailureClass)], writer: StateWriter) -> [RecordingResult] {
+        refused.map { file, message, cls in
+            let text = "\(AudioError.quoted(file.relativePath)): \(message)"
+            writer.submit(.failed(path: file.relativePath, identity: file.identity, error: text, attempts: 1,
+                                  recipe: job.recipeFingerprint, failureClass: cls))
+            FileHandle.standardError.write(Data("segno: \(text)\n".utf8))
+            return RecordingResult(path: file.relativePath, status: .failed, duration: nil, seconds: 0, attempts: 1,
+                                   outputs: [], error: text, failureClass: cls, reasons: [])
+        }
+    }
+
+    /// Runs the plan's recordings on the worker pool until done, stopped or out of time. Recordings
+    /// another worker holds are tried again once this worker's own are done: that lease either
+    /// ends with the work done (then they are skipped) or expires (taken over). Returns the
+    /// results and whether `--max-time` ran out.
+    func runWork(_ plan: [RecordingPlan], store: any StateBackend, writer: StateWriter, progress: ProgressPrinter,
+                 uploaders: [Uploader]) -> ([RecordingResult], Bool) {
+        let collected = Mutex<[RecordingResult]>([])
+        let timeUp = Mutex(false)
+        let deadline = options.maxTime.map { Date().addingTimeInterval($0) }
+        let shouldStop: @Sendable () -> Bool = { [stop] in
+            if stop.isStopped { return true }
+            if let deadline, Date() >= deadline { timeUp.withLock { $0 = true }; return true }
+            return false
+        }
+        var work = plan
+        while !work.isEmpty && !shouldStop() {
+            let held = Mutex<[RecordingPlan]>([])
+            let round = work
+            WorkerPool.run(count: round.count, workers: options.parallel ?? job.spec.workers, shouldStop: shouldStop) { [self] i in
+                let r: RecordingResult
+                switch claim(round[i], store: store) {
+                case .run(let plan): r = process(plan, writer: writer, progress: progress, uploaders: uploaders)
+                case .skip(let result): r = result; progress.update { $0.planned -= 1 }
+                case .held: held.withLock { $0.append(round[i]) }; return
+                }
+                if r.status == .interrupted || r.status == .notReady { store.release(r.path) }
+                collected.withLock { $0.append(r) }
+            }
+            work = held.withLock { $0 }.sorted { $0.file.relativePath < $1.file.relativePath }
+            if !work.isEmpty && !shouldStop() { Thread.sleep(forTimeInterval: min(2, max(0.2, job.spec.leaseSeconds / 4))) }
+        }
+        return (collected.withLock { $0 }, timeUp.withLock { $0 })
     }
 
     /// Counts the results into the summary.

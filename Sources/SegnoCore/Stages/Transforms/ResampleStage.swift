@@ -97,16 +97,7 @@ final class ResampleTransform: Transform {
         block.frames = 0
         try convert(&block, endOfInput: true)
         // Trim or pad to the exact length the input implies.
-        let want = expectedOutput - (outputFrames - block.frames)
-        let have = block.frames
-        if want < have { block.frames = max(0, want) }
-        else if want > have {
-            block.reserve(frames: want)
-            block.samples.withUnsafeMutableBufferPointer { p in
-                for i in (have * channels)..<(want * channels) { p[i] = 0 }
-            }
-            block.frames = want
-        }
+        block.trimOrPad(toFrames: expectedOutput - (outputFrames - block.frames), channels: channels)
         outputFrames = expectedOutput
     }
 
@@ -190,5 +181,20 @@ extension ResampleConfig {
         let o = try v.options(allowed: ["rate", "quality"], required: ["rate"])
         return ResampleConfig(rate: try o["rate"]!.int(in: range, unit: "Hz"),
                               quality: try o["quality"]?.choice(ResampleConfig.Quality.self) ?? .standard)
+    }
+}
+
+extension AudioBlock {
+    /// A converter's last block, cut or padded with silence to `want` frames so the output has
+    /// exactly the length the input implies. Called once, in `finish`.
+    mutating func trimOrPad(toFrames want: Int, channels: Int) {
+        let have = frames
+        if want < have { frames = max(0, want); return }
+        guard want > have else { return }
+        reserve(frames: want)
+        samples.withUnsafeMutableBufferPointer { p in
+            for i in (have * channels)..<(want * channels) { p[i] = 0 }
+        }
+        frames = want
     }
 }

@@ -64,16 +64,7 @@ final class SoxrResampleTransform: Transform {
         guard soxr != nil else { return }
         try convert(&block, endOfInput: true)
         // soxr ends on the same frame count give or take one; make it exact.
-        let want = expectedOutput - (outputFrames - block.frames)
-        let have = block.frames
-        if want < have { block.frames = max(0, want) }
-        else if want > have {
-            block.reserve(frames: want)
-            block.samples.withUnsafeMutableBufferPointer { p in
-                for i in (have * channels)..<(want * channels) { p[i] = 0 }
-            }
-            block.frames = want
-        }
+        block.trimOrPad(toFrames: expectedOutput - (outputFrames - block.frames), channels: channels)
         outputFrames = expectedOutput
     }
 
