@@ -155,6 +155,36 @@ extension S3Client {
         do { _ = try perform(call) } catch let error as S3Error where error.code == "BucketAlreadyOwnedByYou" {}
     }
 
+    /// One listed object.
+    public struct ListedObject: Sendable {
+        public var key: String
+        public var size: Int64
+        /// Without quotes.
+        public var etag: String
+        public var lastModified: Date?
+    }
+
+    /// Every object under `prefix` with its size, ETag and time, all pages (ListObjectsV2).
+    @available(*, noasync, message: "blocks the calling thread; call it from a Dispatch worker")
+    public func listObjectsDetailed(bucket: String, prefix: String = "") throws -> [ListedObject] {
+        var results: [ListedObject] = []
+        var token: String?
+        repeat {
+            var call = Call(operation: "ListObjectsV2", method: "GET", bucket: bucket, key: nil)
+            call.query = [("list-type", "2"), ("prefix", prefix), ("encoding-type", "url")]
+            if let token { call.query.append(("continuation-token", token)) }
+            let root = try parse(perform(call), call)
+            for item in root.all("Contents") {
+                guard let key = item.string("Key") else { continue }
+                results.append(ListedObject(key: S3URIEncoding.decode(key), size: Int64(item.string("Size") ?? "") ?? 0,
+                                            etag: Self.unquote(item.string("ETag") ?? ""),
+                                            lastModified: item.string("LastModified").flatMap(S3Dates.parseISO8601)))
+            }
+            token = root.string("IsTruncated") == "true" ? root.string("NextContinuationToken") : nil
+        } while token != nil
+        return results
+    }
+
     /// Keys (and sizes) under `prefix`, all pages (ListObjectsV2).
     @available(*, noasync, message: "blocks the calling thread; call it from a Dispatch worker")
     public func listObjects(bucket: String, prefix: String = "") throws -> [(key: String, size: Int64)] {

@@ -89,7 +89,13 @@ func runJob(spec path: String, flags: RunFlags, retryOnly: Bool) throws {
     }
     let watcher = SignalWatcher()
     let logger = Logger.segno(quiet: flags.quiet)
-    let runner = BatchRunner(job: Job(spec: spec), options: flags.options(retryOnly: retryOnly), stop: watcher.flag, logger: logger)
+    let source: any RecordingSource
+    do { source = try spec.makeSource(environment: ProcessInfo.processInfo.environment, logger: logger) } catch {
+        printError("segno: \(error)")
+        throw Exit.usage
+    }
+    let runner = BatchRunner(job: Job(spec: spec), options: flags.options(retryOnly: retryOnly), stop: watcher.flag, logger: logger,
+                             source: source)
     let summary: RunSummary
     do { summary = try runner.run() } catch {
         printError("segno: \(error)")

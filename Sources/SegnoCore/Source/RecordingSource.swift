@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// Where recordings come from (DESIGN.md §8): lists them with an identity that tells a change
 /// without reading them, and opens a decoder for one. Nothing above it assumes a local path:
@@ -25,6 +26,19 @@ extension RecordingSource {
             if let d = pending { pending = nil; return d }
             return try self.open(file)
         }
+    }
+}
+
+extension JobSpec {
+    /// Where this job's recordings come from: objects under an `s3://` prefix, or a folder.
+    /// Throws (exit 2) when an object store cannot be reached for want of credentials.
+    public func makeSource(environment: [String: String], logger: Logger) throws -> any RecordingSource {
+        if input.isObjectStore {
+            do { return try ObjectStoreSource(input: input, environment: environment, logger: logger) } catch {
+                throw RunError.input("input.root \(input.root): \(error)")
+            }
+        }
+        return FolderSource(input: input, skipDirectories: [outputRoot, (statePath as NSString).deletingLastPathComponent])
     }
 }
 

@@ -22,6 +22,12 @@ public struct JobSpec: Sendable {
         /// Follow symbolic links to folders (never in a loop).
         public var followLinks: Bool
         public var verify: Verify
+        /// For `root: s3://bucket/prefix/`: the S3 endpoint and region (else the environment's).
+        public var endpoint: URL? = nil
+        public var region: String? = nil
+
+        /// True when the recordings are objects under an `s3://` prefix rather than files.
+        public var isObjectStore: Bool { root.hasPrefix("s3://") }
     }
 
     /// `input.settle` when the spec does not say: 10 s, so a file a recorder is still writing is

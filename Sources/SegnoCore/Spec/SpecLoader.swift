@@ -130,8 +130,23 @@ public enum SpecLoader {
     }
 
     static func parseInput(_ v: SpecValue, base: String) throws(SpecError) -> JobSpec.Input {
-        let o = try v.options(allowed: ["root", "include", "exclude", "settle", "follow_links", "verify"], required: ["root"])
-        let root = absolute(try o["root"]!.string(), base: base)
+        let o = try v.options(allowed: ["root", "include", "exclude", "settle", "follow_links", "verify", "endpoint", "region"], required: ["root"])
+        let rootText = try o["root"]!.string()
+        let root: String
+        var endpoint: URL? = nil
+        if rootText.hasPrefix("s3://") {
+            let rest = rootText.dropFirst(5)
+            guard let bucket = rest.split(separator: "/").first, !bucket.isEmpty else { throw o["root"]!.error("\"\(rootText)\" names no bucket: s3://bucket/prefix/") }
+            root = rootText.hasSuffix("/") || rest.count == bucket.count ? rootText : rootText + "/"
+            if let e = o["endpoint"] {
+                let text = try e.string()
+                guard let u = URL(string: text), ["http", "https"].contains(u.scheme ?? ""), u.host != nil else { throw e.error("\"\(text)\" is not an http(s) URL") }
+                endpoint = u
+            }
+        } else {
+            for key in ["endpoint", "region"] where o[key] != nil { throw o[key]!.error("\(key) goes with root: s3://bucket/prefix/") }
+            root = absolute(rootText, base: base)
+        }
         func globs(_ key: String, _ def: [String]) throws(SpecError) -> [Glob] {
             guard let list = o[key] else { return def.map { try! Glob($0) } }
             var out: [Glob] = []
@@ -146,7 +161,8 @@ public enum SpecLoader {
             exclude: try globs("exclude", JobSpec.defaultExclude),
             settle: try o["settle"]?.duration() ?? JobSpec.defaultSettle,
             followLinks: try o["follow_links"]?.bool() ?? false,
-            verify: try o["verify"]?.choice(JobSpec.Verify.self) ?? .metadata)
+            verify: try o["verify"]?.choice(JobSpec.Verify.self) ?? .metadata,
+            endpoint: endpoint, region: try o["region"]?.string())
     }
 
     /// Refuses a layout in which the job's own outputs would be scanned as recordings: output.root

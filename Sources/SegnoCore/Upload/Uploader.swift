@@ -17,18 +17,26 @@ public final class Uploader: Sendable {
         self.config = config
         self.progressStore = progressStore
         guard case .s3 = config.target else { client = nil; return }
+        client = try Self.client(for: config.to, endpoint: config.endpoint, region: config.region, addressing: config.addressing,
+                                 environment: environment, logger: logger)
+    }
+
+    /// An S3 client from the spec's endpoint and region and the environment's credentials: for
+    /// uploads and for `s3://` inputs. `what` names the target in the message when credentials are missing.
+    static func client(for what: String, endpoint url: URL?, region: String?, addressing: S3Addressing?,
+                       environment: [String: String], logger: Logger) throws -> S3Client {
         let env = try AWSEnvironment.resolve(environment: environment)
         guard let credentials = env.credentials else {
-            throw UploadError.configuration("\(config.to): no credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE with ~/.aws/credentials")
+            throw UploadError.configuration("\(what): no credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE with ~/.aws/credentials")
         }
-        let region = config.region ?? env.region ?? "us-east-1"
+        let region = region ?? env.region ?? "us-east-1"
         let endpoint: S3Endpoint
-        if let url = config.endpoint ?? env.endpoint {
-            endpoint = try S3Endpoint(url: url, region: region, addressing: config.addressing ?? .path)
+        if let url = url ?? env.endpoint {
+            endpoint = try S3Endpoint(url: url, region: region, addressing: addressing ?? .path)
         } else {
             endpoint = try S3Endpoint.aws(region: region)
         }
-        client = S3Client(endpoint: endpoint, credentials: credentials, logger: logger)
+        return S3Client(endpoint: endpoint, credentials: credentials, logger: logger)
     }
 
     /// Where a file goes: (bucket, key) for S3, an absolute path for a folder.
