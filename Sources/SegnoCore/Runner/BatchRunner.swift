@@ -67,6 +67,31 @@ public struct RunSummary: Sendable {
     public var plan: [String] = []
     public var startedAt = Date()
     public var finishedAt = Date()
+    /// Stations that could not be recorded (stream input), one line each: the run exits 1.
+    public var captureFailures: [String] = []
+
+    /// Adds a later pass of the same run (stream capture): results and counts add up; what the
+    /// last pass found up to date stays, less what earlier passes did.
+    mutating func merge(_ s: RunSummary) {
+        let earlier = Set(results.filter { $0.status == .done }.map(\.path))
+        scanned = s.scanned
+        planned += s.planned
+        done += s.done
+        failed += s.failed
+        skipped = max(0, s.skipped - earlier.count)
+        knownFailures = s.knownFailures
+        interrupted += s.interrupted
+        settling = s.settling
+        notStarted = s.notStarted
+        pruned += s.pruned
+        pruneHeld = s.pruneHeld ?? pruneHeld
+        ownOutputs = s.ownOutputs
+        if s.stop != .none { stop = s.stop }
+        results += s.results
+        problems = s.problems
+        plan += s.plan
+        finishedAt = s.finishedAt
+    }
 }
 
 /// Why a run could not start at all.
@@ -117,8 +142,14 @@ public final class BatchRunner: Sendable {
         self.stop = stop
         self.logger = logger
         let spec = job.spec
-        self.source = source ?? FolderSource(input: spec.input,
-                                             skipDirectories: [spec.outputRoot, (spec.statePath as NSString).deletingLastPathComponent])
+        let skip: Set<String> = [spec.outputRoot, (spec.statePath as NSString).deletingLastPathComponent]
+        if let source {
+            self.source = source
+        } else if let streams = spec.input.streams {
+            self.source = StreamSource(input: spec.input, streams: streams, skipDirectories: skip)
+        } else {
+            self.source = FolderSource(input: spec.input, skipDirectories: skip)
+        }
         self.state = state ?? SQLiteStateLocation(path: spec.statePath)
     }
 
@@ -130,6 +161,15 @@ public final class BatchRunner: Sendable {
             session.store?.close()
             _ = session.hold
         }
+        let deadline = options.maxTime.map { Date().addingTimeInterval($0) }
+        if !options.dryRun, let live = source as? any LiveRecordingSource {
+            return try runLive(live, session: session, deadline: deadline)
+        }
+        return try pass(session: session, deadline: deadline)
+    }
+
+    /// One scan → plan → execute over what the source holds now.
+    func pass(session: Session, deadline: Date?) throws(RunError) -> RunSummary {
         let scan = try source.scan()
         let state: [String: RecordingState]
         do { state = try session.store?.loadAll() ?? [:] } catch { throw StateOpening.classify(error, path: job.spec.statePath, moveAside: !options.dryRun) }
@@ -152,8 +192,38 @@ public final class BatchRunner: Sendable {
             return summary
         }
         guard let store else { throw .state("not opened") }
-        try execute(plan, state: state, store: store, into: &summary)
+        try execute(plan, state: state, store: store, deadline: deadline, into: &summary)
         return summary
+    }
+
+    /// A source that records while the run goes on (stream capture): starts it under the run's
+    /// lock, makes a pass each time new recordings have appeared (the chain processes a segment
+    /// while the next records), and a final pass once capture ends. A signal or `--max-time`
+    /// ends capture (segments closed cleanly) and passes; what is left waits for the next run.
+    func runLive(_ live: any LiveRecordingSource, session: Session, deadline: Date?) throws(RunError) -> RunSummary {
+        live.removeTemporaries()
+        let capture = try live.startCapture(logger: logger, deadline: deadline, shouldStop: { [stop] in stop.isStopped })
+        var total = RunSummary()
+        var seen = 0
+        func timeUp() -> Bool { deadline.map { Date() >= $0 } ?? false }
+        while true {
+            let recording = capture.isRunning
+            let count = capture.finishedCount
+            if stop.isStopped || timeUp() { break }
+            if count > seen || !recording {
+                seen = count
+                let s = try pass(session: session, deadline: deadline)
+                total.merge(s)
+                if !recording { break }
+                continue
+            }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        capture.wait()
+        total.captureFailures = capture.failures
+        if let sig = stop.signal { total.stop = .signal(sig) } else if timeUp() { total.stop = .timeUp }
+        total.finishedAt = Date()
+        return total
     }
 
     /// What a run holds while it works: the run and the store (both nil for a dry run on a new job).
@@ -175,7 +245,7 @@ public final class BatchRunner: Sendable {
     }
 
     /// Sets up uploads, prunes, runs the plan's recordings on the worker pool and records the run.
-    func execute(_ plan: RunPlan, state: [String: RecordingState], store: any StateBackend, into summary: inout RunSummary) throws(RunError) {
+    func execute(_ plan: RunPlan, state: [String: RecordingState], store: any StateBackend, deadline: Date?, into summary: inout RunSummary) throws(RunError) {
         var uploaders: [Uploader] = []
         do {
             for up in job.uploads {
@@ -206,7 +276,6 @@ public final class BatchRunner: Sendable {
         progress.start(planned: plan.work.count)
         let collected = Mutex<[RecordingResult]>([])
         let timeUp = Mutex(false)
-        let deadline = options.maxTime.map { Date().addingTimeInterval($0) }
         let work = plan.work
         let uploadersForWork = uploaders
         WorkerPool.run(count: work.count, workers: options.parallel ?? job.spec.workers, shouldStop: { [stop] in

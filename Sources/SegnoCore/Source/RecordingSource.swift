@@ -14,9 +14,13 @@ public protocol RecordingSource: Sendable {
     func contentHash(_ file: ScannedFile) throws -> Data
     /// The identity now, nil when gone: a recording that changed during its pass is still being written.
     func currentIdentity(_ file: ScannedFile) -> FileIdentity?
+    /// Template values the source knows of a recording (a captured segment's `{title}`).
+    func templateValues(_ file: ScannedFile) -> [String: String]
 }
 
 extension RecordingSource {
+    public func templateValues(_ file: ScannedFile) -> [String: String] { [:] }
+
     /// An opener for a recording's passes that hands out `first` (already opened, for its header)
     /// on the first call and opens the source again for later passes.
     public func passes(of file: ScannedFile, first: any AudioDecoder) -> () throws -> any AudioDecoder {

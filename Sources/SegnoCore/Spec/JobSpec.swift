@@ -22,6 +22,9 @@ public struct JobSpec: Sendable {
         /// Follow symbolic links to folders (never in a loop).
         public var followLinks: Bool
         public var verify: Verify
+        /// Stations to record (`input.streams` + `input.record`); nil for a plain folder. When set,
+        /// `root` is the capture folder, which the run scans while it records.
+        public var streams: StreamInput? = nil
     }
 
     /// `input.settle` when the spec does not say: 10 s, so a file a recorder is still writing is

@@ -97,13 +97,32 @@ public enum SpecLoader {
             seen[tap.pathTemplate.text] = p.keyPath
         }
         try checkOverlap(input: input, outputRoot: outputRoot, stages: placed, file: file)
+        if input.streams != nil, input.root == outputRoot || input.root.hasPrefix(outputRoot + "/") {
+            throw o["input"]!.error("record.capture \"\(input.root)\" is inside output.root, which the scan skips: give the captures their own folder")
+        }
         return JobSpec(file: file, name: name, input: input, outputRoot: outputRoot, statePath: statePath,
                        parallel: parallel, retries: retries, stages: placed)
     }
 
     static func parseInput(_ v: SpecValue, base: String) throws(SpecError) -> JobSpec.Input {
-        let o = try v.options(allowed: ["root", "include", "exclude", "settle", "follow_links", "verify"], required: ["root"])
-        let root = absolute(try o["root"]!.string(), base: base)
+        let o = try v.options(allowed: ["root", "streams", "record", "include", "exclude", "settle", "follow_links", "verify"], required: [])
+        // `root` (a folder) and `streams` (stations recorded into record.capture) are alternatives.
+        let streams: JobSpec.StreamInput?
+        let root: String
+        switch (o["root"], o["streams"]) {
+        case (let r?, nil):
+            if let rec = o["record"] { throw rec.error("record belongs to input.streams; input.root is a folder") }
+            root = absolute(try r.string(), base: base)
+            streams = nil
+        case (nil, let s?):
+            let parsed = try StreamInputParser.parse(streams: s, record: o["record"], input: v, base: base)
+            root = parsed.capture
+            streams = parsed
+        case (_?, let s?):
+            throw s.error("input takes root (a folder) or streams (stations to record), not both")
+        case (nil, nil):
+            throw v.error("input needs root (a folder of recordings) or streams (stations to record)")
+        }
         func globs(_ key: String, _ def: [String]) throws(SpecError) -> [Glob] {
             guard let list = o[key] else { return def.map { try! Glob($0) } }
             var out: [Glob] = []
@@ -116,9 +135,11 @@ public enum SpecLoader {
             root: root,
             include: try globs("include", JobSpec.defaultInclude),
             exclude: try globs("exclude", JobSpec.defaultExclude),
-            settle: try o["settle"]?.duration() ?? JobSpec.defaultSettle,
+            // Captured segments appear by rename, whole: nothing to wait for.
+            settle: try o["settle"]?.duration() ?? (streams == nil ? JobSpec.defaultSettle : 0),
             followLinks: try o["follow_links"]?.bool() ?? false,
-            verify: try o["verify"]?.choice(JobSpec.Verify.self) ?? .metadata)
+            verify: try o["verify"]?.choice(JobSpec.Verify.self) ?? .metadata,
+            streams: streams)
     }
 
     /// Refuses a layout in which the job's own outputs would be scanned as recordings: output.root
