@@ -36,7 +36,9 @@ final class SegmentTimeline {
     deinit { current?.abandon() }
 
     /// True once the window's length of timeline is captured.
-    var isFull: Bool { position >= input.duration - 1e-6 }
+    var isFull: Bool { complete || position >= input.duration - 1e-6 }
+    /// Set when a unit would have ended past the window.
+    private var complete = false
 
     /// The URL being recorded (the playlist entry that answered), written into each cue sidecar.
     func setURL(_ u: URL) { url = u }
@@ -46,7 +48,7 @@ final class SegmentTimeline {
     @discardableResult
     func add(_ bytes: [UInt8], seconds: Double) throws(StreamError) -> Bool {
         let middle = position + seconds / 2
-        if middle > input.duration { return false }
+        if middle > input.duration { complete = true; return false }
         let index = Int(middle / input.segment)
         if current != nil && index > currentIndex { try close() }
         if current == nil {
@@ -63,6 +65,8 @@ final class SegmentTimeline {
 
     /// A title that starts at the current position (ICY `StreamTitle`, HLS `#EXTINF`).
     func title(_ t: String) {
+        // An empty StreamTitle says nothing (servers send it before the first song is known).
+        guard !t.isEmpty else { return }
         currentTitle = t
         current?.title(t)
     }

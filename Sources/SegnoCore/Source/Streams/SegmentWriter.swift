@@ -91,7 +91,7 @@ final class SegmentWriter {
         let cue: JSONValue = .object([
             ("station", .string(station)),
             ("url", .string(url.absoluteString)),
-            ("started", .string(RecordingContext.isoDateTime(started))),
+            ("started", .string(Self.isoMilliseconds(started))),
             ("duration", .double((seconds * 1000).rounded() / 1000)),
             ("title", .string(first.map { "\(station) - \($0)" } ?? station)),
             ("titles", .array(titles.map { .object([("offset", .double(($0.offset * 1000).rounded() / 1000)), ("title", .string($0.title))]) })),
@@ -111,6 +111,14 @@ final class SegmentWriter {
     func abandon() {
         child.terminate()
         file.discard()
+    }
+
+    /// "2026-11-23T08:00:00.125Z": when the segment's first audio arrived, to the millisecond.
+    static func isoMilliseconds(_ date: Date) -> String {
+        let whole = date.timeIntervalSince1970.rounded(.down)
+        let ms = min(999, Int(((date.timeIntervalSince1970 - whole) * 1000).rounded()))
+        let s = RecordingContext.isoDateTime(Date(timeIntervalSince1970: whole))
+        return String(s.dropLast()) + String(format: ".%03dZ", ms)
     }
 
     /// The cue sidecar of a captured segment (`…/08-00-00.mp3` → `…/08-00-00.cue.json`).
