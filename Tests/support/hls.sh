@@ -8,14 +8,14 @@
 #   Tests/support/hls.sh stop    stop exactly the processes `start` launched and delete the folder
 #
 # HLS_TEST_URL is the master playlist, HLS_TEST_ROOT the served folder (tests may drop playlists
-# there), HLS_TEST_SOURCE the WAV that is streamed (for cross-correlation). Both processes are
-# bounded: ffmpeg stops after SEGNO_HLS_SECONDS (600) and the server after that plus 60 s.
+# there), HLS_TEST_SOURCE the WAV that is streamed in a loop (for cross-correlation). Both processes
+# are bounded: ffmpeg stops after SEGNO_HLS_SECONDS (3600) and the server after that plus 60 s.
 # Everything listens on 127.0.0.1 only. Overridable: SEGNO_HLS_DIR (/tmp/segno-hls), SEGNO_HLS_PORT (47880).
 set -euo pipefail
 
 DIR="${SEGNO_HLS_DIR:-/tmp/segno-hls}"
 PORT="${SEGNO_HLS_PORT:-47880}"
-SECONDS_LIVE="${SEGNO_HLS_SECONDS:-600}"
+SECONDS_LIVE="${SEGNO_HLS_SECONDS:-3600}"
 URL="http://127.0.0.1:${PORT}"
 MARK="$DIR/.segno-hls"
 
@@ -65,10 +65,10 @@ start() {
     # A fixed pink noise (seeded): every block of it is unlike every other, so cross-correlation
     # finds exactly where captured audio comes from.
     ffmpeg -nostdin -hide_banner -loglevel error -f lavfi -i "anoisesrc=color=pink:seed=20261123:amplitude=0.5:r=44100" \
-        -t "$SECONDS_LIVE" -ac 1 -c:a pcm_s16le -y "$DIR/source.wav"
+        -t 300 -ac 1 -c:a pcm_s16le -y "$DIR/source.wav"
     # ffmpeg writes the master playlist into its working folder.
     cd "$DIR/www/live"
-    setsid timeout "$SECONDS_LIVE" ffmpeg -nostdin -hide_banner -loglevel error -re -i "$DIR/source.wav" \
+    setsid timeout "$SECONDS_LIVE" ffmpeg -nostdin -hide_banner -loglevel error -re -stream_loop -1 -i "$DIR/source.wav" \
         -map 0:a -map 0:a -c:a aac -b:a:0 64k -b:a:1 128k -var_stream_map "a:0 a:1" \
         -f hls -hls_time 1 -hls_list_size 8 -hls_flags delete_segments+independent_segments \
         -master_pl_name master.m3u8 -hls_segment_filename 'v%v/seg%05d.ts' 'v%v/index.m3u8' \
@@ -78,9 +78,9 @@ start() {
     setsid timeout "$((SECONDS_LIVE + 60))" python3 -m http.server --bind 127.0.0.1 --directory "$DIR/www" "$PORT" \
         </dev/null >>"$DIR/http.log" 2>&1 &
     echo $! >"$DIR/http.pid"
-    local deadline=$((SECONDS + 20))
+    local deadline=$((SECONDS + 40))
     until running; do
-        if (( SECONDS >= deadline )); then log "timed out after 20s (logs in $DIR)"; stop; return 1; fi
+        if (( SECONDS >= deadline )); then log "timed out after 40s (logs in $DIR)"; stop; return 1; fi
         sleep 0.2
     done
     log "started at $URL/live/master.m3u8"

@@ -6,7 +6,7 @@
 The captures are decoded with ffmpeg (mono, 44.1 kHz, float) and joined in the order given. Every
 0.5 s block of the joined capture is located in the source by FFT cross-correlation; prints one
 JSON object: {"blocks": [{"at": seconds into the capture, "lag": seconds into the source,
-"peak": normalised correlation}], "frames": total samples}. A continuous capture has
+"peak": normalised correlation}], "frames": total samples, "period": the source's length}. A continuous capture has
 lag - at constant for every block; a lost segment makes it jump forward, a repeated one back.
 """
 import json
@@ -27,6 +27,9 @@ def decode(path):
 
 def main():
     source = decode(sys.argv[1])
+    period = len(source)
+    # The station loops the source: search a copy with its first 30 s appended, lags modulo the period.
+    source = np.concatenate([source, source[:30 * RATE]])
     capture = np.concatenate([decode(p) for p in sys.argv[2:]])
     block = RATE // 2
     # Sliding energy of the source over a block, from a cumulative sum.
@@ -45,16 +48,17 @@ def main():
             continue
         lo, hi = 0, len(source)
         if expected is not None:
-            lo = max(0, expected + start - 3 * RATE)
-            hi = min(len(source), expected + start + block + 3 * RATE)
+            centre = (expected + start) % period
+            lo = max(0, centre - 3 * RATE)
+            hi = min(len(source), centre + block + 3 * RATE)
         corr = fftconvolve(source[lo:hi], b[::-1], mode="valid")
         score = corr / (energy[lo:lo + len(corr)] * norm_b)
         i = int(np.argmax(score))
         lag = lo + i
         if expected is None:
             expected = lag - start
-        blocks.append({"at": start / RATE, "lag": lag / RATE, "peak": float(score[i])})
-    print(json.dumps({"blocks": blocks, "frames": int(len(capture))}))
+        blocks.append({"at": start / RATE, "lag": (lag % period) / RATE, "peak": float(score[i])})
+    print(json.dumps({"blocks": blocks, "frames": int(len(capture)), "period": period / RATE}))
 
 
 if __name__ == "__main__":
