@@ -8,6 +8,7 @@ SEGNO_REL   = $(BUILD_DIR)/release/segno
 APT_BUILD   = pkg-config libsndfile1-dev libsamplerate0-dev libsoxr-dev libsqlite3-dev libebur128-dev
 APT_TOOLS   = sox libsox-fmt-all ffmpeg flac espeak-ng sqlite3
 APT_S3      = radosgw ceph-mon ceph-osd
+APT_STREAMS = icecast2 curl python3
 PIP_TEST    = numpy scipy botocore
 
 .PHONY: all build release test demo bench quality deps test-deps clean
@@ -25,10 +26,11 @@ deps:
 	  else echo "make deps: run as root: apt-get install --no-install-recommends$$missing"; exit 1; fi; \
 	fi
 
-## test-deps: what the tests use besides deps: Ceph RGW (a real S3 server on 127.0.0.1), numpy/scipy/botocore.
+## test-deps: what the tests use besides deps: Ceph RGW (a real S3 server on 127.0.0.1), Icecast 2
+## (stream capture), numpy/scipy/botocore.
 test-deps: deps
 	@missing=""; \
-	for p in $(APT_S3); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	for p in $(APT_S3) $(APT_STREAMS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "make test-deps: installing$$missing"; \
@@ -43,14 +45,20 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
-## test: the whole suite, against a real Ceph RGW started on 127.0.0.1 and stopped afterwards.
+## test: the whole suite, against a real Ceph RGW, Icecast 2 and HLS station started on 127.0.0.1
+## and stopped afterwards.
 test: test-deps
 	$(SWIFT) build --build-tests
 	@set -e; \
+	trap 'bash Tests/support/rgw.sh stop >/dev/null 2>&1 || true; bash Tests/support/icecast.sh stop >/dev/null 2>&1 || true; bash Tests/support/hls.sh stop >/dev/null 2>&1 || true' EXIT; \
 	rgw_env=$$(bash Tests/support/rgw.sh start) || { echo "make test: the local Ceph RGW did not start" >&2; exit 1; }; \
 	eval "$$rgw_env"; \
-	trap 'bash Tests/support/rgw.sh stop >/dev/null 2>&1 || true' EXIT; \
+	icecast_env=$$(bash Tests/support/icecast.sh start) || { echo "make test: the local Icecast did not start" >&2; exit 1; }; \
+	eval "$$icecast_env"; \
+	hls_env=$$(bash Tests/support/hls.sh start) || { echo "make test: the local HLS station did not start" >&2; exit 1; }; \
+	eval "$$hls_env"; \
 	export S3_TEST_ENDPOINT S3_TEST_ACCESS_KEY S3_TEST_SECRET_KEY; \
+	export ICECAST_TEST_URL ICECAST_TEST_SOURCE ICECAST_TEST_ADMIN HLS_TEST_URL HLS_TEST_BASE HLS_TEST_ROOT HLS_TEST_SOURCE; \
 	$(SWIFT) test --skip-build
 
 ## demo: runs pipelines/demo.yaml on the bundled samples into ./out/demo; a second run does nothing.
