@@ -215,6 +215,37 @@ struct StreamCaptureTests {
     }
 }
 
+extension StreamCaptureTests {
+    /// `--max-time` shorter than the window ends the capture too: segments closed whole, exit 0
+    /// with the time-up line, nothing left half-written.
+    @Test func maxTimeEndsTheCaptureCleanly() throws {
+        let dir = try TempDir()
+        let mount = StreamServers.mount("maxtime", "mp3")
+        let feeder = try IcecastFeeder(mount: mount, codec: "mp3")
+        defer { feeder.stop() }
+        try """
+            version: 1
+            input:
+              streams: [{ name: short, url: "\(StreamServers.icecast)\(mount)" }]
+              record: { duration: 60s, segment: 3s, capture: captures }
+            output:
+              root: out
+            stages:
+              - waveform: { path: "{dir}/{stem}.json" }
+            """.write(toFile: dir["spec.yaml"], atomically: true, encoding: .utf8)
+        let started = Date()
+        let r = try CLI.run(try CLI.segnoPath(), ["run", dir["spec.yaml"], "--max-time", "5s"])
+        let took = Date().timeIntervalSince(started)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(took < 9, "took \(took) s")
+        #expect(r.stdout.contains("--max-time reached"), "\(r.stdout)")
+        let segs = CapturedSegment.all(dir["captures"], station: "short")
+        #expect(segs.count == 2 && abs(segs[0].duration - 3) <= Self.mp3Frame, "\(segs.map(\.duration))")
+        let temps = (FileManager.default.enumerator(atPath: dir["captures"])?.allObjects as? [String] ?? []).filter { $0.contains(".segno-tmp-") }
+        #expect(temps.isEmpty, "\(temps)")
+    }
+}
+
 /// A TCP port on 127.0.0.1 that accepts connections (the kernel's backlog) and never answers.
 final class SilentListener {
     let fd: Int32
