@@ -191,8 +191,10 @@ final class StationRecorder {
                 throw .playlist(media, "is not an HLS media playlist")
             }
             target = playlist.targetDuration
-            // Start at the live edge: the newest segment.
-            if hlsLast == nil, let newest = playlist.segments.last { hlsLast = newest.sequence - 1 }
+            // Start at the live edge (the newest segment); a finished playlist from its start.
+            if hlsLast == nil, let newest = playlist.segments.last {
+                hlsLast = (playlist.ended ? playlist.segments[0].sequence : newest.sequence) - 1
+            }
             let fresh = playlist.segments.filter { $0.sequence > (hlsLast ?? Int.min) }
             for seg in fresh {
                 if over { return }
