@@ -10,6 +10,7 @@ APT_TOOLS   = sox libsox-fmt-all ffmpeg flac espeak-ng sqlite3 libchromaprint-to
 APT_S3      = radosgw ceph-mon ceph-osd postgresql-15
 APT_BROWSER = chromium
 APT_SLURM   = slurm-wlm munge
+APT_STREAMS = icecast2 curl python3
 PIP_TEST    = numpy scipy botocore
 
 .PHONY: all build release test demo bench quality deps test-deps clean
@@ -27,11 +28,11 @@ deps:
 	  else echo "make deps: run as root: apt-get install --no-install-recommends$$missing"; exit 1; fi; \
 	fi
 
-## test-deps: what the tests use besides deps: Ceph RGW (a real S3 server on 127.0.0.1), headless
-## Chromium (loads the HTML report), numpy/scipy/botocore.
+## test-deps: what the tests use besides deps: Ceph RGW (a real S3 server on 127.0.0.1), PostgreSQL 15,
+## a one-node Slurm, Icecast 2 (stream capture), headless Chromium (the HTML report), numpy/scipy/botocore.
 test-deps: deps
 	@missing=""; \
-	for p in $(APT_S3) $(APT_BROWSER) $(APT_SLURM); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	for p in $(APT_S3) $(APT_BROWSER) $(APT_SLURM) $(APT_STREAMS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "make test-deps: installing$$missing"; \
@@ -46,18 +47,24 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
-## test: the whole suite, against a real Ceph RGW and a real PostgreSQL 15 started on 127.0.0.1 and stopped afterwards.
+## test: the whole suite, against a real Ceph RGW, PostgreSQL 15, a one-node Slurm, Icecast 2 and an
+## HLS station, all started on 127.0.0.1 and stopped afterwards.
 test: test-deps
 	$(SWIFT) build --build-tests
 	@set -e; \
-	trap 'bash Tests/support/rgw.sh stop >/dev/null 2>&1 || true; bash Tests/support/postgres.sh stop >/dev/null 2>&1 || true; bash Tests/support/slurm.sh stop >/dev/null 2>&1 || true' EXIT; \
+	trap 'for s in rgw postgres slurm icecast hls; do bash Tests/support/$$s.sh stop >/dev/null 2>&1 || true; done' EXIT; \
 	rgw_env=$$(bash Tests/support/rgw.sh start) || { echo "make test: the local Ceph RGW did not start" >&2; exit 1; }; \
 	eval "$$rgw_env"; \
 	pg_env=$$(bash Tests/support/postgres.sh start) || { echo "make test: the local PostgreSQL did not start" >&2; exit 1; }; \
 	eval "$$pg_env"; \
 	slurm_env=$$(bash Tests/support/slurm.sh start) || { echo "make test: the local Slurm did not start" >&2; exit 1; }; \
 	eval "$$slurm_env"; \
+	icecast_env=$$(bash Tests/support/icecast.sh start) || { echo "make test: the local Icecast did not start" >&2; exit 1; }; \
+	eval "$$icecast_env"; \
+	hls_env=$$(bash Tests/support/hls.sh start) || { echo "make test: the local HLS station did not start" >&2; exit 1; }; \
+	eval "$$hls_env"; \
 	export S3_TEST_ENDPOINT S3_TEST_ACCESS_KEY S3_TEST_SECRET_KEY SEGNO_TEST_PG SEGNO_TEST_PG_DIR SLURM_CONF SEGNO_TEST_SLURM; \
+	export ICECAST_TEST_URL ICECAST_TEST_SOURCE ICECAST_TEST_ADMIN HLS_TEST_URL HLS_TEST_BASE HLS_TEST_ROOT HLS_TEST_SOURCE; \
 	$(SWIFT) test --skip-build
 
 ## demo: runs pipelines/demo.yaml on the bundled samples into ./out/demo (uploads into

@@ -107,6 +107,7 @@ func runJob(spec path: String, flags: RunFlags, retryOnly: Bool) throws {
         }
     }
     for p in summary.problems where !flags.quiet { printError("segno: skipped \(p)") }
+    for f in summary.captureFailures { printError("segno: \(f)") }
     for p in summary.ownOutputs where !flags.quiet { printError("segno: skipped \(AudioError.quoted(p)): an output of this job, never taken as input") }
     if let held = summary.pruneHeld { printError("segno: prune: \(held)") }
     if flags.dryRun {
@@ -115,7 +116,7 @@ func runJob(spec path: String, flags: RunFlags, retryOnly: Bool) throws {
         return
     }
     if flags.explain { for line in summary.plan { printOut(line) } }
-    var code: Int32 = summary.failed > 0 ? 1 : 0
+    var code: Int32 = summary.failed > 0 || !summary.captureFailures.isEmpty ? 1 : 0
     switch summary.stop {
     case .signal(let s): code = s == SIGTERM ? 143 : 130
     case .timeUp, .none: break

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A helper program (ffmpeg, ffprobe) started with an argv array through `posix_spawn`, never a
-/// shell. Its stdin is /dev/null; stdout and stderr are pipes this object reads. The child gets
+/// shell. Its stdin is /dev/null, or a pipe this object writes (`stdinPipe`, stream capture); stdout and stderr are pipes this object reads. The child gets
 /// its own process group (a terminal's Ctrl-C reaches segno, which then stops the child itself)
 /// and default signal dispositions. `terminate()` (also run by `deinit`) kills it with SIGKILL and
 /// reaps it, so no zombie is left whatever path a recording takes. Owned by one thread.
@@ -12,6 +12,8 @@ final class ChildProcess {
     let executable: String
     private var stdoutFD: Int32
     private var stderrFD: Int32
+    /// The write end of the child's stdin when started with `stdinPipe`, else -1.
+    private var stdinFD: Int32 = -1
     private var stderrTail = [UInt8]()
     /// The exit status once reaped: `.exited(code)` or `.signalled(number)`.
     private(set) var termination: Termination?
@@ -33,16 +35,21 @@ final class ChildProcess {
     static let stderrLimit = 4096
 
     /// Starts `executable` (an absolute path) with `arguments` (argv[1...]). Throws `POSIXError`
-    /// when the pipes cannot be made or the program cannot be started.
-    init(executable: String, arguments: [String]) throws {
+    /// when the pipes cannot be made or the program cannot be started. With `stdinPipe` the
+    /// child reads its stdin from `writeStdin` until `closeStdin`.
+    init(executable: String, arguments: [String], stdinPipe: Bool = false) throws {
         self.executable = executable
-        var out: [Int32] = [-1, -1], err: [Int32] = [-1, -1]
+        var out: [Int32] = [-1, -1], err: [Int32] = [-1, -1], inp: [Int32] = [-1, -1]
+        if stdinPipe {
+            guard Self.makePipe(&inp) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        }
         // O_CLOEXEC: a child spawned by another worker must not inherit these ends (it would
         // hold our stdout open and we would never see end of file).
         guard Self.makePipe(&out) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
         guard Self.makePipe(&err) == 0 else {
             let e = errno
             Glibc.close(out[0]); Glibc.close(out[1])
+            if stdinPipe { Glibc.close(inp[0]); Glibc.close(inp[1]) }
             throw POSIXError(.init(rawValue: e) ?? .EIO)
         }
         // A larger pipe means fewer wake-ups per second of audio; best effort.
@@ -51,7 +58,11 @@ final class ChildProcess {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if stdinPipe {
+            posix_spawn_file_actions_adddup2(&actions, inp[0], 0)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        }
         posix_spawn_file_actions_adddup2(&actions, out[1], 1)   // dup2 clears O_CLOEXEC on 1 and 2
         posix_spawn_file_actions_adddup2(&actions, err[1], 2)
 
@@ -76,13 +87,41 @@ final class ChildProcess {
         let rc = posix_spawn(&child, executable, &actions, &attr, &cArgs, environ)
         Glibc.close(out[1])
         Glibc.close(err[1])
+        if stdinPipe { Glibc.close(inp[0]) }
         guard rc == 0 else {
             Glibc.close(out[0]); Glibc.close(err[0])
+            if stdinPipe { Glibc.close(inp[1]) }
             throw POSIXError(.init(rawValue: rc) ?? .EIO)
         }
         pid = child
         stdoutFD = out[0]
         stderrFD = err[0]
+        stdinFD = inp[1]
+    }
+
+    /// Writes every byte to the child's stdin (started with `stdinPipe`), collecting its stderr
+    /// meanwhile. Throws `POSIXError` (EPIPE when the child is gone).
+    func writeStdin(_ bytes: [UInt8]) throws {
+        guard stdinFD >= 0 else { throw POSIXError(.EPIPE) }
+        var off = 0
+        while off < bytes.count {
+            var fds = [pollfd(fd: stdinFD, events: Int16(POLLOUT), revents: 0),
+                       pollfd(fd: stderrFD, events: Int16(POLLIN), revents: 0)]
+            let ready = poll(&fds, stderrFD >= 0 ? 2 : 1, -1)
+            if ready < 0 { if errno == EINTR { continue }; throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+            if stderrFD >= 0 && fds[1].revents != 0 { drainStderrOnce() }
+            if fds[0].revents & Int16(POLLERR | POLLHUP) != 0 { throw POSIXError(.EPIPE) }
+            if fds[0].revents != 0 {
+                let n = bytes.withUnsafeBytes { Glibc.write(stdinFD, $0.baseAddress! + off, bytes.count - off) }
+                if n < 0 { if errno == EINTR || errno == EAGAIN { continue }; throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+                off += n
+            }
+        }
+    }
+
+    /// Closes the child's stdin: it sees end of file.
+    func closeStdin() {
+        if stdinFD >= 0 { Glibc.close(stdinFD); stdinFD = -1 }
     }
 
     deinit { terminate() }
@@ -196,6 +235,7 @@ final class ChildProcess {
     }
 
     private func closeFDs() {
+        closeStdin()
         if stdoutFD >= 0 { Glibc.close(stdoutFD); stdoutFD = -1 }
         if stderrFD >= 0 { Glibc.close(stderrFD); stderrFD = -1 }
     }

@@ -104,6 +104,31 @@ public struct RunSummary: Sendable {
     public var report: Result<String, ReportFailure>?
     public var startedAt = Date()
     public var finishedAt = Date()
+    /// Stations that could not be recorded (stream input), one line each: the run exits 1.
+    public var captureFailures: [String] = []
+
+    /// Adds a later pass of the same run (stream capture): results and counts add up; what the
+    /// last pass found up to date stays, less what earlier passes did.
+    mutating func merge(_ s: RunSummary) {
+        let earlier = Set(results.filter { $0.status == .done }.map(\.path))
+        scanned = s.scanned
+        planned += s.planned
+        done += s.done
+        failed += s.failed
+        skipped = max(0, s.skipped - earlier.count)
+        knownFailures = s.knownFailures
+        interrupted += s.interrupted
+        settling = s.settling
+        notStarted = s.notStarted
+        pruned += s.pruned
+        pruneHeld = s.pruneHeld ?? pruneHeld
+        ownOutputs = s.ownOutputs
+        if s.stop != .none { stop = s.stop }
+        results += s.results
+        problems = s.problems
+        plan += s.plan
+        finishedAt = s.finishedAt
+    }
 }
 
 /// Why the run's HTML report was not written (the run itself is unaffected).
@@ -160,8 +185,9 @@ public final class BatchRunner: Sendable {
         self.stop = stop
         self.logger = logger
         let spec = job.spec
-        self.source = source ?? FolderSource(input: spec.input,
-                                             skipDirectories: [spec.outputRoot, (spec.statePath as NSString).deletingLastPathComponent])
+        // The spec's source; an `s3://` input needs credentials, so the CLI makes it (`makeSource`).
+        self.source = source ?? (try? spec.makeSource(environment: ProcessInfo.processInfo.environment, logger: logger))
+            ?? FolderSource(input: spec.input, skipDirectories: [spec.outputRoot])
         if let state {
             self.state = state
         } else if let shard = options.shard, !spec.stateIsShared {
@@ -179,6 +205,15 @@ public final class BatchRunner: Sendable {
             session.store?.close()
             _ = session.hold
         }
+        let deadline = options.maxTime.map { Date().addingTimeInterval($0) }
+        if !options.dryRun, let live = source as? any LiveRecordingSource {
+            return try runLive(live, session: session, deadline: deadline)
+        }
+        return try pass(session: session, deadline: deadline)
+    }
+
+    /// One scan → plan → execute over what the source holds now.
+    func pass(session: Session, deadline: Date?) throws(RunError) -> RunSummary {
         var scan = try source.scan()
         if let shard = options.shard {
             scan.files = scan.files.filter { shard.contains($0.relativePath) }
@@ -206,8 +241,38 @@ public final class BatchRunner: Sendable {
             return summary
         }
         guard let store else { throw .state("not opened") }
-        try execute(plan, state: state, store: store, into: &summary)
+        try execute(plan, state: state, store: store, deadline: deadline, into: &summary)
         return summary
+    }
+
+    /// A source that records while the run goes on (stream capture): starts it under the run's
+    /// lock, makes a pass each time new recordings have appeared (the chain processes a segment
+    /// while the next records), and a final pass once capture ends. A signal or `--max-time`
+    /// ends capture (segments closed cleanly) and passes; what is left waits for the next run.
+    func runLive(_ live: any LiveRecordingSource, session: Session, deadline: Date?) throws(RunError) -> RunSummary {
+        live.removeTemporaries()
+        let capture = try live.startCapture(logger: logger, deadline: deadline, shouldStop: { [stop] in stop.isStopped })
+        var total = RunSummary()
+        var seen = 0
+        func timeUp() -> Bool { deadline.map { Date() >= $0 } ?? false }
+        while true {
+            let recording = capture.isRunning
+            let count = capture.finishedCount
+            if stop.isStopped || timeUp() { break }
+            if count > seen || !recording {
+                seen = count
+                let s = try pass(session: session, deadline: deadline)
+                total.merge(s)
+                if !recording { break }
+                continue
+            }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        capture.wait()
+        total.captureFailures = capture.failures
+        if let sig = stop.signal { total.stop = .signal(sig) } else if timeUp() { total.stop = .timeUp }
+        total.finishedAt = Date()
+        return total
     }
 
     /// What a run holds while it works: the run and the store (both nil for a dry run on a new job).
@@ -230,7 +295,7 @@ public final class BatchRunner: Sendable {
     }
 
     /// Sets up uploads, prunes, runs the plan's recordings on the worker pool and records the run.
-    func execute(_ plan: RunPlan, state: [String: RecordingState], store: any StateBackend, into summary: inout RunSummary) throws(RunError) {
+    func execute(_ plan: RunPlan, state: [String: RecordingState], store: any StateBackend, deadline: Date?, into summary: inout RunSummary) throws(RunError) {
         var uploaders: [Uploader] = []
         do {
             for up in job.uploads {
@@ -251,7 +316,7 @@ public final class BatchRunner: Sendable {
         let refused = recordRefused(plan.refused, writer: writer)
         let progress = ProgressPrinter(mode: options.progress)
         progress.start(planned: plan.work.count)
-        let (finished, timeUp) = runWork(plan.work, store: store, writer: writer, progress: progress, uploaders: uploaders)
+        let (finished, timeUp) = runWork(plan.work, store: store, writer: writer, progress: progress, uploaders: uploaders, deadline: deadline)
         progress.stop()
         do { try writer.flush() } catch { progress.error("segno: \(error)") }
         summary.notStarted = plan.work.count - finished.count
@@ -286,10 +351,9 @@ public final class BatchRunner: Sendable {
     /// ends with the work done (then they are skipped) or expires (taken over). Returns the
     /// results and whether `--max-time` ran out.
     func runWork(_ plan: [RecordingPlan], store: any StateBackend, writer: StateWriter, progress: ProgressPrinter,
-                 uploaders: [Uploader]) -> ([RecordingResult], Bool) {
+                 uploaders: [Uploader], deadline: Date?) -> ([RecordingResult], Bool) {
         let collected = Mutex<[RecordingResult]>([])
         let timeUp = Mutex(false)
-        let deadline = options.maxTime.map { Date().addingTimeInterval($0) }
         let shouldStop: @Sendable () -> Bool = { [stop] in
             if stop.isStopped { return true }
             if let deadline, Date() >= deadline { timeUp.withLock { $0 = true }; return true }

@@ -48,6 +48,7 @@ struct RecordingJob {
     func run(taps tapIndices: [Int], uploads uploadIndices: [Int], into outcome: inout RecordingOutcome) throws(Interrupted) {
         var context = RecordingContext(sourcePath: plan.file.absolutePath, relativePath: plan.file.relativePath,
                                        modified: plan.file.identity.modified, source: nil, outputRoot: job.spec.outputRoot)
+        context.extra.merge(source.templateValues(plan.file)) { a, _ in a }
         if outcome.duration == nil { outcome.duration = plan.prior?.duration }
         var failedTaps = Set<Int>()
         if !tapIndices.isEmpty {

@@ -33,6 +33,7 @@ public enum RunReport {
                 return .object(o)
             })),
             ("problems", .array(s.problems.map { .string($0) })),
+            ("stream_failures", .array(s.captureFailures.map { .string($0) })),
             ("pruned", .array(s.pruned.map { .string($0) })),
         ] + (s.pruneHeld.map { [("prune_held", JSONValue.string($0))] } ?? []))
     }

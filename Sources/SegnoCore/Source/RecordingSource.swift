@@ -15,9 +15,13 @@ public protocol RecordingSource: Sendable {
     func contentHash(_ file: ScannedFile) throws -> Data
     /// The identity now, nil when gone: a recording that changed during its pass is still being written.
     func currentIdentity(_ file: ScannedFile) -> FileIdentity?
+    /// Template values the source knows of a recording (a captured segment's `{title}`).
+    func templateValues(_ file: ScannedFile) -> [String: String]
 }
 
 extension RecordingSource {
+    public func templateValues(_ file: ScannedFile) -> [String: String] { [:] }
+
     /// An opener for a recording's passes that hands out `first` (already opened, for its header)
     /// on the first call and opens the source again for later passes.
     public func passes(of file: ScannedFile, first: any AudioDecoder) -> () throws -> any AudioDecoder {
@@ -30,7 +34,8 @@ extension RecordingSource {
 }
 
 extension JobSpec {
-    /// Where this job's recordings come from: objects under an `s3://` prefix, or a folder.
+    /// Where this job's recordings come from: objects under an `s3://` prefix, stations being
+    /// recorded into a capture folder, or a folder.
     /// Throws (exit 2) when an object store cannot be reached for want of credentials.
     public func makeSource(environment: [String: String], logger: Logger) throws -> any RecordingSource {
         if input.isObjectStore {
@@ -38,7 +43,9 @@ extension JobSpec {
                 throw RunError.input("input.root \(input.root): \(error)")
             }
         }
-        return FolderSource(input: input, skipDirectories: [outputRoot, (statePath as NSString).deletingLastPathComponent])
+        let skip: Set<String> = [outputRoot, (statePath as NSString).deletingLastPathComponent]
+        if let streams = input.streams { return StreamSource(input: input, streams: streams, skipDirectories: skip) }
+        return FolderSource(input: input, skipDirectories: skip)
     }
 }
 

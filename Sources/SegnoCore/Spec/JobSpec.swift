@@ -28,6 +28,10 @@ public struct JobSpec: Sendable {
 
         /// True when the recordings are objects under an `s3://` prefix rather than files.
         public var isObjectStore: Bool { root.hasPrefix("s3://") }
+
+        /// Stations to record (`input.streams` + `input.record`); nil for a plain folder. When set,
+        /// `root` is the capture folder, which the run scans while it records.
+        public var streams: StreamInput? = nil
     }
 
     /// `input.settle` when the spec does not say: 10 s, so a file a recorder is still writing is

@@ -5,7 +5,12 @@ public enum PlanPrinter {
     public static func describe(_ spec: JobSpec) -> String {
         var lines: [String] = []
         lines.append("spec \(AudioError.quoted(spec.file)): \(spec.name) (version 1)")
-        lines.append("input   \(AudioError.quoted(spec.input.root))")
+        if let streams = spec.input.streams {
+            lines.append("input   record \(canonicalNumber(streams.duration)) s in \(canonicalNumber(streams.segment)) s segments (timeout \(canonicalNumber(streams.timeout)) s) into \(AudioError.quoted(streams.capture)):")
+            for s in streams.stations { lines.append("        \(s.name)  \(s.url.absoluteString)") }
+        } else {
+            lines.append("input   \(AudioError.quoted(spec.input.root))")
+        }
         lines.append("        include \(spec.input.include.map(\.text).joined(separator: ", "))")
         lines.append("        exclude \(spec.input.exclude.map(\.text).joined(separator: ", "))")
         lines.append("        settle \(canonicalNumber(spec.input.settle)) s, verify \(spec.input.verify.rawValue), follow links \(spec.input.followLinks ? "yes" : "no")")

@@ -119,6 +119,9 @@ public enum SpecLoader {
             seen[tap.pathTemplate.text] = p.keyPath
         }
         try checkOverlap(input: input, outputRoot: outputRoot, stages: placed, file: file)
+        if input.streams != nil, input.root == outputRoot || input.root.hasPrefix(outputRoot + "/") {
+            throw o["input"]!.error("record.capture \"\(input.root)\" is inside output.root, which the scan skips: give the captures their own folder")
+        }
         var spec = JobSpec(file: file, name: name, input: input, outputRoot: outputRoot, statePath: statePath,
                        parallel: parallel, retries: retries, stages: placed, reportPath: reportPath)
         spec.leaseSeconds = lease
@@ -130,22 +133,38 @@ public enum SpecLoader {
     }
 
     static func parseInput(_ v: SpecValue, base: String) throws(SpecError) -> JobSpec.Input {
-        let o = try v.options(allowed: ["root", "include", "exclude", "settle", "follow_links", "verify", "endpoint", "region"], required: ["root"])
-        let rootText = try o["root"]!.string()
+        let o = try v.options(allowed: ["root", "streams", "record", "include", "exclude", "settle", "follow_links", "verify", "endpoint", "region"], required: [])
+        // `root` (a folder, or objects under s3://bucket/prefix/) and `streams` (stations recorded
+        // into record.capture) are alternatives.
+        let streams: JobSpec.StreamInput?
         let root: String
         var endpoint: URL? = nil
-        if rootText.hasPrefix("s3://") {
-            let rest = rootText.dropFirst(5)
-            guard let bucket = rest.split(separator: "/").first, !bucket.isEmpty else { throw o["root"]!.error("\"\(rootText)\" names no bucket: s3://bucket/prefix/") }
-            root = rootText.hasSuffix("/") || rest.count == bucket.count ? rootText : rootText + "/"
-            if let e = o["endpoint"] {
-                let text = try e.string()
-                guard let u = URL(string: text), ["http", "https"].contains(u.scheme ?? ""), u.host != nil else { throw e.error("\"\(text)\" is not an http(s) URL") }
-                endpoint = u
+        switch (o["root"], o["streams"]) {
+        case (let r?, nil):
+            if let rec = o["record"] { throw rec.error("record belongs to input.streams; input.root is a folder") }
+            streams = nil
+            let rootText = try r.string()
+            if rootText.hasPrefix("s3://") {
+                let rest = rootText.dropFirst(5)
+                guard let bucket = rest.split(separator: "/").first, !bucket.isEmpty else { throw r.error("\"\(rootText)\" names no bucket: s3://bucket/prefix/") }
+                root = rootText.hasSuffix("/") || rest.count == bucket.count ? rootText : rootText + "/"
+                if let e = o["endpoint"] {
+                    let text = try e.string()
+                    guard let u = URL(string: text), ["http", "https"].contains(u.scheme ?? ""), u.host != nil else { throw e.error("\"\(text)\" is not an http(s) URL") }
+                    endpoint = u
+                }
+            } else {
+                for key in ["endpoint", "region"] where o[key] != nil { throw o[key]!.error("\(key) goes with root: s3://bucket/prefix/") }
+                root = absolute(rootText, base: base)
             }
-        } else {
-            for key in ["endpoint", "region"] where o[key] != nil { throw o[key]!.error("\(key) goes with root: s3://bucket/prefix/") }
-            root = absolute(rootText, base: base)
+        case (nil, let s?):
+            let parsed = try StreamInputParser.parse(streams: s, record: o["record"], input: v, base: base)
+            root = parsed.capture
+            streams = parsed
+        case (_?, let s?):
+            throw s.error("input takes root (a folder) or streams (stations to record), not both")
+        case (nil, nil):
+            throw v.error("input needs root (a folder of recordings) or streams (stations to record)")
         }
         func globs(_ key: String, _ def: [String]) throws(SpecError) -> [Glob] {
             guard let list = o[key] else { return def.map { try! Glob($0) } }
@@ -159,10 +178,11 @@ public enum SpecLoader {
             root: root,
             include: try globs("include", JobSpec.defaultInclude),
             exclude: try globs("exclude", JobSpec.defaultExclude),
-            settle: try o["settle"]?.duration() ?? JobSpec.defaultSettle,
+            // Captured segments appear by rename, whole: nothing to wait for.
+            settle: try o["settle"]?.duration() ?? (streams == nil ? JobSpec.defaultSettle : 0),
             followLinks: try o["follow_links"]?.bool() ?? false,
             verify: try o["verify"]?.choice(JobSpec.Verify.self) ?? .metadata,
-            endpoint: endpoint, region: try o["region"]?.string())
+            endpoint: endpoint, region: try o["region"]?.string(), streams: streams)
     }
 
     /// Refuses a layout in which the job's own outputs would be scanned as recordings: output.root

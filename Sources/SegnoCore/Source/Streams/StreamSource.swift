@@ -1,0 +1,73 @@
+import Foundation
+import Logging
+
+/// A source that keeps producing recordings while the run goes on. The runner starts its capture
+/// under the run lock (a second start exits 75 before recording anything) and loops scan → plan →
+/// execute while it records, then makes a final pass.
+public protocol LiveRecordingSource: RecordingSource {
+    /// Deletes what a killed capture left (temporary segments). Called under the run lock.
+    func removeTemporaries()
+    /// Starts recording. `deadline` is the wall-clock end `--max-time` sets; `shouldStop` is the
+    /// run's stop flag (signals).
+    func startCapture(logger: Logger, deadline: Date?, shouldStop: @escaping @Sendable () -> Bool) throws(RunError) -> any LiveCapture
+}
+
+/// A capture under way, as the runner sees it.
+public protocol LiveCapture: Sendable {
+    /// How many recordings (segments) have appeared so far.
+    var finishedCount: Int { get }
+    /// True while anything records.
+    var isRunning: Bool { get }
+    /// One line per station that failed.
+    var failures: [String] { get }
+    /// Waits until nothing records.
+    func wait()
+}
+
+extension StreamCapture: LiveCapture {
+    public var finishedCount: Int { finishedSegments.count }
+}
+
+/// `input.streams`: stations recorded into the capture folder, whose finished segments are then
+/// scanned and processed like a folder's recordings (a `FolderSource` on `record.capture`).
+/// Segments appear by rename, whole, and the temporaries' names start with a dot, so the scan
+/// never takes a segment still being written.
+public struct StreamSource: LiveRecordingSource {
+    public let folder: FolderSource
+    public let streams: JobSpec.StreamInput
+
+    public init(input: JobSpec.Input, streams: JobSpec.StreamInput, skipDirectories: Set<String>) {
+        folder = FolderSource(input: input, skipDirectories: skipDirectories)
+        self.streams = streams
+    }
+
+    public func scan() throws(RunError) -> ScanResult {
+        var st = stat()
+        // Nothing captured yet (a dry run before the first window): nothing to process.
+        if stat(streams.capture, &st) != 0 && errno == ENOENT { return ScanResult() }
+        return try folder.scan()
+    }
+
+    public func open(_ file: ScannedFile) throws -> any AudioDecoder { try folder.open(file) }
+    public func contentHash(_ file: ScannedFile) throws -> Data { try folder.contentHash(file) }
+    public func currentIdentity(_ file: ScannedFile) -> FileIdentity? { folder.currentIdentity(file) }
+
+    /// `{title}`: the cue sidecar's title (the station's name plus its first title).
+    public func templateValues(_ file: ScannedFile) -> [String: String] {
+        let cue = SegmentWriter.cuePath(forSegment: file.absolutePath)
+        guard let data = FileManager.default.contents(atPath: cue),
+              let obj = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let title = obj["title"] as? String, !title.isEmpty else { return [:] }
+        return ["title": title]
+    }
+
+    public func removeTemporaries() { Temporaries.remove(under: streams.capture) }
+
+    public func startCapture(logger: Logger, deadline: Date?, shouldStop: @escaping @Sendable () -> Bool) throws(RunError) -> any LiveCapture {
+        guard let tools = FFmpegTools.locate() else { throw .input("recording streams needs the ffmpeg program; \(FFmpegTools.installHint)") }
+        do { try OutputFile.makeFolders(streams.capture, for: streams.capture) } catch {
+            throw .input("record.capture: \(error)")
+        }
+        return StreamCapture(input: streams, ffmpeg: tools.ffmpeg, logger: logger, deadline: deadline, shouldStop: shouldStop)
+    }
+}
