@@ -188,20 +188,7 @@ extension S3Client {
     /// Keys (and sizes) under `prefix`, all pages (ListObjectsV2).
     @available(*, noasync, message: "blocks the calling thread; call it from a Dispatch worker")
     public func listObjects(bucket: String, prefix: String = "") throws -> [(key: String, size: Int64)] {
-        var results: [(key: String, size: Int64)] = []
-        var token: String?
-        repeat {
-            var call = Call(operation: "ListObjectsV2", method: "GET", bucket: bucket, key: nil)
-            call.query = [("list-type", "2"), ("prefix", prefix), ("encoding-type", "url")]
-            if let token { call.query.append(("continuation-token", token)) }
-            let root = try parse(perform(call), call)
-            for item in root.all("Contents") {
-                guard let key = item.string("Key") else { continue }
-                results.append((S3URIEncoding.decode(key), Int64(item.string("Size") ?? "") ?? 0))
-            }
-            token = root.string("IsTruncated") == "true" ? root.string("NextContinuationToken") : nil
-        } while token != nil
-        return results
+        try listObjectsDetailed(bucket: bucket, prefix: prefix).map { ($0.key, $0.size) }
     }
 
     /// The XML root of a successful answer.
