@@ -19,4 +19,19 @@ import Testing
         let clean = try ws.segno(["validate", "spec.yaml"])
         #expect(clean.exited(0) && !clean.stderr.contains("warning"), "\(clean.stderr)")
     }
+
+    /// The metadata tap after `normalize` reports the loudness and true peak that came out.
+    @Test func metadataCarriesMeasuredLoudnessAndTruePeak() throws {
+        let ws = try RunWorkspace()
+        try RunWorkspace.writeTone(to: ws["in/tone.wav"], rate: 48000, channels: 2, seconds: 3, frequency: 440)
+        try ws.writeSpec(RunTests.spec(stages: ["normalize: -20", "metadata: { path: \"{stem}.json\", levels: 0 }"]))
+        let r = try ws.segno(["run", "spec.yaml"])
+        #expect(r.exited(0), "\(r.stderr)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: ws["out/tone.json"]))
+        let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let lufs = try #require(json["loudness_lufs"] as? Double, "\(json)")
+        let tp = try #require(json["true_peak_dbtp"] as? Double, "\(json)")
+        #expect(abs(lufs - -20) <= 0.5)
+        #expect(tp <= -1 && tp > -20)
+    }
 }
