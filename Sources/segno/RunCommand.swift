@@ -99,11 +99,13 @@ func runJob(spec path: String, flags: RunFlags, retryOnly: Bool) throws {
     for p in summary.ownOutputs where !flags.quiet { printError("segno: skipped \(AudioError.quoted(p)): an output of this job, never taken as input") }
     if let held = summary.pruneHeld { printError("segno: prune: \(held)") }
     if flags.dryRun {
-        for line in summary.plan { printOut(line) }
+        // Each line is written whole (one write per line, so cron logs interleave by line) and
+        // with control characters escaped, whatever a reason or message carries.
+        for line in summary.plan { printOut(AudioError.quoted(line)) }
         printOut("dry run: \(summary.planned) to run, \(summary.skipped) up to date, \(summary.knownFailures) known failures (segno retry), \(summary.settling) still settling, \(summary.pruned.count) to prune")
         return
     }
-    if flags.explain { for line in summary.plan { printOut(line) } }
+    if flags.explain { for line in summary.plan { printOut(AudioError.quoted(line)) } }
     var code: Int32 = summary.failed > 0 ? 1 : 0
     switch summary.stop {
     case .signal(let s): code = s == SIGTERM ? 143 : 130

@@ -34,4 +34,32 @@ import Testing
         #expect(abs(lufs - -20) <= 0.5)
         #expect(tp <= -1 && tp > -20)
     }
+
+    /// Cron's no-op runs fold into one row with a count, and recordings whose source was
+    /// deleted are not counted as present.
+    @Test func statusFoldsNoOpRunsAndDoesNotCountDeletedSources() throws {
+        let ws = try RunWorkspace()
+        let recs = try ws.makeRecordings(count: 2)
+        try ws.writeSpec(RunTests.spec())
+        for _ in 0..<4 { #expect(try ws.segno(["run", "spec.yaml"]).exited(0)) }
+        let rows = try CLI.tool("sqlite3", [ws["out/.segno/state.sqlite"], "SELECT count(*), max(repeats) FROM run"])
+        #expect(rows.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "2|3", "one working run, three no-op runs in one row: \(rows.stdout)")
+        let status = try ws.segno(["status", "spec.yaml"])
+        #expect(status.stdout.contains("nothing to do, 3 runs"), "\(status.stdout)")
+        try FileManager.default.removeItem(atPath: ws["in/" + recs[0]])
+        let after = try ws.segno(["status", "spec.yaml", "--json"])
+        #expect(after.stdout.contains(#""recordings":1"#) && after.stdout.contains(#""gone":1"#), "\(after.stdout)")
+        #expect(try ws.segno(["status", "spec.yaml"]).stdout.contains("recordings 1: 1 done, 0 failed, 0 partly done; 1 in the state whose source is gone"))
+    }
+
+    /// `--dry-run --explain` lines never carry raw control characters (a name with ESC).
+    @Test func dryRunLinesEscapeControlCharacters() throws {
+        let ws = try RunWorkspace()
+        try RunWorkspace.writeTone(to: ws["in/red\u{1B}[31m.wav"], rate: 16000, seconds: 0.5)
+        try ws.writeSpec(RunTests.spec())
+        let r = try ws.segno(["run", "spec.yaml", "--dry-run", "--explain"])
+        #expect(r.exited(0), "\(r.stderr)")
+        #expect(r.stdout.contains("red\\x1b[31m.wav"), "\(r.stdout)")
+        #expect(!r.stdout.unicodeScalars.contains { $0.value == 0x1B })
+    }
 }
