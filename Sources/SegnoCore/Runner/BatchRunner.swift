@@ -214,7 +214,7 @@ public final class BatchRunner: Sendable {
             FileHandle.standardError.write(Data("segno: \(text)\n".utf8))
         }
         let progress = ProgressPrinter(mode: options.progress)
-        progress.start(planned: plan.work.count)
+        progress.start(planned: plan.work.map { ($0.file.relativePath, $0.prior?.duration) })
         let collected = Mutex<[RecordingResult]>([])
         let timeUp = Mutex(false)
         let deadline = options.maxTime.map { Date().addingTimeInterval($0) }
@@ -234,7 +234,7 @@ public final class BatchRunner: Sendable {
                 let r: RecordingResult
                 switch claim(round[i], store: store) {
                 case .run(let plan): r = process(plan, writer: writer, progress: progress, uploaders: uploadersForWork)
-                case .skip(let result): r = result; progress.update { $0.planned -= 1 }
+                case .skip(let result): r = result; progress.update { $0.planned -= 1 }; progress.end(round[i].file.relativePath)
                 case .held: held.withLock { $0.append(round[i]) }; return
                 }
                 if r.status == .interrupted || r.status == .notReady { store.release(r.path) }
@@ -329,7 +329,11 @@ public final class BatchRunner: Sendable {
         var result = RecordingResult(path: plan.file.relativePath, status: .failed, duration: nil, seconds: 0,
                                      attempts: 0, outputs: [], error: nil, reasons: reasons.map(\.description))
         defer { result.seconds = Date().timeIntervalSince(started) }
-        let runner = RecordingJob(job: job, plan: plan, source: source, uploaders: uploaders, stop: stop)
+        var runner = RecordingJob(job: job, plan: plan, source: source, uploaders: uploaders, stop: stop)
+        let path = plan.file.relativePath
+        progress.begin(path)
+        defer { progress.end(path) }
+        runner.onDecoded = { seconds, total in progress.decoded(path, seconds: seconds, of: total) }
         var outcome = RecordingOutcome()
         var attempt = 0
         while true {
