@@ -22,7 +22,7 @@ struct ConvertCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: "Pitch shift in semitones, −24…24 (duration kept).") var pitch: Double?
     @Option(help: "Tempo factor 0.25…4 without changing pitch.") var tempo: Double?
     @Option(help: "Output format: wav, aiff, caf, flac, ogg, opus, mp3, w64, rf64 (default: from OUT's extension).") var format: String?
-    @Option(help: "Bits per sample: 8, 16, 24, 32, float (default: the source's depth).") var bits: String?
+    @Option(help: "Bits per sample: 8, 16, 24, 32, float, double (default: the source's depth where the format holds it).") var bits: String?
     @Option(name: .customLong("encode-quality"), help: "Lossy quality 0…1 (higher is better) or FLAC effort.") var encodeQuality: Double?
 
     func validate() throws {
@@ -63,9 +63,18 @@ struct ConvertCommand: ParsableCommand {
         } catch is Interrupted {
             throw stop.signal == SIGTERM ? Exit.sigterm : Exit.sigint
         } catch {
-            printError("segno: \(error)")
+            printError("segno: " + Self.flagWording("\(error)"))
             throw Exit.failures
         }
+    }
+
+    /// The library's advice names spec stages ("add mix: stereo"); convert's user has flags.
+    static func flagWording(_ message: String) -> String {
+        message
+            .replacingOccurrences(of: "add mix: stereo", with: "add --mix stereo")
+            .replacingOccurrences(of: "add mix: mono", with: "add --mix mono")
+            .replacingOccurrences(of: "add a resample stage", with: "add --rate")
+            .replacingOccurrences(of: "; add format: (", with: "; add --format (")
     }
 }
 

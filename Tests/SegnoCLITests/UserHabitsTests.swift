@@ -62,4 +62,32 @@ import Testing
         #expect(r.stdout.contains("red\\x1b[31m.wav"), "\(r.stdout)")
         #expect(!r.stdout.unicodeScalars.contains { $0.value == 0x1B })
     }
+
+    /// `segno outputs`: each recording's files, its fingerprint and state, read-only; a file://
+    /// upload's copies listed too; an unknown recording is exit 1.
+    @Test func outputsListsFilesFingerprintsAndState() throws {
+        let ws = try RunWorkspace()
+        try RunWorkspace.writeTone(to: ws["in/a.wav"], rate: 16000, seconds: 4)
+        try FileManager.default.createDirectory(atPath: ws["archive"], withIntermediateDirectories: true)
+        try ws.writeSpec(RunTests.spec(stages: ["encode: { path: \"{stem}.flac\" }", "fingerprint: {}",
+                                                "upload: { to: \"file://\(ws["archive"])/\", files: [encode] }"]))
+        let run = try ws.segno(["run", "spec.yaml"])
+        #expect(run.exited(0), "\(run.stderr)")
+        let before = try Data(contentsOf: URL(fileURLWithPath: ws["out/.segno/state.sqlite"]))
+        let r = try ws.segno(["outputs", "spec.yaml", "a.wav", "--json"])
+        #expect(r.exited(0), "\(r.stderr)")
+        let obj = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let recs = try #require(obj["recordings"] as? [[String: Any]])
+        #expect(recs.count == 1)
+        #expect(recs.first?["state"] as? String == "done")
+        #expect((recs.first?["fingerprint"] as? String)?.hasPrefix("AQAA") == true, "\(recs)")
+        let paths = (recs.first?["outputs"] as? [[String: Any]] ?? []).compactMap { $0["path"] as? String }
+        #expect(paths.contains(ws["out/a.flac"]) && paths.contains(ws["archive/a.flac"]), "\(paths)")
+        let text = try ws.segno(["outputs", "spec.yaml"])
+        #expect(text.stdout.hasPrefix("a.wav: done\n"), "\(text.stdout)")
+        let unknown = try ws.segno(["outputs", "spec.yaml", "b.wav"])
+        #expect(unknown.exited(1) && unknown.stderr.contains("b.wav"), "\(unknown.stderr)")
+        // Read-only: the database is byte for byte the same.
+        #expect(try Data(contentsOf: URL(fileURLWithPath: ws["out/.segno/state.sqlite"])) == before)
+    }
 }
