@@ -5,8 +5,14 @@ import SegnoCore
 
 /// Options shared by `run` and `retry`.
 struct RunFlags: ParsableArguments {
-    @Option(help: "Worker count (default: the spec's parallel, auto = active processors).")
-    var parallel: Int?
+    @Option(help: ArgumentHelp("Worker count, 1…256, or auto (active processors). Default: the spec's parallel.", valueName: "n|auto"))
+    var parallel: String?
+
+    /// `--parallel` as a worker count: "auto" is the active processor count.
+    var workers: Int? {
+        guard let p = parallel else { return nil }
+        return p.lowercased() == "auto" ? ProcessInfo.processInfo.activeProcessorCount : Int(p)
+    }
 
     @Flag(help: "Print what would run; change nothing.")
     var dryRun = false
@@ -27,13 +33,13 @@ struct RunFlags: ParsableArguments {
     var quiet = false
 
     func validate() throws {
-        if let p = parallel, !JobSpec.parallelRange.contains(p) { throw ValidationError("--parallel must be 1…256") }
+        if parallel != nil, !(workers.map(JobSpec.parallelRange.contains) ?? false) { throw ValidationError("--parallel must be 1…256 or auto") }
         if let m = maxTime, parseDuration(m) == nil { throw ValidationError("--max-time takes a duration such as 50m or 1h30m") }
     }
 
     func options(retryOnly: Bool) -> RunOptions {
         var o = RunOptions()
-        o.parallel = parallel
+        o.parallel = workers
         o.dryRun = dryRun
         o.explain = explain
         if let f = force { o.force = f == "all" || f.isEmpty ? .all : .stage(f) }

@@ -90,4 +90,58 @@ import Testing
         // Read-only: the database is byte for byte the same.
         #expect(try Data(contentsOf: URL(fileURLWithPath: ws["out/.segno/state.sqlite"])) == before)
     }
+
+    /// `-` is standard input or output for `convert`; the result matches a file-to-file convert.
+    @Test func convertReadsStdinAndWritesStdout() throws {
+        let ws = try RunWorkspace()
+        try RunWorkspace.writeTone(to: ws["in/a.wav"], rate: 22050, channels: 2, seconds: 1.5)
+        let segno = try CLI.segnoPath()
+        let toStdout = try CLI.tool("sh", ["-c", "\"$0\" convert \"$1\" - --format wav > \"$2\"", segno, ws["in/a.wav"], ws["piped.wav"]])
+        #expect(toStdout.status == 0, "\(toStdout.stderr)")
+        let fromStdin = try CLI.tool("sh", ["-c", "\"$0\" convert - \"$2\" < \"$1\"", segno, ws["in/a.wav"], ws["fromstdin.flac"]])
+        #expect(fromStdin.status == 0, "\(fromStdin.stderr)")
+        #expect(try ws.segno(["convert", ws["in/a.wav"], ws["direct.wav"]]).exited(0))
+        let direct = try Data(contentsOf: URL(fileURLWithPath: ws["direct.wav"]))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: ws["piped.wav"])) == direct, "stdout carries the same bytes")
+        let info = try ws.segno(["info", "--json", ws["fromstdin.flac"]])
+        #expect(info.stdout.contains(#""frames":33075"#), "\(info.stdout)")
+        let noFormat = try ws.segno(["convert", ws["in/a.wav"], "-"])
+        #expect(noFormat.exited(2) && noFormat.stderr.contains("needs --format"))
+    }
+
+    /// `--parallel auto` on the command line, and `~` in a spec following $HOME.
+    @Test func parallelAutoAndTildeFollowsHome() throws {
+        let ws = try RunWorkspace()
+        try ws.makeRecordings(count: 2)
+        try ws.writeSpec(RunTests.spec(output: "~/elsewhere"))
+        let plan = try ws.segno(["validate", "spec.yaml"], environment: ["HOME": ws["home"]])
+        #expect(plan.stdout.contains("output  \(ws["home/elsewhere"])"), "\(plan.stdout)")
+        let r = try ws.segno(["run", "spec.yaml", "--parallel", "auto"], environment: ["HOME": ws["home"]])
+        #expect(r.exited(0), "\(r.stderr)")
+        #expect(FileManager.default.fileExists(atPath: ws["home/elsewhere/.segno/state.sqlite"]))
+        #expect(try ws.segno(["run", "spec.yaml", "--parallel", "many"]).exited(2))
+    }
+
+    /// Small things: waveform's usage line, `-b`'s default once, `--bits double` in convert's
+    /// help, a symbolic link loop named as such, depths named in words, convert speaking of flags.
+    @Test func smallWordings() throws {
+        let ws = try RunWorkspace()
+        try RunWorkspace.writeTone(to: ws["in/a.wav"], rate: 16000, seconds: 0.5)
+        try RunWorkspace.writeTone(to: ws["in/b.wav"], rate: 16000, seconds: 0.5)
+        let two = try ws.segno(["waveform", ws["in/a.wav"], ws["in/b.wav"], "-o", ws["x.json"]])
+        #expect(two.exited(2) && two.stderr.contains("Usage: segno waveform") && !two.stderr.contains("<subcommand>"), "\(two.stderr)")
+        let help = try ws.segno(["waveform", "--help"]).stdout
+        #expect(help.components(separatedBy: "(default: 8)").count == 2, "\(help)")
+        #expect(try ws.segno(["convert", "--help"]).stdout.contains("double"))
+        let flac = try ws.segno(["convert", ws["in/a.wav"], ws["a.flac"], "--bits", "float"])
+        #expect(flac.stderr.contains("32-bit float samples") && !flac.stderr.contains("float-bit"), "\(flac.stderr)")
+        try RunWorkspace.writeTone(to: ws["three.wav"], rate: 16000, channels: 3, seconds: 0.5)
+        let mp3 = try ws.segno(["convert", ws["three.wav"], ws["three.mp3"]])
+        #expect(mp3.stderr.contains("add --mix stereo") && !mp3.stderr.contains("mix: stereo"), "\(mp3.stderr)")
+        try FileManager.default.createSymbolicLink(atPath: ws["in/loop1.wav"], withDestinationPath: "loop2.wav")
+        try FileManager.default.createSymbolicLink(atPath: ws["in/loop2.wav"], withDestinationPath: "loop1.wav")
+        try ws.writeSpec(RunTests.spec(input: ["follow_links: true"]))
+        let run = try ws.segno(["run", "spec.yaml"])
+        #expect(run.stderr.contains("symbolic link loop") && !run.stderr.contains("broken symbolic link"), "\(run.stderr)")
+    }
 }

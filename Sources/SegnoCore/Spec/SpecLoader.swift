@@ -205,11 +205,13 @@ public enum SpecLoader {
         }
     }
 
-    /// `~/x` → home, relative → against the spec's folder; the result is normalised.
-    static func absolute(_ p: String, base: String) -> String {
+    /// `~/x` → home ($HOME, as the shell does; the password database only when it is unset),
+    /// relative → against the spec's folder; the result is normalised.
+    static func absolute(_ p: String, base: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         var path = p
         if path == "~" || path.hasPrefix("~/") {
-            path = FileManager.default.homeDirectoryForCurrentUser.path + path.dropFirst()
+            let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? FileManager.default.homeDirectoryForCurrentUser.path
+            path = home + path.dropFirst()
         }
         if !path.hasPrefix("/") { path = base + "/" + path }
         var s = URL(fileURLWithPath: path).standardizedFileURL.path
