@@ -144,4 +144,22 @@ import Testing
         let run = try ws.segno(["run", "spec.yaml"])
         #expect(run.stderr.contains("symbolic link loop") && !run.stderr.contains("broken symbolic link"), "\(run.stderr)")
     }
+
+    /// `make install PREFIX=…` puts the binary, a man page made from the help texts and the
+    /// bash/zsh/fish completions in place (with the debug binary, so no release build is needed).
+    @Test(.enabled(if: CLI.find("make") != nil && CLI.find("man") != nil))
+    func makeInstallInstallsBinaryManPageAndCompletions() throws {
+        let ws = try RunWorkspace()
+        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        let r = try CLI.tool("make", ["-s", "-C", repo, "install", "PREFIX=\(ws["prefix"])", "SEGNO_BIN=\(try CLI.segnoPath())"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(FileManager.default.isExecutableFile(atPath: ws["prefix/bin/segno"]))
+        let man = try CLI.tool("man", ["-l", "-P", "cat", ws["prefix/share/man/man1/segno.1"]])
+        #expect(man.stdout.contains("SEGNO OUTPUTS") && man.stdout.contains("segno convert [<options>] <input> <output>"), "\(man.stdout.prefix(400))")
+        #expect(!man.stderr.contains("warning"), "\(man.stderr)")
+        let bash = try String(contentsOfFile: ws["prefix/share/bash-completion/completions/segno"], encoding: .utf8)
+        #expect(bash.contains("outputs") && bash.contains("complete"))
+        #expect(FileManager.default.fileExists(atPath: ws["prefix/share/zsh/site-functions/_segno"]))
+        #expect(FileManager.default.fileExists(atPath: ws["prefix/share/fish/vendor_completions.d/segno.fish"]))
+    }
 }
