@@ -32,11 +32,16 @@ public struct TruePeakLimiter {
 
     private let channels: Int
     private let window: Int
-    private let releaseCoefficient: Float
+    /// In Double: a Float gain creeping back to 1 stalls ~1e-4 short (its steps fall under an ulp).
+    private let releaseCoefficient: Double
     /// Interpolator taps for the fractions 1/4, 2/4, 3/4 between two samples: 3 × 2·half.
     private var taps: [Float]
-    /// The last 2·half input samples per channel (channel-major), a ring at `historyPosition`.
+    /// The last 2·half input samples per channel, each channel's ring stored twice in a row
+    /// (4·half floats) so the window is always one contiguous run: no index wraps per tap.
     private var history: [Float]
+    /// The largest Σ|tap| over the three phases: an interpolated value is at most this times
+    /// the largest sample magnitude in the window, so a quiet window skips the interpolation.
+    private let tapBound: Float
     private var historyPosition = 0
     /// The audio delay line: `latency` frames, interleaved, a ring at `delayPosition`.
     private var delay: [Float]
@@ -47,7 +52,7 @@ public struct TruePeakLimiter {
     private var minHead = 0
     private var minCount = 0
     /// The released gain, and the running average over the last `window` of them.
-    private var released: Float = 1
+    private var released: Double = 1
     private var averageRing: [Float]
     private var averagePosition = 0
     private var averageSum: Double
@@ -61,7 +66,7 @@ public struct TruePeakLimiter {
         self.channels = channels
         threshold = Float(Gain.linear(fromDecibels: ceiling - Self.marginDecibels))
         window = max(1, Int((lookahead * Double(sampleRate)).rounded()))
-        releaseCoefficient = Float(1 - exp(-1 / (release * Double(sampleRate))))
+        releaseCoefficient = 1 - exp(-1 / (release * Double(sampleRate)))
         latency = Self.half + window - 1
         let length = 2 * Self.half
         var t = [Float](repeating: 0, count: 3 * length)
@@ -80,7 +85,8 @@ public struct TruePeakLimiter {
             for i in 0..<length { t[phase * length + i] = Float(row[i] / sum) }
         }
         taps = t
-        history = [Float](repeating: 0, count: length * channels)
+        tapBound = (0..<3).map { p in (0..<length).reduce(Float(0)) { $0 + abs(t[p * length + $1]) } }.max() ?? 1
+        history = [Float](repeating: 0, count: 2 * length * channels)
         delay = [Float](repeating: 0, count: max(1, latency) * channels)
         minFrames = [Int](repeating: 0, count: window + 1)
         minGains = [Float](repeating: 1, count: window + 1)
@@ -103,20 +109,24 @@ public struct TruePeakLimiter {
         let length = 2 * Self.half
         // 1. The peak between samples m and m+1, where m is `half` frames back.
         var peak: Float = 0
+        let quiet = threshold / tapBound
         history.withUnsafeMutableBufferPointer { h in
             taps.withUnsafeBufferPointer { t in
                 for c in 0..<channels {
-                    let ring = h.baseAddress! + c * length
+                    let ring = h.baseAddress! + c * 2 * length
                     ring[historyPosition] = frame[c]
-                    // Oldest sample first: the ring position after the newest.
-                    let start = (historyPosition + 1) % length
-                    let m = ring[(start + Self.half - 1) % length]
-                    let next = ring[(start + Self.half) % length]
-                    peak = max(peak, abs(m), abs(next))
+                    ring[historyPosition + length] = frame[c]
+                    // Oldest sample first: the window starts just after the newest.
+                    let window = ring + historyPosition + 1
+                    var loudest: Float = 0
+                    for i in 0..<length { loudest = max(loudest, abs(window[i])) }
+                    peak = max(peak, abs(window[Self.half - 1]), abs(window[Self.half]))
+                    // Under `quiet` no interpolated value can reach the threshold.
+                    if loudest < quiet { continue }
                     for phase in 0..<3 {
                         var acc: Float = 0
                         let row = t.baseAddress! + phase * length
-                        for i in 0..<length { acc += row[i] * ring[(start + i) % length] }
+                        for i in 0..<length { acc += row[i] * window[i] }
                         peak = max(peak, abs(acc))
                     }
                 }
@@ -136,9 +146,13 @@ public struct TruePeakLimiter {
         }
         let held = minGains[minHead]
         // 3. Down at once, up with the release time constant; then averaged over `window`.
-        released = held < released ? held : released + (held - released) * releaseCoefficient
-        averageSum += Double(released) - Double(averageRing[averagePosition])
-        averageRing[averagePosition] = released
+        let target = Double(held)
+        released = target < released ? target : released + (target - released) * releaseCoefficient
+        // Close enough to 1 to be 1: the gain then leaves the audio bit for bit as it came.
+        if held == 1 && released > 1 - 1e-6 { released = 1 }
+        let stored = Float(released)
+        averageSum += Double(stored) - Double(averageRing[averagePosition])
+        averageRing[averagePosition] = stored
         averagePosition = (averagePosition + 1) % window
         if averagePosition == 0 {
             // Recompute now and then so rounding in the running sum cannot drift.

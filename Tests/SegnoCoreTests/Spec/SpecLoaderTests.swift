@@ -483,7 +483,7 @@ import Testing
         #expect(lossyBits.keyPath == "stages[0].encode.bits")
         #expect(lossyBits.message.contains("lossy"))
         let flacFloat = try #require(failure(Self.withStages("  - encode: { path: a.flac, bits: float }")))
-        #expect(flacFloat.message.contains("flac cannot hold float"))
+        #expect(flacFloat.message.contains("flac cannot hold 32-bit float samples"), "\(flacFloat.message)")
         let noFormat = try #require(failure(Self.withStages("  - encode: { path: \"{stem}.bin\" }")))
         #expect(noFormat.keyPath == "stages[0].encode.path")
         #expect(noFormat.message.contains("add format"))

@@ -131,12 +131,11 @@ final class NormalizeTransform: AnalysingTransform {
         frames = 0
         wantsAnotherPass = false
         if meter != nil { ebur128_destroy(&meter) }
-        if case .loudness(let lufs, let ceiling, _) = target {
+        if case .loudness(_, let ceiling, _) = target {
             // The first pass measures the input's loudness and true peak; a trial, its output's loudness.
             let mode = nextGain == nil ? EBUR128_MODE_I.rawValue | EBUR128_MODE_TRUE_PEAK.rawValue : EBUR128_MODE_I.rawValue
             meter = ebur128_init(UInt32(format.channels), UInt(format.sampleRate), Int32(mode))
             if meter == nil { throw StageStartError(stage: "normalize", "libebur128 cannot measure \(format.channels) channels at \(format.sampleRate) Hz") }
-            _ = lufs
             if let g = nextGain { trial = LimitedGain(decibels: g, ceiling: ceiling, format: format) }
         }
     }
