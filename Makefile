@@ -13,7 +13,12 @@ APT_SLURM   = slurm-wlm munge
 APT_STREAMS = icecast2 curl python3
 PIP_TEST    = numpy scipy botocore
 
-.PHONY: all build release test demo bench quality deps test-deps clean
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+# The binary `make install` installs; the release build unless given (tests pass the debug one).
+SEGNO_BIN  ?= $(SEGNO_REL)
+
+.PHONY: all build release test demo bench quality deps test-deps install clean
 
 all: build
 
@@ -81,6 +86,19 @@ bench: release
 quality: release
 	python3 tools/quality.py --segno $(SEGNO_REL)
 	python3 tools/resample_quality.py --segno $(SEGNO_REL)
+
+## install: the binary into $(PREFIX)/bin, segno(1) made from its --help texts
+## (tools/manpage.sh), and bash, zsh and fish completions from the binary itself.
+install:
+	@if [ "$(SEGNO_BIN)" = "$(SEGNO_REL)" ]; then $(MAKE) release; fi
+	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1" \
+	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions" \
+	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d"
+	install -m 755 "$(SEGNO_BIN)" "$(DESTDIR)$(PREFIX)/bin/segno"
+	sh tools/manpage.sh "$(SEGNO_BIN)" > "$(DESTDIR)$(PREFIX)/share/man/man1/segno.1"
+	"$(SEGNO_BIN)" --generate-completion-script bash > "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/segno"
+	"$(SEGNO_BIN)" --generate-completion-script zsh > "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_segno"
+	"$(SEGNO_BIN)" --generate-completion-script fish > "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/segno.fish"
 
 clean:
 	rm -rf $(BUILD_DIR) out

@@ -33,6 +33,32 @@ public struct MultipartProgress: Sendable, Equatable, Codable {
         self.parts = parts
         self.startedAt = startedAt
     }
+
+    // Stored as JSON in the state database. `startedAt` is seconds since 1970, like every other
+    // time there, marked by `"epoch": 1970`; records written before the mark counted from 2001
+    // (Foundation's default date encoding) and are still read right.
+    enum CodingKeys: String, CodingKey { case fileSHA256, uploadId, partSize, parts, startedAt, epoch }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        fileSHA256 = try c.decode(String.self, forKey: .fileSHA256)
+        uploadId = try c.decode(String.self, forKey: .uploadId)
+        partSize = try c.decode(Int64.self, forKey: .partSize)
+        parts = try c.decode([Int: String].self, forKey: .parts)
+        let seconds = try c.decode(Double.self, forKey: .startedAt)
+        let epoch = try c.decodeIfPresent(Int.self, forKey: .epoch)
+        startedAt = epoch == 1970 ? Date(timeIntervalSince1970: seconds) : Date(timeIntervalSinceReferenceDate: seconds)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(fileSHA256, forKey: .fileSHA256)
+        try c.encode(uploadId, forKey: .uploadId)
+        try c.encode(partSize, forKey: .partSize)
+        try c.encode(parts, forKey: .parts)
+        try c.encode(startedAt.timeIntervalSince1970, forKey: .startedAt)
+        try c.encode(1970, forKey: .epoch)
+    }
 }
 
 /// Where `S3Client.upload` records multipart progress, so that a run killed mid-upload resumes

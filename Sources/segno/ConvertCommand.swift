@@ -6,10 +6,10 @@ struct ConvertCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
         abstract: "Convert one recording, through the same stages a spec uses.",
-        discussion: "Stages run in this order: mix, highpass, lowpass, eq, gain, normalize, pitch, resample, encode. The output appears only when complete.")
+        discussion: "Stages run in this order: mix, highpass, lowpass, eq, gain, normalize, pitch, resample, encode. The output appears only when complete. - as IN reads standard input (spooled to a temporary file, since most formats need seeking); - as OUT writes standard output (give --format).")
 
-    @Argument(help: "Input audio file.") var input: String
-    @Argument(help: "Output file; its extension picks the format unless --format is given.") var output: String
+    @Argument(help: "Input audio file, or - for standard input.") var input: String
+    @Argument(help: "Output file, or - for standard output; its extension picks the format unless --format is given.") var output: String
 
     @Option(help: "Output sample rate in Hz (default: keep).") var rate: Int?
     @Option(help: "Resampling quality: soxr-vhq or soxr-hq (libsoxr), best, medium, fast (libsamplerate) or polyphase (segno's own).") var quality: String = ResampleConfig.Quality.standard.rawValue
@@ -22,7 +22,7 @@ struct ConvertCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: "Pitch shift in semitones, −24…24 (duration kept).") var pitch: Double?
     @Option(help: "Tempo factor 0.25…4 without changing pitch.") var tempo: Double?
     @Option(help: "Output format: wav, aiff, caf, flac, ogg, opus, mp3, w64, rf64 (default: from OUT's extension).") var format: String?
-    @Option(help: "Bits per sample: 8, 16, 24, 32, float (default: the source's depth).") var bits: String?
+    @Option(help: "Bits per sample: 8, 16, 24, 32, float, double (default: the source's depth where the format holds it).") var bits: String?
     @Option(name: .customLong("encode-quality"), help: "Lossy quality 0…1 (higher is better) or FLAC effort.") var encodeQuality: Double?
 
     func validate() throws {
@@ -31,6 +31,7 @@ struct ConvertCommand: ParsableCommand {
         if let mix, MixConfig.Target(rawValue: mix) == nil { throw ValidationError("--mix must be mono or stereo") }
         if let gain, !GainConfig.range.contains(gain) { throw ValidationError("--gain must be −96…48 dB") }
         if let format, OutputFormat(rawValue: format.lowercased()) == nil { throw ValidationError("--format must be one of \(OutputFormat.allCases.map(\.rawValue).joined(separator: ", "))") }
+        if format == nil, output == "-" { throw ValidationError("writing to standard output (-) needs --format, e.g. --format wav") }
         if format == nil, OutputFormat(extensionOf: output) == nil { throw ValidationError("cannot tell the format from \"\(output)\"; add --format") }
         if let bits, SampleBits(text: bits) == nil { throw ValidationError("--bits must be 8, 16, 24, 32, float or double") }
         if let f = highpass, !(f > 0) { throw ValidationError("--highpass must be above 0 Hz") }
@@ -52,6 +53,23 @@ struct ConvertCommand: ParsableCommand {
         if let n = normalize.flatMap(Self.normalizeTarget) { transforms.append(NormalizeConfig(target: n)) }
         if (pitch ?? 0) != 0 || (tempo ?? 1) != 1 { transforms.append(PitchConfig(semitones: pitch ?? 0, tempo: tempo ?? 1)) }
         if let rate { transforms.append(ResampleConfig(rate: rate, quality: ResampleConfig.Quality(rawValue: quality)!)) }
+        // `-`: a private temporary folder holds the spooled input and/or the finished output.
+        var spool: String?
+        if input == "-" || output == "-" {
+            var t = Array((NSTemporaryDirectory() as NSString).appendingPathComponent("segno-convert-XXXXXX").utf8CString)
+            guard let made = mkdtemp(&t) else { printError("segno: cannot make a temporary folder: \(String(cString: strerror(errno)))"); throw Exit.failures }
+            spool = String(cString: made)
+        }
+        defer { if let spool { try? FileManager.default.removeItem(atPath: spool) } }
+        var input = self.input
+        if input == "-", let spool {
+            input = spool + "/stdin"
+            do { try Self.copy(from: 0, toFile: input) } catch { printError("segno: reading standard input: \(error)"); throw Exit.failures }
+        }
+        var output = self.output
+        if output == "-", let spool, let f = format.flatMap({ OutputFormat(rawValue: $0.lowercased()) }) {
+            output = spool + "/stdout." + f.rawValue
+        }
         let template = try PathTemplate(output.lastComponent)
         let encode = EncodeConfig(path: template, format: format.flatMap { OutputFormat(rawValue: $0.lowercased()) },
                                   bits: bits.flatMap(SampleBits.init(text:)), quality: encodeQuality)
@@ -63,9 +81,52 @@ struct ConvertCommand: ParsableCommand {
         } catch is Interrupted {
             throw stop.signal == SIGTERM ? Exit.sigterm : Exit.sigint
         } catch {
-            printError("segno: \(error)")
+            printError("segno: " + Self.flagWording("\(error)"))
             throw Exit.failures
         }
+        if self.output == "-" {
+            do { try Self.copy(fromFile: output, to: 1) } catch { printError("segno: writing standard output: \(error)"); throw Exit.failures }
+        }
+    }
+
+    /// Copies everything readable from `fd` into a new file at `path`, 1 MiB at a time.
+    static func copy(from fd: Int32, toFile path: String) throws {
+        let out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard out >= 0 else { throw AudioError.system(path, "create", errno: errno) }
+        defer { close(out) }
+        try pump(from: fd, to: out, name: path)
+    }
+
+    /// Copies the file at `path` to `fd` (standard output).
+    static func copy(fromFile path: String, to fd: Int32) throws {
+        let input = open(path, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw AudioError.system(path, "open", errno: errno) }
+        defer { close(input) }
+        try pump(from: input, to: fd, name: "standard output")
+    }
+
+    private static func pump(from src: Int32, to dst: Int32, name: String) throws {
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(src, $0.baseAddress, $0.count) }
+            if n < 0 { if errno == EINTR { continue }; throw AudioError.system(name, "read", errno: errno) }
+            if n == 0 { return }
+            var off = 0
+            while off < n {
+                let w = buffer.withUnsafeBytes { write(dst, $0.baseAddress! + off, n - off) }
+                if w < 0 { if errno == EINTR { continue }; throw AudioError.system(name, "write", errno: errno) }
+                off += w
+            }
+        }
+    }
+
+    /// The library's advice names spec stages ("add mix: stereo"); convert's user has flags.
+    static func flagWording(_ message: String) -> String {
+        message
+            .replacingOccurrences(of: "add mix: stereo", with: "add --mix stereo")
+            .replacingOccurrences(of: "add mix: mono", with: "add --mix mono")
+            .replacingOccurrences(of: "add a resample stage", with: "add --rate")
+            .replacingOccurrences(of: "; add format: (", with: "; add --format (")
     }
 }
 

@@ -5,8 +5,14 @@ import SegnoCore
 
 /// Options shared by `run` and `retry`.
 struct RunFlags: ParsableArguments {
-    @Option(help: "Worker count (default: the spec's parallel, auto = active processors).")
-    var parallel: Int?
+    @Option(help: ArgumentHelp("Worker count, 1…256, or auto (active processors). Default: the spec's parallel.", valueName: "n|auto"))
+    var parallel: String?
+
+    /// `--parallel` as a worker count: "auto" is the active processor count.
+    var workers: Int? {
+        guard let p = parallel else { return nil }
+        return p.lowercased() == "auto" ? ProcessInfo.processInfo.activeProcessorCount : Int(p)
+    }
 
     @Flag(help: "Print what would run; change nothing.")
     var dryRun = false
@@ -30,14 +36,14 @@ struct RunFlags: ParsableArguments {
     var shard: String?
 
     func validate() throws {
-        if let p = parallel, !JobSpec.parallelRange.contains(p) { throw ValidationError("--parallel must be 1…256") }
+        if parallel != nil, !(workers.map(JobSpec.parallelRange.contains) ?? false) { throw ValidationError("--parallel must be 1…256 or auto") }
         if let m = maxTime, parseDuration(m) == nil { throw ValidationError("--max-time takes a duration such as 50m or 1h30m") }
         if let s = shard, Shard(s) == nil { throw ValidationError("--shard takes K/N with 0 ≤ K < N, e.g. 0/4") }
     }
 
     func options(retryOnly: Bool) -> RunOptions {
         var o = RunOptions()
-        o.parallel = parallel
+        o.parallel = workers
         o.dryRun = dryRun
         o.explain = explain
         if let f = force { o.force = f == "all" || f.isEmpty ? .all : .stage(f) }
@@ -111,11 +117,13 @@ func runJob(spec path: String, flags: RunFlags, retryOnly: Bool) throws {
     for p in summary.ownOutputs where !flags.quiet { printError("segno: skipped \(AudioError.quoted(p)): an output of this job, never taken as input") }
     if let held = summary.pruneHeld { printError("segno: prune: \(held)") }
     if flags.dryRun {
-        for line in summary.plan { printOut(line) }
+        // Each line is written whole (one write per line, so cron logs interleave by line) and
+        // with control characters escaped, whatever a reason or message carries.
+        for line in summary.plan { printOut(AudioError.quoted(line)) }
         printOut("dry run: \(summary.planned) to run, \(summary.skipped) up to date, \(summary.knownFailures) known failures (segno retry), \(summary.settling) still settling, \(summary.pruned.count) to prune")
         return
     }
-    if flags.explain { for line in summary.plan { printOut(line) } }
+    if flags.explain { for line in summary.plan { printOut(AudioError.quoted(line)) } }
     var code: Int32 = summary.failed > 0 || !summary.captureFailures.isEmpty ? 1 : 0
     switch summary.stop {
     case .signal(let s): code = s == SIGTERM ? 143 : 130

@@ -28,7 +28,14 @@ struct StatusCommand: ParsableCommand {
             if json { printOut(#"{"recordings":0,"done":0,"failed":0,"partial":0,"runs":[]}"#) } else { printOut("no state yet at \(s.statePath): nothing has run") }
             return
         }
-        let counts = try store.statusCounts()
+        // Only recordings whose source is still there count; the others are listed as gone
+        // (their outputs stay until a run with `prune: true` removes them).
+        var counts: [String: Int] = [:]
+        var gone: [String] = []
+        for (path, rec) in try store.loadAll() {
+            if FileManager.default.fileExists(atPath: s.input.root + "/" + path) { counts[rec.status.rawValue, default: 0] += 1 } else { gone.append(path) }
+        }
+        gone.sort()
         let failures = try store.failures()
         let runs = try store.recentRuns(limit: 5)
         let pruned = try store.recentlyPruned(limit: 20)
@@ -42,9 +49,11 @@ struct StatusCommand: ParsableCommand {
             var obj: [(String, JSONValue)] = [
                 ("state", .string(s.statePath)),
                 ("recordings", .int(counts.values.reduce(0, +))), ("done", .int(done)), ("failed", .int(failedCount)), ("partial", .int(partial)),
+                ("gone", .int(gone.count)),
                 ("runs", .array(runs.map { r in .object([
                     ("id", .int(Int(r.id))), ("started", .string(date(r.startedAt))), ("finished", .string(date(r.finishedAt))),
                     ("status", .string(r.status.rawValue)), ("planned", .int(r.planned)), ("done", .int(r.done)), ("failed", .int(r.failed)), ("skipped", .int(r.skipped)),
+                    ("repeats", .int(r.repeats)),
                 ]) })),
                 ("pruned", .array(pruned.map { p in .object([("path", .string(p.path)), ("run", .int(Int(p.runId))), ("at", .string(date(p.at)))]) })),
                 ("workers", .array(fleet.map { w in .object([("worker", .string(w.worker)), ("host", .string(w.host)), ("pid", .int(w.pid)),
@@ -60,9 +69,14 @@ struct StatusCommand: ParsableCommand {
             return
         }
         printOut("state \(s.statePath)")
-        printOut("recordings \(counts.values.reduce(0, +)): \(done) done, \(failedCount) failed, \(partial) partly done")
+        printOut("recordings \(counts.values.reduce(0, +)): \(done) done, \(failedCount) failed, \(partial) partly done"
+                 + (gone.isEmpty ? "" : "; \(gone.count) in the state whose source is gone (prune: true removes their outputs)"))
         for r in runs {
-            printOut("run \(r.id) \(date(r.startedAt)) \(r.status.rawValue): \(r.done) done, \(r.failed) failed, \(r.skipped) up to date")
+            if r.repeats > 1 {
+                printOut("run \(r.id) \(date(r.startedAt)) … \(date(r.finishedAt)) \(r.status.rawValue): nothing to do, \(r.repeats) runs, \(r.skipped) up to date")
+            } else {
+                printOut("run \(r.id) \(date(r.startedAt)) \(r.status.rawValue): \(r.done) done, \(r.failed) failed, \(r.skipped) up to date")
+            }
         }
         for w in fleet {
             printOut("worker \(w.host) pid \(w.pid): \(w.claimed) claimed\(w.expired ? ", leases expired (stopped or died)" : "")")

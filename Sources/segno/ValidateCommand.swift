@@ -5,7 +5,7 @@ struct ValidateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate",
         abstract: "Parse and check a spec, then print the plan (stages in order with resolved options).",
-        discussion: "Exit code 2 with file:line:column and the key's path when the spec is wrong.")
+        discussion: "Exit code 2 with file:line:column and the key's path when the spec is wrong. Warnings (a level-changing stage after normalize, a transform after the last tap) go to stderr with exit 0.")
 
     @Argument(help: "The job spec (YAML).") var spec: String
 
@@ -13,6 +13,8 @@ struct ValidateCommand: ParsableCommand {
         do {
             let s = try SpecLoader.load(path: spec)
             printOut(PlanPrinter.describe(s))
+            // Warnings do not fail validation (exit 0): the spec runs, it may just not do what was meant.
+            for w in PlanPrinter.warnings(s) { printError(w) }
         } catch {
             printError("segno: \(error)")
             throw Exit.usage

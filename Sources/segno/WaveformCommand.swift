@@ -20,7 +20,7 @@ struct WaveformCommand: ParsableCommand {
     @Option(help: "Several zooms in one pass, e.g. 256,512,1024 (one file per zoom: NAME-256.json).") var zooms: String?
     @Option(help: "Pixels per second instead of --zoom.") var pixelsPerSecond: Int?
     @Option(help: "About this many points over the whole file instead of --zoom.") var points: Int?
-    @Option(name: [.short, .customLong("bits")], help: "8 or 16 (default: 8).") var bits: Int = 8
+    @Option(name: [.short, .customLong("bits")], help: "8 or 16.") var bits: Int = 8
     @Option(help: "json, dat, png, svg or levels (default: from --output, else json).") var format: String?
     @Flag(help: "One min/max pair per channel instead of the channels mixed.") var splitChannels = false
     @Flag(help: "Add \"duration\" (seconds) to JSON output.") var duration = false
@@ -67,7 +67,9 @@ struct WaveformCommand: ParsableCommand {
     func run() throws {
         let (files, problems) = WaveformBatch.expand(inputs)
         for p in problems { printError("segno: skipped \(p)") }
-        if output != nil && files.count != 1 { throw ValidationError("--output takes one input; use --out-dir for several") }
+        // A ValidationError thrown from run() would print the root command's usage
+        // ("segno <subcommand>"); after the scan, say it like any other failure, with exit 2.
+        if output != nil && files.count != 1 { throw Self.usage("--output takes one input; use --out-dir for several") }
         var fmt = format.flatMap(WaveformConfig.Format.init(rawValue:))
         if fmt == nil, let output { fmt = WaveformConfig.format(forPath: output) }
         var resolutions: [WaveformResolution] = [.samplesPerPixel(zoom ?? 256)]
@@ -75,7 +77,7 @@ struct WaveformCommand: ParsableCommand {
         if let points { resolutions = [.points(points)] }
         if let zooms { resolutions = parseZooms(zooms)!.map { .samplesPerPixel($0) } }
         let picture: WaveformPicture
-        do { picture = try WaveformPicture(width: width, height: height) } catch { throw ValidationError("\(error)") }
+        do { picture = try WaveformPicture(width: width, height: height) } catch { throw Self.usage("\(error)") }
         let config = WaveformConfig(path: try PathTemplate("{stem}.json"), format: fmt ?? .json, bits: bits, resolutions: resolutions,
                                     split: splitChannels, duration: duration, levels: levels, picture: picture)
         let destination: WaveformBatch.Destination = output.map { .file($0) } ?? outDir.map { .directory($0) } ?? .besideInput
@@ -89,5 +91,13 @@ struct WaveformCommand: ParsableCommand {
         }
         if let s = watcher.flag.signal { throw s == SIGTERM ? Exit.sigterm : Exit.sigint }
         if failed > 0 || files.isEmpty { throw Exit.failures }
+    }
+}
+
+extension WaveformCommand {
+    /// A usage error found in `run()`: printed with this command's usage line, exit 2.
+    static func usage(_ message: String) -> ExitCode {
+        printError("segno waveform: \(message)\nUsage: segno waveform [<options>] <inputs> ...\n  See 'segno waveform --help' for more information.")
+        return Exit.usage
     }
 }

@@ -520,7 +520,7 @@ import Testing
             #expect((f["error"] as? String)?.contains(stem) == true, "\(f)")
         }
         // What the scanner cannot take is reported, one line each.
-        for (name, words) in [("fifo.wav", "not a regular file"), ("dangling.wav", "broken symbolic link"), ("self.wav", "broken symbolic link"),
+        for (name, words) in [("fifo.wav", "not a regular file"), ("dangling.wav", "broken symbolic link"), ("self.wav", "symbolic link loop"),
                               ("bad-\\xff.wav", "not valid UTF-8")] {
             #expect(run.stderrLines.contains { $0.contains(name) && $0.contains(words) }, "\(name): \(run.stderr)")
         }

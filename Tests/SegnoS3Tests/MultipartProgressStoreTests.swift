@@ -23,4 +23,16 @@ import Testing
         let decoded = try JSONDecoder().decode(MultipartProgress.self, from: JSONEncoder().encode(progress))
         #expect(decoded == progress)
     }
+
+    /// `startedAt` is stored as seconds since 1970 like `started_at`; records written before
+    /// (seconds since 2001, Foundation's default) still decode to the same moment.
+    @Test func startedAtCountsFrom1970AndOldRecordsStillRead() throws {
+        let moment = Date(timeIntervalSince1970: 1_790_000_000)
+        let json = try JSONSerialization.jsonObject(with: JSONEncoder().encode(
+            MultipartProgress(fileSHA256: "ab", uploadId: "u", partSize: 5 << 20, startedAt: moment))) as? [String: Any]
+        #expect(json?["startedAt"] as? Double == 1_790_000_000)
+        #expect(json?["epoch"] as? Int == 1970)
+        let old = #"{"fileSHA256":"ab","uploadId":"u","partSize":5242880,"parts":{},"startedAt":\#(moment.timeIntervalSinceReferenceDate)}"#
+        #expect(try JSONDecoder().decode(MultipartProgress.self, from: Data(old.utf8)).startedAt == moment)
+    }
 }

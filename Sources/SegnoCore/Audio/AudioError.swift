@@ -75,7 +75,7 @@ public enum AudioError: Error, Sendable, CustomStringConvertible, Equatable {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             default:
-                if scalar.value < 0x20 || scalar.value == 0x7F {
+                if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
                     out += "\\x" + String(scalar.value, radix: 16)
                 } else {
                     out.unicodeScalars.append(scalar)

@@ -63,6 +63,15 @@ public enum OutputFormat: String, Sendable, CaseIterable, Codable {
 public enum SampleBits: String, Sendable, CaseIterable, Codable {
     case b8 = "8", b16 = "16", b24 = "24", b32 = "32", float, double
 
+    /// How messages name the depth: "16-bit", "32-bit float", "64-bit float".
+    public var samplesLabel: String {
+        switch self {
+        case .float: return "32-bit float"
+        case .double: return "64-bit float"
+        default: return rawValue + "-bit"
+        }
+    }
+
     /// Parses "8", "16", "24", "32", "float", "double".
     public init?(text: String) { self.init(rawValue: text.lowercased()) }
 

@@ -31,7 +31,7 @@ public final class SndFileEncoder {
             throw AudioError.unsupportedOutput(path: path, detail: "\(format.rawValue) supports at most 2 channels here, the stream has \(stream.channels); add mix: stereo")
         }
         if let bits, !format.allowedBits.contains(bits) {
-            throw AudioError.unsupportedOutput(path: path, detail: "\(format.rawValue) cannot hold \(bits.rawValue)-bit samples (allowed: \(format.allowedBits.map(\.rawValue).joined(separator: ", ")))")
+            throw AudioError.unsupportedOutput(path: path, detail: "\(format.rawValue) cannot hold \(bits.samplesLabel) samples (allowed: \(format.allowedBits.map(\.rawValue).joined(separator: ", ")))")
         }
         self.channels = stream.channels
         self.bits = format.isLossy ? nil : (bits ?? .b16)

@@ -315,7 +315,7 @@ public final class BatchRunner: Sendable {
         for file in plan.unchanged { writer.submit(.touched(path: file.relativePath, identity: file.identity)) }
         let refused = recordRefused(plan.refused, writer: writer)
         let progress = ProgressPrinter(mode: options.progress)
-        progress.start(planned: plan.work.count)
+        progress.start(planned: plan.work.map { ($0.file.relativePath, $0.prior?.duration) })
         let (finished, timeUp) = runWork(plan.work, store: store, writer: writer, progress: progress, uploaders: uploaders, deadline: deadline)
         progress.stop()
         do { try writer.flush() } catch { progress.error("segno: \(error)") }
@@ -367,7 +367,7 @@ public final class BatchRunner: Sendable {
                 let r: RecordingResult
                 switch claim(round[i], store: store) {
                 case .run(let plan): r = process(plan, writer: writer, progress: progress, uploaders: uploaders)
-                case .skip(let result): r = result; progress.update { $0.planned -= 1 }
+                case .skip(let result): r = result; progress.update { $0.planned -= 1 }; progress.end(round[i].file.relativePath)
                 case .held: held.withLock { $0.append(round[i]) }; return
                 }
                 if r.status == .interrupted || r.status == .notReady { store.release(r.path) }
@@ -446,7 +446,11 @@ public final class BatchRunner: Sendable {
         var result = RecordingResult(path: plan.file.relativePath, status: .failed, duration: nil, seconds: 0,
                                      attempts: 0, outputs: [], error: nil, reasons: reasons.map(\.description))
         defer { result.seconds = Date().timeIntervalSince(started) }
-        let runner = RecordingJob(job: job, plan: plan, source: source, uploaders: uploaders, stop: stop)
+        var runner = RecordingJob(job: job, plan: plan, source: source, uploaders: uploaders, stop: stop)
+        let path = plan.file.relativePath
+        progress.begin(path)
+        defer { progress.end(path) }
+        runner.onDecoded = { seconds, total in progress.decoded(path, seconds: seconds, of: total) }
         var outcome = RecordingOutcome()
         var attempt = 0
         while true {

@@ -42,6 +42,8 @@ struct RecordingJob {
     let source: any RecordingSource
     let uploaders: [Uploader]
     let stop: StopFlag
+    /// Sees the seconds decoded so far in the pass and the duration from the header (progress).
+    var onDecoded: ((_ seconds: Double, _ total: Double?) -> Void)?
 
     /// Runs `tapIndices` (into `Job.taps`) and `uploadIndices` (into `Job.uploads`), adding what
     /// finished to `outcome` and what failed to `outcome.failures`. Throws only `Interrupted`.
@@ -115,10 +117,21 @@ struct RecordingJob {
         }
         guard !inChain.isEmpty else { return failed }
         var frames = 0
+        var reported = 0
+        let rate = decoder.info.sampleRate
+        let total: Double? = rate > 0 && decoder.info.frames > 0 ? Double(decoder.info.frames) / Double(rate) : nil
+        onDecoded?(0, total)
         let results: [Result<[ProducedFile], any Error>]
         do {
             results = try ChainRecipe(items: items).runEach(open: source.passes(of: file, first: decoder), context: context,
-                                                            isCancelled: { stop.isStopped }) { frames = $0 }
+                                                            isCancelled: { stop.isStopped }) { n in
+                frames = n
+                // Every 16th block or so is plenty for a progress line.
+                if let onDecoded, rate > 0, n - reported >= 65536 {
+                    reported = n
+                    onDecoded(Double(n) / Double(rate), total)
+                }
+            }
         } catch let e as StageStartError {
             throw StageStartError(stage: e.stage, "\(AudioError.quoted(file.relativePath)): \(e.message)")
         }

@@ -118,7 +118,9 @@ public struct InputScanner {
                 if (cst.st_mode & S_IFMT) == S_IFLNK {
                     isLink = true
                     guard fstatat(dfd, name, &cst, 0) == 0 else {
-                        problems.append(ScanProblem(path: childAbs, reason: "broken symbolic link"))
+                        // ELOOP: the link leads back to itself (a → b → a); else its target is missing.
+                        let why = errno == ELOOP ? "symbolic link loop" : errno == ENOENT ? "broken symbolic link" : "symbolic link: \(String(cString: strerror(errno)))"
+                        problems.append(ScanProblem(path: childAbs, reason: why))
                         continue
                     }
                 }

@@ -47,6 +47,8 @@ public struct JobSpec: Sendable {
         /// `stages[3]`
         public var keyPath: String
         public var line: Int
+        /// The column of the stage's key (1-based; 0 when unknown).
+        public var column: Int = 0
     }
 
     /// The spec file (as given).

@@ -89,19 +89,31 @@ public enum SpecLoader {
         if stageList.isEmpty { throw o["stages"]!.error("no stages: add at least one tap such as encode or waveform") }
         var placed: [JobSpec.Placed] = []
         var parseContext = StageParseContext()
+        // Every stage is checked, and all their errors are reported at once (each with its line).
+        var stageErrors: [SpecError] = []
         for item in stageList {
-            let entries = try item.mapping()
-            guard entries.count == 1, let entry = entries.first else {
-                throw item.error("each stage is a one-key mapping such as `- lowpass: { frequency: 3400 }`; found \(entries.count) keys")
+            do throws(SpecError) {
+                let entries = try item.mapping()
+                guard entries.count == 1, let entry = entries.first else {
+                    throw item.error("each stage is a one-key mapping such as `- lowpass: { frequency: 3400 }`; found \(entries.count) keys")
+                }
+                guard let parser = StageRegistry.parsers[entry.key] else {
+                    let named = SpecValue(node: entry.value.node, path: entry.value.path, context: context)
+                    let hint = SpecError.suggestion(for: entry.key, among: StageRegistry.parsers.keys).map { "did you mean \($0)? " } ?? ""
+                    var e = named.error("unknown stage \"\(entry.key)\" (\(hint)stages: \(StageRegistry.parsers.keys.sorted().joined(separator: ", ")))")
+                    // Point at the stage's key, not its value.
+                    if let m = item.node.mark { e.line = m.line; e.column = m.column }
+                    throw e
+                }
+                let config = try parser(entry.value, parseContext)
+                parseContext.note(config, at: entry.value)
+                placed.append(JobSpec.Placed(config: config, keyPath: item.path, line: item.node.mark?.line ?? 0,
+                                             column: item.node.mark?.column ?? 0))
+            } catch {
+                stageErrors.append(error)
             }
-            guard let parser = StageRegistry.parsers[entry.key] else {
-                let named = SpecValue(node: entry.value.node, path: entry.value.path, context: context)
-                throw named.error("unknown stage \"\(entry.key)\" (stages: \(StageRegistry.parsers.keys.sorted().joined(separator: ", ")))")
-            }
-            let config = try parser(entry.value, parseContext)
-            parseContext.note(config, at: entry.value)
-            placed.append(JobSpec.Placed(config: config, keyPath: item.path, line: item.node.mark?.line ?? 0))
         }
+        if let all = SpecError.combined(stageErrors) { throw all }
         if !placed.contains(where: { $0.config.kind == .tap }) {
             throw o["stages"]!.error("no tap: nothing would be written (add encode, waveform or metadata)")
         }
@@ -113,7 +125,7 @@ public enum SpecLoader {
         for p in placed {
             guard let tap = p.config as? any TapConfig else { continue }
             if let other = seen[tap.pathTemplate.text] {
-                throw SpecError(file: file, line: p.line, column: 0, keyPath: p.keyPath,
+                throw SpecError(file: file, line: p.line, column: p.column, keyPath: p.keyPath,
                                 message: "writes \"\(tap.pathTemplate.text)\" like \(other); give each tap its own path")
             }
             seen[tap.pathTemplate.text] = p.keyPath
@@ -126,7 +138,7 @@ public enum SpecLoader {
                        parallel: parallel, retries: retries, stages: placed, reportPath: reportPath)
         spec.leaseSeconds = lease
         if spec.stateIsShared, let fp = placed.first(where: { $0.config.name == "fingerprint" }) {
-            throw SpecError(file: file, line: fp.line, column: 0, keyPath: fp.keyPath,
+            throw SpecError(file: file, line: fp.line, column: fp.column, keyPath: fp.keyPath,
                             message: "the fingerprint tap needs SQLite state for now (fingerprints and search are not yet stored in PostgreSQL)")
         }
         return spec
@@ -210,7 +222,7 @@ public enum SpecLoader {
                     tapNames.append((path as NSString).lastPathComponent)
                     // An output root inside the input root is skipped by the scan.
                     if inside(input.root, outputRoot), let rel = scanned(path) {
-                        throw SpecError(file: file, line: p.line, column: 0, keyPath: p.keyPath,
+                        throw SpecError(file: file, line: p.line, column: p.column, keyPath: p.keyPath,
                                         message: "writes \"\(rel)\" inside input.root, and input.include takes it as a recording: the next run would process its own output. Give output.root a folder outside input.root (or inside it), or exclude these names")
                     }
                 }
@@ -220,7 +232,7 @@ public enum SpecLoader {
                     guard let folder = try? t.resolveRelative(ctx) else { continue }
                     for name in tapNames {
                         if let rel = scanned("/" + folder.split(separator: "/").joined(separator: "/") + "/" + name) {
-                            throw SpecError(file: file, line: p.line, column: 0, keyPath: p.keyPath + ".upload.to",
+                            throw SpecError(file: file, line: p.line, column: p.column, keyPath: p.keyPath + ".upload.to",
                                             message: "copies \"\(rel)\" into input.root, and input.include takes it as a recording; upload to a folder outside input.root or exclude it")
                         }
                     }
@@ -229,11 +241,13 @@ public enum SpecLoader {
         }
     }
 
-    /// `~/x` → home, relative → against the spec's folder; the result is normalised.
-    static func absolute(_ p: String, base: String) -> String {
+    /// `~/x` → home ($HOME, as the shell does; the password database only when it is unset),
+    /// relative → against the spec's folder; the result is normalised.
+    static func absolute(_ p: String, base: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         var path = p
         if path == "~" || path.hasPrefix("~/") {
-            path = FileManager.default.homeDirectoryForCurrentUser.path + path.dropFirst()
+            let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? FileManager.default.homeDirectoryForCurrentUser.path
+            path = home + path.dropFirst()
         }
         if !path.hasPrefix("/") { path = base + "/" + path }
         var s = URL(fileURLWithPath: path).standardizedFileURL.path

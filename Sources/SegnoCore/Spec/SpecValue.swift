@@ -103,7 +103,8 @@ public struct SpecValue {
             let child = SpecValue(node: v, path: path.isEmpty ? key : "\(path).\(key)", context: context)
             if let allowed, !allowed.contains(key) {
                 let located = SpecValue(node: k, path: child.path, context: context)
-                throw located.error("unknown key (allowed: \(allowed.joined(separator: ", ")))")
+                let hint = SpecError.suggestion(for: key, among: allowed).map { "did you mean \($0)? " } ?? ""
+                throw located.error("unknown key \"\(key)\" (\(hint)allowed: \(allowed.joined(separator: ", ")))")
             }
             if !seen.insert(key).inserted { throw child.error("duplicate key") }
             out.append((key, child))

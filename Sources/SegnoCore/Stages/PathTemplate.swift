@@ -55,6 +55,9 @@ public struct PathTemplate: Sendable, Equatable, CustomStringConvertible {
                     throw TemplateError("unknown variable {\(name)} in \"\(text)\" (known: \(known))")
                 }
                 if arg != nil && name != "date" { throw TemplateError("{\(name)} takes no format in \"\(text)\"") }
+                if name == "date", let arg, let problem = Self.strftimeProblem(arg) {
+                    throw TemplateError("{date:\(arg)} in \"\(text)\": \(problem)")
+                }
                 parts.append(.variable(name, argument: arg))
                 i = text.index(after: close)
             } else if c == "}" {
@@ -75,6 +78,26 @@ public struct PathTemplate: Sendable, Equatable, CustomStringConvertible {
             }
         }
         if text.isEmpty { throw TemplateError("empty path") }
+    }
+
+    /// The POSIX strftime conversions (C, `man 3 strftime`); glibc's flags (`_ - 0 ^ #`), a
+    /// width and the `E`/`O` modifiers may come before them.
+    static let strftimeConversions = Set("aAbBcCdDeFgGhHIjmMnprRsStTuUVwWxXyYzZ%")
+
+    /// Why `format` is not a strftime format segno can use (`%Q`, a `%` at the end), or nil.
+    static func strftimeProblem(_ format: String) -> String? {
+        var i = format.startIndex
+        while i < format.endIndex {
+            guard format[i] == "%" else { i = format.index(after: i); continue }
+            var j = format.index(after: i)
+            while j < format.endIndex, "_-0^#".contains(format[j]) || format[j].isNumber || "EO".contains(format[j]) { j = format.index(after: j) }
+            guard j < format.endIndex else { return "ends with an unfinished % directive" }
+            if !strftimeConversions.contains(format[j]) {
+                return "%\(format[j]) is not a strftime directive (e.g. %Y %m %d %H %M %S %j %F; %% for a percent sign)"
+            }
+            i = format.index(after: j)
+        }
+        return nil
     }
 
     /// True when the template uses `name` (e.g. `zoom`).

@@ -89,6 +89,13 @@ public protocol AnalysingTransform: Transform {
     func analyse(_ block: AudioBlock) throws
     /// End of pass 1; throws when the measurement is unusable ("too short to measure loudness").
     func endAnalysis() throws
+    /// True after `endAnalysis` when the transform needs one more measuring pass (normalize's
+    /// limiter trials); the chain then runs `startAnalysis`, `analyse`…, `endAnalysis` again.
+    var wantsAnotherPass: Bool { get }
+}
+
+extension AnalysingTransform {
+    public var wantsAnotherPass: Bool { false }
 }
 
 /// A file a tap produced, recorded in the state store.

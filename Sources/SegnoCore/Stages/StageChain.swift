@@ -170,19 +170,21 @@ public struct ChainRecipe {
             guard case .transform(let t) = el else { continue }
             defer { transformNumber += 1 }
             guard let analysing = t as? AnalysingTransform else { continue }
-            // Pass over fresh upstream transforms (earlier analysing ones are already measured).
-            var pass: [ChainElement] = []
-            var j = 0
-            for up in instances {
-                guard case .transform(let u) = up else { continue }
-                if j == transformNumber { break }
-                pass.append(.transform(u is AnalysingTransform ? u : try configs[j].makeTransform()))
-                j += 1
-            }
-            pass.append(.tap(AnalysisTap(target: analysing)))
-            let decoder = try open()
-            defer { decoder.close() }
-            _ = try StageChain(elements: pass).run(decoder: decoder, isCancelled: isCancelled)
+            repeat {
+                // Pass over fresh upstream transforms (earlier analysing ones are already measured).
+                var pass: [ChainElement] = []
+                var j = 0
+                for up in instances {
+                    guard case .transform(let u) = up else { continue }
+                    if j == transformNumber { break }
+                    pass.append(.transform(u is AnalysingTransform ? u : try configs[j].makeTransform()))
+                    j += 1
+                }
+                pass.append(.tap(AnalysisTap(target: analysing)))
+                let decoder = try open()
+                defer { decoder.close() }
+                _ = try StageChain(elements: pass).run(decoder: decoder, isCancelled: isCancelled)
+            } while analysing.wantsAnotherPass
         }
         let decoder = try open()
         defer { decoder.close() }

@@ -123,6 +123,11 @@ enum StateMigrations {
                 END;
                 """)
         }
+        m.registerMigration("v6: no-op runs folded into one row") { db in
+            // A cron run that found nothing to do extends the previous such row instead of adding
+            // one; `repeats` counts the runs folded into a row (1 for a run of its own).
+            try db.execute(sql: "ALTER TABLE run ADD COLUMN repeats INTEGER NOT NULL DEFAULT 1")
+        }
         return m
     }
 }

@@ -142,6 +142,13 @@ public struct RunRecord: Sendable {
     public var done: Int
     public var failed: Int
     public var skipped: Int
+    /// Consecutive no-op runs folded into this row (1 for a run of its own).
+    public var repeats: Int = 1
+
+    /// A run that finished with nothing planned, done, failed or pruned: cron finding no work.
+    public static func isNoOp(status: RunStatus, planned: Int, done: Int, failed: Int, pruned: Int) -> Bool {
+        status == .done && planned == 0 && done == 0 && failed == 0 && pruned == 0
+    }
 }
 
 /// A recording with a failure, as `segno status --failed` lists it.

@@ -172,9 +172,21 @@ public final class StateStore: Sendable {
         }
     }
 
-    /// Records how a run ended.
+    /// Records how a run ended. A run that did nothing (`RunRecord.isNoOp`) right after another
+    /// such run of the same spec is folded into that row (`repeats` + 1, its end and up-to-date
+    /// count updated) so cron's every-minute runs do not flood `status`.
     public func finishRun(id: Int64, status: RunStatus, planned: Int, done: Int, failed: Int, skipped: Int, pruned: Int = 0) throws {
         try db.write { db in
+            if RunRecord.isNoOp(status: status, planned: planned, done: done, failed: failed, pruned: pruned),
+               let prev = try Row.fetchOne(db, sql: "SELECT id, status, planned, done, failed, pruned, spec = (SELECT spec FROM run WHERE id = ?) FROM run WHERE id < ? ORDER BY id DESC LIMIT 1", arguments: [id, id]),
+               RunRecord.isNoOp(status: RunStatus(rawValue: prev[1]) ?? .killed, planned: prev[2], done: prev[3], failed: prev[4], pruned: prev[5]),
+               prev[6] as Bool? == true {
+                let previous: Int64 = prev[0]
+                try db.execute(sql: "UPDATE run SET finished_at = ?, skipped = ?, repeats = repeats + 1 WHERE id = ?",
+                               arguments: [Date().timeIntervalSince1970, skipped, previous])
+                try db.execute(sql: "DELETE FROM run WHERE id = ?", arguments: [id])
+                return
+            }
             try db.execute(sql: "UPDATE run SET finished_at = ?, status = ?, planned = ?, done = ?, failed = ?, skipped = ?, pruned = ? WHERE id = ?",
                            arguments: [Date().timeIntervalSince1970, status.rawValue, planned, done, failed, skipped, pruned, id])
         }
@@ -202,9 +214,10 @@ public final class StateStore: Sendable {
     /// The most recent runs, newest first.
     public func recentRuns(limit: Int = 5) throws -> [RunRecord] {
         try db.read { db in
-            try Row.fetchAll(db, sql: "SELECT id, started_at, finished_at, spec, spec_name, status, planned, done, failed, skipped FROM run ORDER BY id DESC LIMIT ?", arguments: [limit]).map {
+            let folded = try db.columns(in: "run").contains { $0.name == "repeats" }  // a reader may see a v5 store
+            return try Row.fetchAll(db, sql: "SELECT id, started_at, finished_at, spec, spec_name, status, planned, done, failed, skipped, \(folded ? "repeats" : "1") FROM run ORDER BY id DESC LIMIT ?", arguments: [limit]).map {
                 RunRecord(id: $0[0], startedAt: $0[1], finishedAt: $0[2], spec: $0[3], specName: $0[4],
-                          status: RunStatus(rawValue: $0[5]) ?? .killed, planned: $0[6], done: $0[7], failed: $0[8], skipped: $0[9])
+                          status: RunStatus(rawValue: $0[5]) ?? .killed, planned: $0[6], done: $0[7], failed: $0[8], skipped: $0[9], repeats: $0[10])
             }
         }
     }

@@ -168,7 +168,35 @@ import Testing
         #expect(e.keyPath == "stages[0].resample.qualty")
         #expect(e.line == 7)
         #expect(e.column == 30)
-        #expect(e.message.contains("unknown key (allowed: rate, quality)"))
+        #expect(e.message.contains("unknown key \"qualty\" (did you mean quality? allowed: rate, quality)"))
+    }
+
+    /// Issue 12: every stage's option errors at once, each with its line; "did you mean" for a
+    /// misspelt stage; the stage's key column, never column 0.
+    @Test func allStageErrorsAreReportedAtOnceWithSuggestions() throws {
+        let e = try #require(failure(Self.withStages("""
+              - normalise: -16
+              - lowpass: { frequency: -5 }
+              - encode: { path: a.wav }
+              - gain: { db: 500 }
+            """)))
+        let all = [e] + e.more
+        #expect(all.count == 3, "\(e)")
+        #expect(all.map(\.line) == [7, 8, 10])
+        #expect(all[0].message.contains("unknown stage \"normalise\" (did you mean normalize?"), "\(all[0].message)")
+        #expect(all[0].column == 5, "the stage key's column")
+        #expect(all.allSatisfy { $0.column > 0 })
+        let lines = e.description.split(separator: "\n")
+        #expect(lines.count == 3)
+        #expect(lines[2].hasPrefix("spec.yaml:10:"))
+    }
+
+    /// A strftime directive that does not exist is refused when the spec loads.
+    @Test func invalidStrftimeDirectiveIsRefusedAtLoad() throws {
+        let e = try #require(failure(Self.withStages("  - encode: { path: \"{date:%Q}/{stem}.flac\" }")))
+        #expect(e.message.contains("%Q is not a strftime directive"), "\(e.message)")
+        #expect(throws: Never.self) { _ = try load(Self.withStages("  - encode: { path: \"{date:%Y/%-m/%Ed}/{stem}.flac\" }")) }
+        #expect(failure(Self.withStages("  - encode: { path: \"{date:%Y%}/{stem}.flac\" }"))?.message.contains("unfinished") == true)
     }
 
     @Test func unknownInputKeyIsLocated() throws {
@@ -455,7 +483,7 @@ import Testing
         #expect(lossyBits.keyPath == "stages[0].encode.bits")
         #expect(lossyBits.message.contains("lossy"))
         let flacFloat = try #require(failure(Self.withStages("  - encode: { path: a.flac, bits: float }")))
-        #expect(flacFloat.message.contains("flac cannot hold float"))
+        #expect(flacFloat.message.contains("flac cannot hold 32-bit float samples"), "\(flacFloat.message)")
         let noFormat = try #require(failure(Self.withStages("  - encode: { path: \"{stem}.bin\" }")))
         #expect(noFormat.keyPath == "stages[0].encode.path")
         #expect(noFormat.message.contains("add format"))

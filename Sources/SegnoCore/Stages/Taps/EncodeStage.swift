@@ -91,7 +91,7 @@ extension EncodeConfig {
             guard let parsed = SampleBits(text: try b.string()) else { throw b.error("bits must be 8, 16, 24, 32, float or double") }
             if resolved.isLossy { throw b.error("\(resolved.rawValue) is lossy; use quality instead of bits") }
             guard resolved.allowedBits.contains(parsed) else {
-                throw b.error("\(resolved.rawValue) cannot hold \(parsed.rawValue)-bit samples (allowed: \(resolved.allowedBits.map(\.rawValue).joined(separator: ", ")))")
+                throw b.error("\(resolved.rawValue) cannot hold \(parsed.samplesLabel) samples (allowed: \(resolved.allowedBits.map(\.rawValue).joined(separator: ", ")))")
             }
             bits = parsed
         }

@@ -37,8 +37,8 @@ final class MetadataTap: Tap {
     var axisMax: [Double] = []
     var axisSquares: [Double] = []
     var isSeries: Bool { context.source?.codec == "sensor series" }
-    /// EBU R128 integrated loudness, for the state's values (the report); nil when libebur128
-    /// cannot measure this format.
+    /// EBU R128 integrated loudness and true peak, for the sidecar and the state's values (the
+    /// report); nil when libebur128 cannot measure this format.
     var meter: UnsafeMutablePointer<ebur128_state>?
 
     init(path: String, levels: Int, context: RecordingContext) {
@@ -54,7 +54,7 @@ final class MetadataTap: Tap {
         axisMin = Array(repeating: .infinity, count: format.channels)
         axisMax = Array(repeating: -.infinity, count: format.channels)
         axisSquares = Array(repeating: 0, count: format.channels)
-        meter = ebur128_init(UInt32(format.channels), UInt(format.sampleRate), Int32(EBUR128_MODE_I.rawValue))
+        meter = ebur128_init(UInt32(format.channels), UInt(format.sampleRate), Int32(EBUR128_MODE_I.rawValue | EBUR128_MODE_TRUE_PEAK.rawValue))
         if levels > 0 {
             let expected = context.source.map { s in s.sampleRate == format.sampleRate ? s.frames : Int(Double(s.frames) * Double(format.sampleRate) / Double(s.sampleRate)) }
             // Ten points per level keeps every level the peak of whole stretches of audio.
@@ -116,6 +116,21 @@ final class MetadataTap: Tap {
             ("sample_rate", .int(format.sampleRate)), ("channels", .int(format.channels)),
             ("peak_dbfs", db(Double(peak))), ("rms_dbfs", db(rms)),
         ]
+        // Measured here, on the stream at the tap's place (after normalize, if it comes first).
+        var lufs = -Double.infinity
+        var truePeak = 0.0
+        if let meter {
+            if ebur128_loudness_global(meter, &lufs) != 0 { lufs = -.infinity }
+            for c in 0..<format.channels {
+                var v = 0.0
+                if ebur128_true_peak(meter, UInt32(c), &v) == 0 { truePeak = max(truePeak, v) }
+            }
+        }
+        let hasLoudness = lufs.isFinite && lufs > -70
+        if !isSeries {
+            fields.append(("loudness_lufs", hasLoudness ? JSONValue.rounded(lufs, places: 2) : .null))
+            fields.append(("true_peak_dbtp", db(truePeak)))
+        }
         if let s = context.source {
             fields.append(("source_format", .object([
                 ("container", .string(s.container)), ("codec", .string(s.codec)), ("sample_rate", .int(s.sampleRate)),
@@ -144,10 +159,8 @@ final class MetadataTap: Tap {
         var values = ["duration": String(format: "%.3f", seconds), "levels": encoded, "title": context.title, "recorded": context.recorded]
         if peak > 0 { values["peak_dbfs"] = String(format: "%.2f", 20 * log10(Double(peak))) }
         if rms > 0 { values["rms_dbfs"] = String(format: "%.2f", 20 * log10(rms)) }
-        if let meter {
-            var lufs = -Double.infinity
-            if ebur128_loudness_global(meter, &lufs) == 0, lufs.isFinite, lufs > -70 { values["loudness_lufs"] = String(format: "%.2f", lufs) }
-        }
+        if hasLoudness { values["loudness_lufs"] = String(format: "%.2f", lufs) }
+        if truePeak > 0 { values["true_peak_dbtp"] = String(format: "%.2f", 20 * log10(truePeak)) }
         return [ProducedFile(stage: "metadata", path: path, values: values)]
     }
 

@@ -38,6 +38,9 @@ enum PostgresMigrations {
             """,
             "CREATE INDEX lease_worker ON lease (worker)",
         ]),
+        ("pg2: no-op runs folded into one row (SQLite's v6)", [
+            "ALTER TABLE run ADD COLUMN repeats INTEGER NOT NULL DEFAULT 1",
+        ]),
     ]
 
     /// Applies what is missing, under `pg_advisory_lock`. Called when a worker opens the store.

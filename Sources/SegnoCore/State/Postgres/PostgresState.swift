@@ -201,7 +201,23 @@ public final class PostgresState: StateBackend {
         }
     }
 
+    /// As SQLite's: a no-op run right after another finished no-op run of the same spec is folded
+    /// into that row (`repeats` + 1), whichever worker ran it.
     public func finishRun(id: Int64, status: RunStatus, planned: Int, done: Int, failed: Int, skipped: Int, pruned: Int) throws {
+        let now = String(Date().timeIntervalSince1970)
+        if RunRecord.isNoOp(status: status, planned: planned, done: done, failed: failed, pruned: pruned) {
+            let folded = try pool.transaction { conn -> Bool in
+                let prev = try conn.exec("""
+                    SELECT id FROM run WHERE id < $1 AND finished_at IS NOT NULL AND status = 'done' AND planned = 0 AND done = 0
+                      AND failed = 0 AND pruned = 0 AND spec = (SELECT spec FROM run WHERE id = $1) ORDER BY id DESC LIMIT 1 FOR UPDATE
+                    """, [String(id)])
+                guard let previous = prev.first?[0] ?? nil else { return false }
+                try conn.exec("UPDATE run SET finished_at = $2, skipped = $3, repeats = repeats + 1 WHERE id = $1", [previous, now, String(skipped)])
+                try conn.exec("DELETE FROM run WHERE id = $1", [String(id)])
+                return true
+            }
+            if folded { return }
+        }
         try pool.with {
             try $0.exec("UPDATE run SET finished_at = $2, status = $3, planned = $4, done = $5, failed = $6, skipped = $7, pruned = $8 WHERE id = $1",
                         [String(id), String(Date().timeIntervalSince1970), status.rawValue, String(planned), String(done), String(failed), String(skipped), String(pruned)])
@@ -253,11 +269,13 @@ public final class PostgresState: StateBackend {
 
     public func recentRuns(limit: Int) throws -> [RunRecord] {
         try pool.with { conn in
-            try conn.exec("SELECT id, started_at, finished_at, spec, spec_name, status, planned, done, failed, skipped FROM run ORDER BY id DESC LIMIT $1",
+            // A reader may see a store from before pg2 (readers never migrate).
+            let hasRepeats = try conn.exec("SELECT 1 FROM information_schema.columns WHERE table_name = 'run' AND column_name = 'repeats'").isEmpty == false
+            return try conn.exec("SELECT id, started_at, finished_at, spec, spec_name, status, planned, done, failed, skipped, \(hasRepeats ? "repeats" : "1") FROM run ORDER BY id DESC LIMIT $1",
                           [String(limit)]).map {
                 RunRecord(id: Int64($0[0] ?? "0") ?? 0, startedAt: Double($0[1] ?? "0") ?? 0, finishedAt: $0[2].flatMap(Double.init),
                           spec: $0[3] ?? "", specName: $0[4] ?? "", status: RunStatus(rawValue: $0[5] ?? "") ?? .killed,
-                          planned: Int($0[6] ?? "0") ?? 0, done: Int($0[7] ?? "0") ?? 0, failed: Int($0[8] ?? "0") ?? 0, skipped: Int($0[9] ?? "0") ?? 0)
+                          planned: Int($0[6] ?? "0") ?? 0, done: Int($0[7] ?? "0") ?? 0, failed: Int($0[8] ?? "0") ?? 0, skipped: Int($0[9] ?? "0") ?? 0, repeats: Int($0[10] ?? "1") ?? 1)
             }
         }
     }

@@ -1,0 +1,90 @@
+import ArgumentParser
+import Foundation
+import SegnoCore
+
+struct OutputsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "outputs",
+        abstract: "List each recording's outputs: files, uploaded objects, fingerprints and state.",
+        discussion: """
+        Reads the state database read-only. RECORDING is a path relative to input.root, or an \
+        absolute path inside it; without any, every recording in the state is listed. Exit code 1 \
+        when a RECORDING is not in the state.
+        """)
+
+    @Argument(help: "The job spec (YAML).") var spec: String
+    @Argument(help: "Recordings (relative to input.root, or absolute). Default: all.") var recordings: [String] = []
+    @Flag(help: "Print one JSON object.") var json = false
+
+    func run() throws {
+        let s: JobSpec
+        do { s = try SpecLoader.load(path: spec) } catch {
+            printError("segno: \(error)")
+            throw Exit.usage
+        }
+        let opened: (any StateBackend)?
+        do { opened = try s.stateLocation.openForReading() } catch {
+            printError("segno: \(error)")
+            if case .stateLost = error { throw Exit.stateLost }
+            throw Exit.failures
+        }
+        let states = try opened?.loadAll() ?? [:]
+        let root = s.input.root.hasSuffix("/") ? String(s.input.root.dropLast()) : s.input.root
+        var wanted: [String] = []
+        var missing: [String] = []
+        if recordings.isEmpty {
+            wanted = states.keys.sorted()
+        } else {
+            for r in recordings {
+                let rel = r.hasPrefix(root + "/") ? String(r.dropFirst(root.count + 1)) : r
+                if states[rel] != nil { wanted.append(rel) } else { missing.append(r) }
+            }
+        }
+        // Fingerprints a fingerprint tap stored (SQLite state only), by recording.
+        var fingerprints: [String: String] = [:]
+        if let store = opened as? StateStore {
+            for tap in Job(spec: s).taps where tap.config.name == "fingerprint" {
+                for f in try store.fingerprints(stage: tap.identity) where fingerprints[f.path] == nil {
+                    fingerprints[f.path] = f.fingerprint.compressed
+                }
+            }
+        }
+        func resolve(_ text: String) -> (kind: String, location: String) {
+            switch StoredOutput(text) {
+            case .relative(let r): return ("file", s.outputRoot + "/" + r)
+            case .file(let p): return ("file", p)
+            case .object(let bucket, let key): return ("object", "s3://\(bucket)/\(key)")
+            }
+        }
+        var objects: [JSONValue] = []
+        var lines: [String] = []
+        for path in wanted {
+            guard let rec = states[path] else { continue }
+            var outs: [JSONValue] = []
+            lines.append("\(AudioError.quoted(path)): \(rec.status.rawValue)" + (rec.error.map { " — \(AudioError.quoted($0))" } ?? ""))
+            for step in rec.steps.values.sorted(by: { $0.stage < $1.stage }) {
+                let stage = String(step.stage.prefix { $0 != ":" })
+                for o in step.outputs {
+                    let (kind, location) = resolve(o)
+                    outs.append(.object([("stage", .string(step.stage)), ("kind", .string(kind)), (kind == "object" ? "url" : "path", .string(location))]))
+                    lines.append("  \(stage) \(AudioError.quoted(location))")
+                }
+            }
+            var fields: [(String, JSONValue)] = [("path", .string(path)), ("state", .string(rec.status.rawValue)), ("outputs", .array(outs))]
+            if let e = rec.error { fields.append(("error", .string(e))) }
+            if let fp = fingerprints[path] {
+                fields.append(("fingerprint", .string(fp)))
+                lines.append("  fingerprint \(fp.prefix(32))… (\(fp.count) characters; --json prints it whole)")
+            }
+            objects.append(.object(fields))
+        }
+        if json {
+            printOut(JSONValue.object([("state", .string(s.statePath)), ("recordings", .array(objects)),
+                                       ("not_in_state", .array(missing.map { .string($0) }))]).serialized())
+        } else {
+            for l in lines { printOut(l) }
+        }
+        for m in missing { printError("segno: \(AudioError.quoted(m)): not in the state (not processed yet, or not under input.root)") }
+        if !missing.isEmpty { throw Exit.failures }
+    }
+}
