@@ -76,8 +76,9 @@ struct ConvertCommand: ParsableCommand {
         let watcher = SignalWatcher()
         let stop = watcher.flag
         do {
-            _ = try Convert.run(input: input, output: output, transforms: transforms, encode: encode,
-                                isCancelled: { stop.signal != nil })
+            let result = try Convert.run(input: input, output: output, transforms: transforms, encode: encode,
+                                         isCancelled: { stop.signal != nil })
+            for note in result.notes { printError("segno: warning: " + Self.flagWording(note)) }
         } catch is Interrupted {
             throw stop.signal == SIGTERM ? Exit.sigterm : Exit.sigint
         } catch {
@@ -127,6 +128,7 @@ struct ConvertCommand: ParsableCommand {
             .replacingOccurrences(of: "add mix: mono", with: "add --mix mono")
             .replacingOccurrences(of: "add a resample stage", with: "add --rate")
             .replacingOccurrences(of: "; add format: (", with: "; add --format (")
+            .replacingOccurrences(of: "(limit: true would reach the target)", with: "")
     }
 }
 

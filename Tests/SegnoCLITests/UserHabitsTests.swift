@@ -162,4 +162,22 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: ws["prefix/share/zsh/site-functions/_segno"]))
         #expect(FileManager.default.fileExists(atPath: ws["prefix/share/fish/vendor_completions.d/segno.fish"]))
     }
+
+    /// A normalisation that lands more than 0.5 LU off its target says so (the −19.4 LUFS cron
+    /// spec of issue 12 said nothing): `run` and `convert` print a warning and still succeed.
+    @Test(.enabled(if: CLI.find("espeak-ng") != nil))
+    func normalizeMissingItsTargetSaysSo() throws {
+        let ws = try RunWorkspace()
+        let speak = try CLI.tool("espeak-ng", ["-w", ws["in/speech.wav"], "Reminder for tomorrow: call the piano tuner at nine, pick up the cables from the repair shop."])
+        try #require(speak.status == 0, "\(speak.stderr)")
+        try ws.writeSpec(RunTests.spec(stages: ["normalize: { loudness: -16, limit: false }", "encode: { path: \"{stem}.flac\" }"]))
+        let r = try ws.segno(["run", "spec.yaml"])
+        #expect(r.exited(0), "\(r.stderr)")
+        #expect(r.stderr.contains("warning: speech.wav: normalize:") && r.stderr.contains("not -16 — the gain was lowered"), "\(r.stderr)")
+        let far = try ws.segno(["convert", ws["in/speech.wav"], ws["loud.wav"], "--normalize", "-8LUFS"])
+        #expect(far.exited(0))
+        #expect(far.stderr.contains("not -8 — the limiter cannot get closer"), "\(far.stderr)")
+        let near = try ws.segno(["convert", ws["in/speech.wav"], ws["ok.wav"], "--normalize", "-16LUFS"])
+        #expect(near.exited(0) && !near.stderr.contains("warning"), "\(near.stderr)")
+    }
 }

@@ -8,6 +8,8 @@ public enum Convert {
         public var source: SourceInfo
         public var output: String
         public var sourceFrames: Int
+        /// Warnings from the chain (normalize missing its target), for stderr.
+        public var notes: [String] = []
     }
 
     /// Converts `input` to `output`. The output appears only when complete (temporary name,
@@ -28,8 +30,11 @@ public enum Convert {
         var items: [ChainRecipe.Item] = transforms.map { .transform($0) }
         items.append(.tap(encode, paths: [outAbs]))
         var frames = 0
-        _ = try ChainRecipe(items: items).run(open: source.passes(of: source.file, first: decoder), context: context,
+        var notes: [String] = []
+        var recipe = ChainRecipe(items: items)
+        recipe.notes = { notes.append($0) }
+        _ = try recipe.run(open: source.passes(of: source.file, first: decoder), context: context,
                                               isCancelled: isCancelled) { frames = $0 }
-        return Result(source: decoder.info, output: outAbs, sourceFrames: frames)
+        return Result(source: decoder.info, output: outAbs, sourceFrames: frames, notes: notes)
     }
 }

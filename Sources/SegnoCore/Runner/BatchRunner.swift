@@ -451,6 +451,7 @@ public final class BatchRunner: Sendable {
         progress.begin(path)
         defer { progress.end(path) }
         runner.onDecoded = { seconds, total in progress.decoded(path, seconds: seconds, of: total) }
+        if progress.mode != .quiet { runner.onNote = { progress.error("segno: warning: \(AudioError.quoted(path)): \($0)") } }
         var outcome = RecordingOutcome()
         var attempt = 0
         while true {

@@ -44,6 +44,8 @@ struct RecordingJob {
     let stop: StopFlag
     /// Sees the seconds decoded so far in the pass and the duration from the header (progress).
     var onDecoded: ((_ seconds: Double, _ total: Double?) -> Void)?
+    /// Sees warnings from the chain (normalize missing its target).
+    var onNote: ((String) -> Void)?
 
     /// Runs `tapIndices` (into `Job.taps`) and `uploadIndices` (into `Job.uploads`), adding what
     /// finished to `outcome` and what failed to `outcome.failures`. Throws only `Interrupted`.
@@ -123,7 +125,9 @@ struct RecordingJob {
         onDecoded?(0, total)
         let results: [Result<[ProducedFile], any Error>]
         do {
-            results = try ChainRecipe(items: items).runEach(open: source.passes(of: file, first: decoder), context: context,
+            var recipe = ChainRecipe(items: items)
+            recipe.notes = onNote
+            results = try recipe.runEach(open: source.passes(of: file, first: decoder), context: context,
                                                             isCancelled: { stop.isStopped }) { n in
                 frames = n
                 // Every 16th block or so is plenty for a progress line.

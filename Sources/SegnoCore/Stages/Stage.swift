@@ -92,10 +92,14 @@ public protocol AnalysingTransform: Transform {
     /// True after `endAnalysis` when the transform needs one more measuring pass (normalize's
     /// limiter trials); the chain then runs `startAnalysis`, `analyse`…, `endAnalysis` again.
     var wantsAnotherPass: Bool { get }
+    /// After the last measuring pass: something the user should know though nothing failed
+    /// ("reached −12.4 LUFS, not −10"); the runner prints it as a warning. Nil for nothing.
+    var note: String? { get }
 }
 
 extension AnalysingTransform {
     public var wantsAnotherPass: Bool { false }
+    public var note: String? { nil }
 }
 
 /// A file a tap produced, recorded in the state store.

@@ -131,6 +131,8 @@ public struct ChainRecipe {
         case tap(any TapConfig, paths: [String])
     }
     public var items: [Item]
+    /// Sees each analysing transform's `note` once its measurement is done (warnings).
+    public var notes: ((String) -> Void)?
     public init(items: [Item]) { self.items = items }
 
     /// Runs all passes. `open` opens the source (called once per pass); `progress` sees the
@@ -185,6 +187,7 @@ public struct ChainRecipe {
                 defer { decoder.close() }
                 _ = try StageChain(elements: pass).run(decoder: decoder, isCancelled: isCancelled)
             } while analysing.wantsAnotherPass
+            if let note = analysing.note { notes?(note) }
         }
         let decoder = try open()
         defer { decoder.close() }

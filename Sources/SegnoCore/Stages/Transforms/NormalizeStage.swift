@@ -122,6 +122,8 @@ final class NormalizeTransform: AnalysingTransform {
     private var inputLoudness = 0.0
     private var nextGain: Double?
     private(set) var wantsAnotherPass = false
+    /// Set when the loudness lands more than 0.5 LU from the target (see `AnalysingTransform.note`).
+    private(set) var note: String?
 
     init(target: NormalizeConfig.Target) { self.target = target }
     deinit { if meter != nil { ebur128_destroy(&meter) } }
@@ -223,7 +225,12 @@ final class NormalizeTransform: AnalysingTransform {
             let peakAfter = tp > 0 ? Gain.decibels(fromLinear: tp) + db : -Double.infinity
             if !limit {
                 // Gain only: lower it so the true peak stays at or under the ceiling.
-                gain = Gain(decibels: min(db, ceiling - (peakAfter - db)))
+                let lowered = min(db, ceiling - (peakAfter - db))
+                gain = Gain(decibels: lowered)
+                if db - lowered > 0.5 {
+                    note = String(format: "normalize: %.1f LUFS, not %@ — the gain was lowered %.1f dB to keep the true peak at %@ dBTP (limit: true would reach the target)",
+                                  measured + lowered, canonicalNumber(lufs), db - lowered, canonicalNumber(ceiling))
+                }
                 return
             }
             gain = Gain(decibels: db)
@@ -243,6 +250,10 @@ final class NormalizeTransform: AnalysingTransform {
         gain = Gain(decibels: best.gain)
         limited = LimitedGain(decibels: best.gain, ceiling: ceiling, format: format)
         wantsAnotherPass = false
+        if abs(best.lufs - lufs) > 0.5 {
+            note = String(format: "normalize: %.1f LUFS, not %@ — the limiter cannot get closer with the true peak at %@ dBTP (lower the target)",
+                          best.lufs, canonicalNumber(lufs), canonicalNumber(ceiling))
+        }
     }
 
     func start(_ input: AudioFormat) throws -> AudioFormat { input }
