@@ -17,17 +17,8 @@ struct OutputsCommand: ParsableCommand {
     @Flag(help: "Print one JSON object.") var json = false
 
     func run() throws {
-        let s: JobSpec
-        do { s = try SpecLoader.load(path: spec) } catch {
-            printError("segno: \(error)")
-            throw Exit.usage
-        }
-        let opened: (any StateBackend)?
-        do { opened = try s.stateLocation.openForReading() } catch {
-            printError("segno: \(error)")
-            if case .stateLost = error { throw Exit.stateLost }
-            throw Exit.failures
-        }
+        // Read-only: never migrates, creates or changes a file in the state folder.
+        let (s, opened) = try openStateForReading(spec: spec)
         let states = try opened?.loadAll() ?? [:]
         let root = s.input.root.hasSuffix("/") ? String(s.input.root.dropLast()) : s.input.root
         var wanted: [String] = []

@@ -29,6 +29,21 @@ enum Exit {
     static let sigterm = ExitCode(143)
 }
 
+/// Loads a spec and opens its state read-only (`status`, `outputs`): nil when nothing has run.
+/// A bad spec exits 2, a damaged or missing state 65, another failure 1, each with one line.
+func openStateForReading(spec path: String) throws -> (JobSpec, (any StateBackend)?) {
+    let spec: JobSpec
+    do { spec = try SpecLoader.load(path: path) } catch {
+        printError("segno: \(error)")
+        throw Exit.usage
+    }
+    do { return (spec, try spec.stateLocation.openForReading()) } catch {
+        printError("segno: \(error)")
+        if case .stateLost = error { throw Exit.stateLost }
+        throw Exit.failures
+    }
+}
+
 /// Writes one line to standard error.
 func printError(_ message: String) {
     var line = message

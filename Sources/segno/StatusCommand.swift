@@ -12,18 +12,8 @@ struct StatusCommand: ParsableCommand {
     @Flag(help: "Print one JSON object.") var json = false
 
     func run() throws {
-        let s: JobSpec
-        do { s = try SpecLoader.load(path: spec) } catch {
-            printError("segno: \(error)")
-            throw Exit.usage
-        }
-        // Read-only: status never migrates, creates or changes a file in the state folder.
-        let opened: (any StateBackend)?
-        do { opened = try s.stateLocation.openForReading() } catch {
-            printError("segno: \(error)")
-            if case .stateLost = error { throw Exit.stateLost }
-            throw Exit.failures
-        }
+        // Read-only: never migrates, creates or changes a file in the state folder.
+        let (s, opened) = try openStateForReading(spec: spec)
         guard let store = opened else {
             if json { printOut(#"{"recordings":0,"done":0,"failed":0,"partial":0,"runs":[]}"#) } else { printOut("no state yet at \(s.statePath): nothing has run") }
             return
