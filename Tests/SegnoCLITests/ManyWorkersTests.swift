@@ -69,7 +69,7 @@ import Testing
         // Let the victim claim and start work, then kill it without a chance to clean up.
         Thread.sleep(forTimeInterval: 1.0)
         victim.send(SIGKILL)
-        _ = victim.wait()
+        #expect(victim.wait().signalled, "the victim was killed mid-run, not already finished")
         for w in others { #expect(w.wait(timeout: 300).exited(0)) }
         let status = try ws.status("pg.yaml")
         #expect(status.int("done") == files.count, "the survivors finished the victim's work: \(status)")

@@ -10,7 +10,6 @@ enum StateOpening {
     static func open(path: String) throws(RunError) -> StateStore {
         do {
             let store = try StateStore(path: path)
-            try store.checkReadable()
             if access(marker(path), F_OK) != 0 { try OutputFile.write(Array("segno state store\n".utf8), to: marker(path)) }
             return store
         } catch {

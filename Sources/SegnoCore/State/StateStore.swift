@@ -65,12 +65,6 @@ public final class StateStore: Sendable {
         if let queue = db as? DatabaseQueue { try? queue.close() }
     }
 
-    /// Reads every page of the recording table, so a damaged database fails here, at open, with
-    /// SQLITE_CORRUPT rather than in the middle of a run.
-    func checkReadable() throws {
-        _ = try db.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM recording") }
-    }
-
     /// Every recording with its steps, keyed by relative path. One pass over two tables; called
     /// once per run before planning.
     public func loadAll() throws -> [String: RecordingState] {

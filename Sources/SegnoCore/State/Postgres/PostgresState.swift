@@ -127,8 +127,10 @@ public final class PostgresState: StateBackend {
                 case .done(let p, _, _, _, _, _), .failed(let p, _, _, _, _, _, _, _), .touched(let p, _): path = p
                 case .archived: continue  // fingerprints and search are SQLite-only for now (README)
                 }
-                let held = try conn.exec("SELECT 1 FROM lease WHERE path = $1 AND worker = $2 FOR UPDATE", [path, worker])
-                if held.isEmpty, case .touched = u {} else if held.isEmpty { continue }
+                // A result is written only under this worker's lease; `touched` needs no claim.
+                if case .touched = u {} else if try conn.exec("SELECT 1 FROM lease WHERE path = $1 AND worker = $2 FOR UPDATE", [path, worker]).isEmpty {
+                    continue
+                }
                 switch u {
                 case let .done(path, id, hash, duration, steps, recipes):
                     let rid = try Self.upsert(conn, path, id, hash: hash, duration: duration, status: .done, attempts: 0, error: nil, now: now)
@@ -292,8 +294,7 @@ public final class PostgresState: StateBackend {
     public func fleet() throws -> [WorkerInfo] {
         try pool.with { conn in
             try conn.exec("""
-                SELECT worker, host, pid, count(*), bool_and(expires_at < now()),
-                  (SELECT count(*) FROM run WHERE run.worker = lease.worker AND run.status = 'running')
+                SELECT worker, host, pid, count(*), bool_and(expires_at < now())
                 FROM lease GROUP BY worker, host, pid ORDER BY worker
                 """).map {
                 WorkerInfo(worker: $0[0] ?? "", host: $0[1] ?? "", pid: Int($0[2] ?? "0") ?? 0, claimed: Int($0[3] ?? "0") ?? 0,
