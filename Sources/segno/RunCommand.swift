@@ -59,12 +59,32 @@ struct RunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
         abstract: "Process every recording that is new or out of date, in parallel; resumable.",
-        discussion: "A second run while one holds the state exits 75 at once. SIGINT/SIGTERM stop cleanly (130/143).")
+        discussion: """
+        A second run while one holds the state exits 75 at once. SIGINT/SIGTERM stop cleanly (130/143).
+        With --watch the run stays up and passes again as recordings settle in the input folder;
+        SIGINT/SIGTERM stop it with exit 0.
+        """)
 
     @Argument(help: "The job spec (YAML).") var spec: String
     @OptionGroup var flags: RunFlags
 
-    func run() throws { try runJob(spec: spec, flags: flags, retryOnly: false) }
+    @Flag(help: "Keep running: process recordings in the input folder as they settle (inotify), until SIGTERM/SIGINT.")
+    var watch = false
+
+    @Option(help: ArgumentHelp("With --watch: a full pass this often even without events (default 5m; e.g. 1m on a network share).", valueName: "duration"))
+    var rescan: String?
+
+    func validate() throws {
+        if watch && flags.dryRun { throw ValidationError("--watch and --dry-run do not go together: --dry-run shows one pass; run it without --watch") }
+        if watch && flags.report != nil { throw ValidationError("--report describes one run; a watch has many passes: use segno status or the spec's report") }
+        if rescan != nil && !watch { throw ValidationError("--rescan goes with --watch") }
+        if let r = rescan, (parseDuration(r) ?? 0) < 1 { throw ValidationError("--rescan takes a duration of 1s or more, such as 5m") }
+    }
+
+    func run() throws {
+        try runJob(spec: spec, flags: flags, retryOnly: false,
+                   watchRescan: watch ? rescan.flatMap(parseDuration) ?? WatchSource.defaultRescan : nil)
+    }
 }
 
 struct RetryCommand: ParsableCommand {
@@ -79,7 +99,9 @@ struct RetryCommand: ParsableCommand {
 }
 
 /// Loads the spec, runs it, prints the summary and maps the outcome to DESIGN.md §4's exit codes.
-func runJob(spec path: String, flags: RunFlags, retryOnly: Bool) throws {
+/// `watchRescan` (seconds) makes it `run --watch`: it exits 0 when a signal or `--max-time`
+/// stops it, whatever failed on the way (each failure was printed when it happened).
+func runJob(spec path: String, flags: RunFlags, retryOnly: Bool, watchRescan: Double? = nil) throws {
     let spec: JobSpec
     do { spec = try SpecLoader.load(path: path) } catch {
         printError("segno: \(error)")
@@ -96,12 +118,20 @@ func runJob(spec path: String, flags: RunFlags, retryOnly: Bool) throws {
     let watcher = SignalWatcher()
     let logger = Logger.segno(quiet: flags.quiet)
     let source: any RecordingSource
-    do { source = try spec.makeSource(environment: ProcessInfo.processInfo.environment, logger: logger) } catch {
+    do {
+        if let rescan = watchRescan {
+            source = try spec.makeWatchSource(rescan: rescan)
+        } else {
+            source = try spec.makeSource(environment: ProcessInfo.processInfo.environment, logger: logger)
+        }
+    } catch {
         printError("segno: \(error)")
         throw Exit.usage
     }
-    let runner = BatchRunner(job: Job(spec: spec), options: flags.options(retryOnly: retryOnly), stop: watcher.flag, logger: logger,
-                             source: source)
+    var options = flags.options(retryOnly: retryOnly)
+    let watchLog = watchRescan.map { _ in WatchLog(quiet: flags.quiet, explain: flags.explain) }
+    if let watchLog { options.onPass = { watchLog.passed($0) } }
+    let runner = BatchRunner(job: Job(spec: spec), options: options, stop: watcher.flag, logger: logger, source: source)
     let summary: RunSummary
     do { summary = try runner.run() } catch {
         printError("segno: \(error)")
@@ -111,6 +141,10 @@ func runJob(spec path: String, flags: RunFlags, retryOnly: Bool) throws {
         case .stateLost: throw Exit.stateLost
         default: throw Exit.failures
         }
+    }
+    if let watchLog {
+        watchLog.stopped(summary)
+        return
     }
     for p in summary.problems where !flags.quiet { printError("segno: skipped \(p)") }
     for f in summary.captureFailures { printError("segno: \(f)") }

@@ -19,6 +19,10 @@ public struct RunOptions: Sendable {
     public var progress: ProgressPrinter.Mode = .lines
     /// `--shard K/N`: only the recordings whose stable hash falls in shard K of N (0 ≤ K < N).
     public var shard: Shard? = nil
+    /// Called on the run's thread after each pass of a live source (`--watch`, stream capture)
+    /// with that pass's summary. When set, the run's own summary keeps the counts but not each
+    /// pass's results and plan lines, so a watcher that runs for months does not grow.
+    public var onPass: (@Sendable (RunSummary) -> Void)? = nil
     public init() {}
 }
 
@@ -245,9 +249,9 @@ public final class BatchRunner: Sendable {
         return summary
     }
 
-    /// A source that records while the run goes on (stream capture): starts it under the run's
-    /// lock, makes a pass each time new recordings have appeared (the chain processes a segment
-    /// while the next records), and a final pass once capture ends. A signal or `--max-time`
+    /// A source that records while the run goes on (stream capture, a watched folder): starts it
+    /// under the run's lock, makes a pass each time new recordings have appeared (the chain
+    /// processes a segment while the next records), and a final pass once capture ends. A signal or `--max-time`
     /// ends capture (segments closed cleanly) and passes; what is left waits for the next run.
     func runLive(_ live: any LiveRecordingSource, session: Session, deadline: Date?) throws(RunError) -> RunSummary {
         live.removeTemporaries()
@@ -261,7 +265,12 @@ public final class BatchRunner: Sendable {
             if stop.isStopped || timeUp() { break }
             if count > seen || !recording {
                 seen = count
-                let s = try pass(session: session, deadline: deadline)
+                var s = try pass(session: session, deadline: deadline)
+                if let onPass = options.onPass {
+                    onPass(s)
+                    s.results = []
+                    s.plan = []
+                }
                 total.merge(s)
                 if !recording { break }
                 continue
