@@ -139,7 +139,8 @@ public struct InputScanner {
                     guard input.include.contains(where: { $0.matches(childRel) }) else { continue }
                     if input.exclude.contains(where: { $0.matches(childRel) }) { continue }
                     let mtimeNs = Int64(cst.st_mtim.tv_sec) * 1_000_000_000 + Int64(cst.st_mtim.tv_nsec)
-                    if Double(cst.st_mtim.tv_sec) > cutoff { settlingPaths.insert(childRel); continue }
+                    // To the nanosecond: whole seconds would let a file written 0.1 s ago through.
+                    if Double(cst.st_mtim.tv_sec) + Double(cst.st_mtim.tv_nsec) / 1e9 > cutoff { settlingPaths.insert(childRel); continue }
                     files.append(ScannedFile(relativePath: childRel, absolutePath: childAbs,
                                              identity: FileIdentity(size: Int64(cst.st_size), mtimeNs: mtimeNs, inode: Int64(cst.st_ino))))
                 } else if input.include.contains(where: { $0.matches(childRel) }) {

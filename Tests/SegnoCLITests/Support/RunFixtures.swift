@@ -51,6 +51,11 @@ final class SegnoChild {
     var pid: Int32 { process.processIdentifier }
     var isRunning: Bool { process.isRunning }
 
+    /// What the process has written so far (it may still be running).
+    var outputSoFar: (stdout: String, stderr: String) {
+        ((try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "", (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
+    }
+
     /// Sends `signal` (SIGKILL, SIGTERM, SIGINT) if the process still runs.
     func send(_ signal: Int32) {
         if process.isRunning { kill(process.processIdentifier, signal) }

@@ -268,14 +268,17 @@ private final class WatchLoop {
         }
     }
 
-    /// When something that happened at `now` has been quiet for `settle`: on the next whole second.
+    /// A file's modification time in seconds since 1970.
+    static func modified(_ st: stat) -> Double { Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9 }
+
+    /// When something that happened at `t` has been quiet for `settle`: on the next whole second.
     func quietUntil(_ t: Double) -> Double { (t + input.settle).rounded(.up) }
 
     /// A recording changed (or appeared, or went): due once its last change and its modification
     /// time are `settle` behind, never earlier than an earlier arming said.
     func arm(_ path: String, now: Double) {
         var st = stat()
-        let mtime = stat(path, &st) == 0 ? Double(st.st_mtim.tv_sec) : now
+        let mtime = stat(path, &st) == 0 ? Self.modified(st) : now
         let due = quietUntil(max(now, mtime))
         pending[path] = max(pending[path] ?? 0, due)
     }
@@ -288,7 +291,7 @@ private final class WatchLoop {
         for (path, when) in pending where when <= now {
             var st = stat()
             if stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG {
-                let ready = quietUntil(Double(st.st_mtim.tv_sec))
+                let ready = quietUntil(Self.modified(st))
                 if ready > now { pending[path] = ready; continue }
             }
             pending[path] = nil
