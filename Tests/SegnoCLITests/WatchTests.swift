@@ -206,6 +206,31 @@ import Testing
         #expect(next.stdout.contains("dry run: 1 to run, 0 up to date"), "\(next.stdout)")
     }
 
+    @Test(.timeLimit(.minutes(3))) func aDeletedRecordingIsPrunedByTheNextPass() throws {
+        let ws = try RunWorkspace()
+        try ws.writeSpec(Self.spec(stages: ["encode: { path: \"{dir}/{stem}.flac\", bits: 16 }",
+                                            "upload: { to: \"file://\(ws["archive"])/{dir}\", prune: true, prune_limit: 1 }"]))
+        let wav = try Self.wavBytes(ws)
+        for name in ["keep.wav", "sub/gone.wav"] {
+            try FileManager.default.createDirectory(atPath: (ws["in/" + name] as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try wav.write(to: URL(fileURLWithPath: ws["in/" + name]))
+            RunWorkspace.setModified(ws["in/" + name], seconds: Int(Date().timeIntervalSince1970) - 60)
+        }
+        let child = try Self.startWatch(ws)
+        defer { child.send(SIGKILL) }
+        #expect(RunTests.waitFor(timeout: 60) { (try? RunWorkspace.outputs(ws["archive"]).count) == 2 }, "\(child.outputSoFar)")
+        // The whole folder goes (its watch with it): the pass after it prunes the recording.
+        try FileManager.default.removeItem(atPath: ws["in/sub"])
+        #expect(RunTests.waitFor(timeout: 60) { (try? RunWorkspace.outputs(ws["archive"]).keys.sorted()) == ["keep.flac"] }, "\(child.outputSoFar)")
+        #expect(!FileManager.default.fileExists(atPath: ws["out/sub/gone.flac"]))
+        child.send(SIGTERM)
+        let exit = child.wait(timeout: 30)
+        #expect(exit.exited(0), "\(exit)")
+        #expect(Self.passLines(exit.stdout).last?.hasSuffix("0 done, 0 failed, 1 up to date, 1 pruned: sub/gone.wav") == true, "\(exit.stdout)")
+        #expect(exit.stdout.contains("watch stopped (SIGTERM): 2 done, 0 failed since "), "\(exit.stdout)")
+        #expect(exit.stdout.contains(", 1 pruned"), "\(exit.stdout)")
+    }
+
     @Test func inputsThatCannotBeWatchedAreRefused() throws {
         let ws = try RunWorkspace()
         try ws.writeSpec("""
