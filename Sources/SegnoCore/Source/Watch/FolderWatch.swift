@@ -73,6 +73,8 @@ private final class WatchLoop {
     var blindDue: Double?
     var nextRescan: Double
     var warnedLimit = false
+    /// Why the root could not be watched, for the message at start.
+    var rootFailure: String?
 
     init(input: JobSpec.Input, skipDirectories: Set<String>, rescan: Double, logger: Logger) throws(RunError) {
         self.input = input
@@ -82,6 +84,9 @@ private final class WatchLoop {
         inotify = try Inotify()
         nextRescan = Date().timeIntervalSince1970 + rescan
         fullWalk()
+        guard watches[""] != nil else {
+            throw .input("input.root \(AudioError.quoted(input.root)) cannot be watched: \(rootFailure ?? "not a readable folder")")
+        }
         logger.info("watching \(AudioError.quoted(input.root)): \(watches.count) folder\(watches.count == 1 ? "" : "s"); settle \(Self.seconds(input.settle)), full rescan every \(Self.seconds(rescan)); SIGTERM stops")
     }
 
@@ -144,7 +149,11 @@ private final class WatchLoop {
         while let rel = stack.popLast() {
             let abs = rel.isEmpty ? input.root : input.root + "/" + rel
             var st = stat()
-            guard stat(abs, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else { continue }
+            let found = stat(abs, &st) == 0
+            guard found, (st.st_mode & S_IFMT) == S_IFDIR else {
+                if rel.isEmpty { rootFailure = found ? "not a folder" : String(cString: strerror(errno)) }
+                continue
+            }
             let key = [UInt64(st.st_dev), UInt64(st.st_ino)]
             guard !skipped.contains(key), visited.insert(key).inserted else { continue }
             guard watch(rel, abs) else { continue }
@@ -187,12 +196,14 @@ private final class WatchLoop {
             watches[rel] = wd
             return true
         case .failure(.limit):
+            if rel.isEmpty { rootFailure = "fs.inotify.max_user_watches reached (raise it with sysctl)" }
             if !warnedLimit {
                 warnedLimit = true
                 logger.warning("--watch: fs.inotify.max_user_watches reached after \(watches.count) folders; changes in the others are found by the full rescan every \(Self.seconds(rescan)) (raise the limit with sysctl)")
             }
             return false
-        case .failure(.other):
+        case .failure(.other(let e)):
+            if rel.isEmpty { rootFailure = String(cString: strerror(e)) }
             return false
         }
     }
