@@ -110,10 +110,13 @@ private final class WatchLoop {
             due = checkDue(now: Date().timeIntervalSince1970) || due
             if Date().timeIntervalSince1970 >= nextRescan {
                 fullWalk()
-                nextRescan = Date().timeIntervalSince1970 + rescan
                 due = true
             }
-            if due { pass() }
+            if due {
+                pass()
+                // Every pass scans everything: the next full one is `rescan` after it.
+                nextRescan = Date().timeIntervalSince1970 + rescan
+            }
         }
     }
 
@@ -259,6 +262,14 @@ private final class WatchLoop {
                     blindDue = min(blindDue ?? .infinity, quietUntil(now))
                 }
                 continue
+            }
+            if e.has(IN_CREATE) && input.followLinks {
+                // A symbolic link to a folder is created as a file; with follow_links it is a folder.
+                var st = stat()
+                if stat(childAbs, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR {
+                    if entersFolder(name: name, rel: childRel, isLink: true) { walk(from: childRel, armFiles: true) }
+                    continue
+                }
             }
             guard takesFile(name: name, rel: childRel) else { continue }
             arm(childAbs, now: now)
