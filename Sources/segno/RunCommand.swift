@@ -59,11 +59,8 @@ struct RunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
         abstract: "Process every recording that is new or out of date, in parallel; resumable.",
-        discussion: """
-        A second run while one holds the state exits 75 at once. SIGINT/SIGTERM stop cleanly (130/143).
-        With --watch the run stays up and passes again as recordings settle in the input folder;
-        SIGINT/SIGTERM stop it with exit 0.
-        """)
+        discussion: "A second run while one holds the state exits 75 at once. SIGINT/SIGTERM stop cleanly (130/143). "
+            + "With --watch the run stays up, passing again as recordings settle in the input folder, and SIGINT/SIGTERM stop it with exit 0.")
 
     @Argument(help: "The job spec (YAML).") var spec: String
     @OptionGroup var flags: RunFlags
@@ -71,7 +68,7 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "Keep running: process recordings in the input folder as they settle (inotify), until SIGTERM/SIGINT.")
     var watch = false
 
-    @Option(help: ArgumentHelp("With --watch: a full pass this often even without events (default 5m; e.g. 1m on a network share).", valueName: "duration"))
+    @Option(help: ArgumentHelp("With --watch: a full pass after this long without one, even with no events (default 5m; e.g. 1m on a network share).", valueName: "duration"))
     var rescan: String?
 
     func validate() throws {
