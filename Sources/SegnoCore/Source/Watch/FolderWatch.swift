@@ -11,7 +11,7 @@ import Synchronization
 /// last event and its modification time both that long ago, rounded up to the next whole second
 /// (the scan's resolution), so a file written in many chunks, or a hundred files copied in one
 /// second, give one pass — when a recording or folder disappeared (`settle` later: `prune`), at
-/// once on a queue overflow, and every `rescan` seconds. A due recording whose modification time
+/// once on a queue overflow, and when no pass has run for `rescan` seconds. A due recording whose modification time
 /// moved without an event (still open for writing) is put back, not passed for.
 final class FolderWatch: LiveCapture, Sendable {
     private struct Shared {

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#endif
 import Foundation
 
 /// Linux inotify, as the folder watcher needs it: one non-blocking instance, watches added per

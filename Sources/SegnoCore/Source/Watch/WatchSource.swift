@@ -5,11 +5,12 @@ import Synchronization
 /// `segno run --watch`: the spec's input folder as a live source. Each pass scans, plans and
 /// executes exactly as a cron run does (same `FolderSource`, same state); the watch only decides
 /// *when* a pass runs: once a changed recording has been quiet for `input.settle`, after a folder
-/// or recording disappears (`prune`), on an inotify queue overflow, and every `rescan` seconds.
+/// or recording disappears (`prune`), on an inotify queue overflow, and when no pass has run for
+/// `rescan` seconds.
 public struct WatchSource: LiveRecordingSource {
     public let folder: FolderSource
-    /// Seconds between full passes that do not wait for an event (events lost, network file
-    /// systems whose remote changes inotify never sees).
+    /// Seconds without a pass after which one runs without waiting for an event (events lost,
+    /// network file systems whose remote changes inotify never sees).
     public let rescan: Double
     /// The default `rescan`: 5 minutes.
     public static let defaultRescan = 300.0
