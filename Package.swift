@@ -36,6 +36,8 @@ let package = Package(
         // libchromaprint (LGPL-2.1), linked dynamically: acoustic fingerprints (the `fingerprint` tap).
         .systemLibrary(name: "CChromaprint", pkgConfig: "libchromaprint",
                        providers: [.apt(["libchromaprint-dev"])]),
+        // Linux headers Glibc does not export (extended attributes: segno's mark on its files).
+        .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
         .target(name: "SegnoDSP",
                 swiftSettings: [.unsafeFlags(["-Ounchecked"], .when(configuration: .release))]),
         .target(name: "SegnoWaveform", dependencies: ["SegnoDSP"]),
@@ -44,7 +46,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "SegnoCore", dependencies: [
-            "SegnoDSP", "SegnoWaveform", "SegnoS3", "CSndFile", "CSampleRate", "CSoxr", "CEbur128", "CLibPQ", "CChromaprint",
+            "SegnoDSP", "SegnoWaveform", "SegnoS3", "CSndFile", "CSampleRate", "CSoxr", "CEbur128", "CLibPQ", "CChromaprint", "CLinux",
             .product(name: "Yams", package: "Yams"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),

@@ -24,6 +24,7 @@ struct ConvertCommand: ParsableCommand {
     @Option(help: "Output format: wav, aiff, caf, flac, ogg, opus, mp3, w64, rf64 (default: from OUT's extension).") var format: String?
     @Option(help: "Bits per sample: 8, 16, 24, 32, float, double (default: the source's depth where the format holds it).") var bits: String?
     @Option(name: .customLong("encode-quality"), help: "Lossy quality 0…1 (higher is better) or FLAC effort.") var encodeQuality: Double?
+    @Flag(help: "Replace OUT even when segno did not write it (without it, only files segno wrote are replaced).") var overwrite = false
 
     func validate() throws {
         if let rate, !ResampleConfig.rateRange.contains(rate) { throw ValidationError("--rate must be 1000…384000 Hz, got \(rate)") }
@@ -70,6 +71,12 @@ struct ConvertCommand: ParsableCommand {
         if output == "-", let spool, let f = format.flatMap({ OutputFormat(rawValue: $0.lowercased()) }) {
             output = spool + "/stdout." + f.rawValue
         }
+        // Never over a file segno did not write (its files carry the user.segno mark), unless asked.
+        if self.output != "-", !overwrite, OutputFile.exists(output), !OutputFile.isMarked(output),
+           !Self.isInput(output, input) {
+            printError("segno: \(AudioError.quoted(output)) exists and segno did not write it; add --overwrite to replace it")
+            throw Exit.failures
+        }
         let template = try PathTemplate(output.lastComponent)
         let encode = EncodeConfig(path: template, format: format.flatMap { OutputFormat(rawValue: $0.lowercased()) },
                                   bits: bits.flatMap(SampleBits.init(text:)), quality: encodeQuality)
@@ -88,6 +95,12 @@ struct ConvertCommand: ParsableCommand {
         if self.output == "-" {
             do { try Self.copy(fromFile: output, to: 1) } catch { printError("segno: writing standard output: \(error)"); throw Exit.failures }
         }
+    }
+
+    /// True when both paths name one existing file (output = input is refused by the library, with its own message).
+    static func isInput(_ output: String, _ input: String) -> Bool {
+        var a = stat(), b = stat()
+        return stat(output, &a) == 0 && stat(input, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino
     }
 
     /// Copies everything readable from `fd` into a new file at `path`, 1 MiB at a time.

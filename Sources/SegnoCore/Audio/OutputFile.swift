@@ -1,3 +1,4 @@
+import CLinux
 import Foundation
 
 /// A file written under a temporary name in its final folder, synced, then renamed into place,
@@ -102,11 +103,14 @@ public final class OutputFile {
         return 0
     }
 
-    /// Syncs the temporary file to disk, renames it to the final name and syncs the folder.
-    /// Called once, after the writer has closed the file.
+    /// Marks the temporary file as segno's (`markAttribute`), syncs it to disk, renames it to the
+    /// final name and syncs the folder. Called once, after the writer has closed the file.
     public func commit() throws(AudioError) {
         let fd = open(tempPath, O_RDONLY | O_CLOEXEC)
         if fd < 0 { throw AudioError.system(finalPath, "temporary file vanished", errno: errno) }
+        // Best effort: a file system without user attributes (some network shares) keeps the file
+        // unmarked, and segno then replaces it only when the state records it.
+        _ = fsetxattr(fd, Self.markAttribute, Self.markValue, Self.markValue.count, 0)
         let syncResult = fsync(fd)
         let syncErr = errno
         close(fd)
@@ -124,6 +128,25 @@ public final class OutputFile {
         }
         done = true
         Self.syncDirectory(of: finalPath)
+    }
+
+    /// The extended attribute (`user.segno`, value "1") on every file segno writes, so a later run
+    /// or command can tell its own files from a user's file at the same path even when the state
+    /// does not record it (a crash between the rename and the state write, a lost database).
+    public static let markAttribute = "user.segno"
+    static let markValue: [UInt8] = [0x31]
+
+    /// True when the file at `path` carries segno's mark (`markAttribute`): segno wrote it.
+    /// Called before replacing an existing file; follows no symbolic link.
+    public static func isMarked(_ path: String) -> Bool {
+        var value: UInt8 = 0
+        return lgetxattr(path, markAttribute, &value, 1) == 1 && value == markValue[0]
+    }
+
+    /// True when something (a file, link or folder) stands at `path`.
+    public static func exists(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0
     }
 
     /// Writes a small file whole: temporary name, sync, rename. For waveform data, sidecars, reports.

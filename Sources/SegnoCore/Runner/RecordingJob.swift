@@ -92,6 +92,8 @@ struct RecordingJob {
         context.source = decoder.info
         let wanted = Dictionary(uniqueKeysWithValues: tapIndices.map { (job.taps[$0].index, $0) })
         let last = wanted.keys.max() ?? -1
+        // Every file the state records for this recording (any tap, current or earlier settings).
+        let recorded = Set((plan.prior?.steps.values ?? [:].values).flatMap { $0.outputs.map { spec.outputRoot + "/" + $0 } })
         var items: [ChainRecipe.Item] = []
         var inChain: [Int] = []  // indices into Job.taps, in chain order
         var failed = Set<Int>()
@@ -106,7 +108,10 @@ struct RecordingJob {
                     do { paths = try tap.resolvePaths(context) } catch {
                         throw StageStartError(stage: tap.name, "\(placed.keyPath).path: \(error.message)")
                     }
-                    for p in paths { try Self.checkContained(p, root: spec.outputRoot, source: file.absolutePath) }
+                    for p in paths {
+                        try Self.checkContained(p, root: spec.outputRoot, source: file.absolutePath)
+                        try Self.checkNotForeign(p, recorded: recorded)
+                    }
                     items.append(.tap(tap, paths: paths))
                     inChain.append(t)
                 } catch {
@@ -216,6 +221,16 @@ struct RecordingJob {
             }
             dir = (dir as NSString).deletingLastPathComponent
         }
+    }
+
+    /// Refuses a tap whose output path holds something segno did not write: not recorded for this
+    /// recording and without segno's mark (`OutputFile.isMarked`). Called before decoding, so the
+    /// user's file is left as it was; an environment failure, retried by the next plain run once
+    /// the file is moved away.
+    static func checkNotForeign(_ path: String, recorded: Set<String>) throws(AudioError) {
+        guard OutputFile.exists(path), !recorded.contains(path), !OutputFile.isMarked(path) else { return }
+        throw .io(path: path, detail: "a file segno did not write is in the way (not in the state, no \(OutputFile.markAttribute) mark); move it away, then run again",
+                  code: EEXIST)
     }
 
     /// True when both paths name one existing file (same device and inode), however spelt.
