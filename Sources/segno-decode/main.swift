@@ -59,7 +59,7 @@ func bytes<T>(of value: T) -> [UInt8] { withUnsafeBytes(of: value) { Array($0) }
 func describe(_ code: Int32) -> String {
     var buf = [CChar](repeating: 0, count: 256)
     av_strerror(code, &buf, buf.count)
-    return String(cString: buf)
+    return buf.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
 }
 
 // MARK: - One file
