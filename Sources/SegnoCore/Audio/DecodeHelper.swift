@@ -66,8 +66,28 @@ final class DecodeHelper: @unchecked Sendable {
         payload += Array(path.utf8)
         var msg: [UInt8] = [Message.open.rawValue, 0, 0, 0]
         withUnsafeBytes(of: UInt32(payload.count)) { msg += $0 }
-        try child.writeStdin(msg + payload)
+        try Self.withoutSIGPIPE { try child.writeStdin(msg + payload) }
         filesServed += 1
+    }
+
+    /// Runs `body` with SIGPIPE blocked on this thread, and swallows one that it raised: a helper
+    /// that dies between `poll` and `write` must make the write fail with EPIPE, not kill segno
+    /// (which keeps SIGPIPE's default action for its own standard output).
+    private static func withoutSIGPIPE<T>(_ body: () throws -> T) rethrows -> T {
+        var pipeOnly = sigset_t(), old = sigset_t()
+        sigemptyset(&pipeOnly)
+        sigaddset(&pipeOnly, SIGPIPE)
+        pthread_sigmask(SIG_BLOCK, &pipeOnly, &old)
+        defer {
+            var pending = sigset_t()
+            sigpending(&pending)
+            if sigismember(&pending, SIGPIPE) == 1 {
+                var now = timespec()
+                _ = sigtimedwait(&pipeOnly, nil, &now)
+            }
+            pthread_sigmask(SIG_SETMASK, &old, nil)
+        }
+        return try body()
     }
 
     /// Reads the next message head; nil at end of the helper's output (it died or exited).
