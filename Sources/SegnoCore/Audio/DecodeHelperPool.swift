@@ -134,7 +134,7 @@ public final class DecodeHelperPool: Sendable {
     /// the `ffmpeg` program one process each. Starts the helper once to read its greeting.
     public func describe() -> String {
         guard let executable else {
-            return "\(Self.programName): not found (each AAC/ALAC/AMR/WebM file starts an ffmpeg process)"
+            return "\(Self.programName): not found beside segno or on PATH, or \(Self.environmentVariable)=off (each AAC/ALAC/AMR/WebM file starts an ffmpeg process)"
         }
         if let why = state.withLock({ $0.unusable }) { return "\(Self.programName): \(executable) not used: \(why)" }
         do {
