@@ -5,7 +5,9 @@ SWIFT      ?= swift
 BUILD_DIR  ?= .build
 SEGNO_DBG   = $(BUILD_DIR)/debug/segno
 SEGNO_REL   = $(BUILD_DIR)/release/segno
-APT_BUILD   = pkg-config libsndfile1-dev libsamplerate0-dev libsoxr-dev libsqlite3-dev libebur128-dev libpq-dev libchromaprint-dev
+# libav*-dev: only for the segno-decode helper program (never linked into segno itself).
+APT_BUILD   = pkg-config libsndfile1-dev libsamplerate0-dev libsoxr-dev libsqlite3-dev libebur128-dev libpq-dev libchromaprint-dev \
+              libavformat-dev libavcodec-dev libavutil-dev libswresample-dev
 APT_TOOLS   = sox libsox-fmt-all ffmpeg flac espeak-ng sqlite3 libchromaprint-tools
 APT_S3      = radosgw ceph-mon ceph-osd postgresql-15
 APT_BROWSER = chromium
@@ -87,7 +89,7 @@ quality: release
 	python3 tools/quality.py --segno $(SEGNO_REL)
 	python3 tools/resample_quality.py --segno $(SEGNO_REL)
 
-## install: the binary into $(PREFIX)/bin, segno(1) made from its --help texts
+## install: the binary and its segno-decode helper (built beside it) into $(PREFIX)/bin, segno(1) made from its --help texts
 ## (tools/manpage.sh), and bash, zsh and fish completions from the binary itself.
 install:
 	@if [ "$(SEGNO_BIN)" = "$(SEGNO_REL)" ]; then $(MAKE) release; fi
@@ -95,6 +97,7 @@ install:
 	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions" "$(DESTDIR)$(PREFIX)/share/zsh/site-functions" \
 	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d"
 	install -m 755 "$(SEGNO_BIN)" "$(DESTDIR)$(PREFIX)/bin/segno"
+	install -m 755 "$$(dirname "$(SEGNO_BIN)")/segno-decode" "$(DESTDIR)$(PREFIX)/bin/segno-decode"
 	sh tools/manpage.sh "$(SEGNO_BIN)" > "$(DESTDIR)$(PREFIX)/share/man/man1/segno.1"
 	"$(SEGNO_BIN)" --generate-completion-script bash > "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/segno"
 	"$(SEGNO_BIN)" --generate-completion-script zsh > "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_segno"

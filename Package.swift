@@ -7,12 +7,15 @@ import PackageDescription
 //   SegnoS3        SigV4 signing and an S3 client over URLSession (swift-crypto)
 //   SegnoCore      audio I/O (libsndfile, libsoxr, libsamplerate, libebur128, libchromaprint), stages, specs, state, runner
 //   segno          the thin command line (swift-argument-parser)
+//   segno-decode   a separate decoder program that segno starts and talks to over pipes; the
+//                  only target linking FFmpeg's libraries (CAVFormat), never linked into segno
 let package = Package(
     name: "segno",
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "segno", targets: ["segno"]),
         .library(name: "SegnoCore", targets: ["SegnoCore"]),
+        .executable(name: "segno-decode", targets: ["segno-decode"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
@@ -38,6 +41,9 @@ let package = Package(
                        providers: [.apt(["libchromaprint-dev"])]),
         // Linux headers Glibc does not export (extended attributes: segno's mark on its files).
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
+        // FFmpeg's libraries (Debian builds them with GPL parts): ONLY for the segno-decode program.
+        .systemLibrary(name: "CAVFormat", pkgConfig: "libavformat",
+                       providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev"])]),
         .target(name: "SegnoDSP",
                 swiftSettings: [.unsafeFlags(["-Ounchecked"], .when(configuration: .release))]),
         .target(name: "SegnoWaveform", dependencies: ["SegnoDSP"]),
@@ -57,6 +63,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        .executableTarget(name: "segno-decode", dependencies: ["CAVFormat"]),
         .testTarget(name: "SegnoDSPTests", dependencies: ["SegnoDSP"]),
         .testTarget(name: "SegnoWaveformTests", dependencies: ["SegnoWaveform"], exclude: ["Fixtures"]),
         .testTarget(name: "SegnoS3Tests", dependencies: ["SegnoS3"]),

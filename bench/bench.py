@@ -121,7 +121,7 @@ def bench_memos(segno, work, rounds, files=200):
         for i in range(files):
             shutil.copyfile(src, os.path.join(inp, f"memo{i:03}.{kind}"))
         with open(os.path.join(d, f"{kind}.yaml"), "w") as f:
-            f.write(f"version: 1\ninput: {{ root: {kind}, include: [\"*.{kind}\"] }}\noutput: {{ root: out-{kind} }}\n"
+            f.write(f"version: 1\ninput: {{ root: {kind}, include: [\"*.{kind}\"], settle: 0s }}\noutput: {{ root: out-{kind} }}\n"
                     "parallel: auto\nstages:\n  - mix: mono\n  - resample: { rate: 16000 }\n"
                     "  - encode: { path: \"{stem}.flac\" }\n")
         lists[kind] = inp

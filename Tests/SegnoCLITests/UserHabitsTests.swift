@@ -145,7 +145,7 @@ import Testing
         #expect(run.stderr.contains("symbolic link loop") && !run.stderr.contains("broken symbolic link"), "\(run.stderr)")
     }
 
-    /// `make install PREFIX=…` puts the binary, a man page made from the help texts and the
+    /// `make install PREFIX=…` puts the binary and its segno-decode helper, a man page made from the help texts and the
     /// bash/zsh/fish completions in place (with the debug binary, so no release build is needed).
     @Test(.enabled(if: CLI.find("make") != nil && CLI.find("man") != nil))
     func makeInstallInstallsBinaryManPageAndCompletions() throws {
@@ -154,6 +154,8 @@ import Testing
         let r = try CLI.tool("make", ["-s", "-C", repo, "install", "PREFIX=\(ws["prefix"])", "SEGNO_BIN=\(try CLI.segnoPath())"])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(FileManager.default.isExecutableFile(atPath: ws["prefix/bin/segno"]))
+        // The decoder helper goes beside segno, where segno looks for it first.
+        #expect(FileManager.default.isExecutableFile(atPath: ws["prefix/bin/segno-decode"]))
         let man = try CLI.tool("man", ["-l", "-P", "cat", ws["prefix/share/man/man1/segno.1"]])
         #expect(man.stdout.contains("SEGNO OUTPUTS") && man.stdout.contains("segno convert [<options>] <input> <output>"), "\(man.stdout.prefix(400))")
         #expect(!man.stderr.contains("warning"), "\(man.stderr)")

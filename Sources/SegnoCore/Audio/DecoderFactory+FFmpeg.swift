@@ -13,28 +13,30 @@ extension DecoderFactory {
     /// ffmpeg; everything else to libsndfile first, and CAF or MP3 that libsndfile refuses to ffmpeg.
     /// `searchPath` is the `PATH` in which `ffmpeg` and `ffprobe` are looked for. Without them such
     /// files fail with one line naming the codec and the install command; the rest still works.
+    /// With them, `helpers` decode such files without a process each (nil: one `ffmpeg` per file).
     /// Called once per recording (twice with an analysis pass such as loudness normalisation).
-    public static func open(path: String, searchPath: String?) throws -> any AudioDecoder {
+    public static func open(path: String, searchPath: String?,
+                            helpers: DecodeHelperPool? = DecodeHelperPool.shared) throws -> any AudioDecoder {
         // Missing, empty, unreadable or not a regular file (a FIFO would block the sniffer): say so.
         Glibc.close(try SndFileDecoder.openChecked(path))
         // A sensor series (.csv, .jsonl) by extension and text content.
         if SensorSeriesDecoder.looksLikeSeries(path: path) { return try SensorSeriesDecoder(path: path) }
         let kind = ContentSniffer.sniff(path: path)
         if ffmpegOnly.contains(kind) {
-            return try openWithFFmpeg(path: path, kind: kind, searchPath: searchPath, libsndfileError: nil)
+            return try openWithFFmpeg(path: path, kind: kind, searchPath: searchPath, libsndfileError: nil, helpers: helpers)
         }
         do {
             let d = try SndFileDecoder(path: path)
             if let tools = FFmpegTools.locate(searchPath: searchPath), stopsShort(d, path: path) {
                 d.close()
-                return try FFmpegDecoder(path: path, tools: tools, kind: kind)
+                return try FFmpegDecoder(path: path, tools: tools, kind: kind, helpers: helpers)
             }
             return d
         } catch let e as AudioError {
             guard ffmpegFallback.contains(kind) else { throw e }
             switch e {
             case .unrecognised, .decodeFailed:
-                return try openWithFFmpeg(path: path, kind: kind, searchPath: searchPath, libsndfileError: e)
+                return try openWithFFmpeg(path: path, kind: kind, searchPath: searchPath, libsndfileError: e, helpers: helpers)
             default:
                 throw e
             }
@@ -52,23 +54,25 @@ extension DecoderFactory {
     }
 
     private static func openWithFFmpeg(path: String, kind: ContentSniffer.Kind, searchPath: String?,
-                                       libsndfileError: AudioError?) throws -> any AudioDecoder {
+                                       libsndfileError: AudioError?, helpers: DecodeHelperPool?) throws -> any AudioDecoder {
         guard let tools = FFmpegTools.locate(searchPath: searchPath) else {
             guard let what = ContainerPeek.describe(path: path, kind: kind) else {
                 throw libsndfileError ?? AudioError.unrecognised(path: path, looksLike: kind.rawValue, detail: "not decoded")
             }
             throw AudioError.missingDecoder(path: path, detail: "\(what) needs ffmpeg on PATH; \(FFmpegTools.installHint)")
         }
-        return try FFmpegDecoder(path: path, tools: tools, kind: kind)
+        return try FFmpegDecoder(path: path, tools: tools, kind: kind, helpers: helpers)
     }
 
-    /// One line per decoder for `segno info --formats`: libsndfile's version, and whether ffmpeg
-    /// (with ffprobe) is on `searchPath`, with its version line. Runs `ffmpeg -version` once.
-    public static func availableDecoders(searchPath: String?) -> [String] {
+    /// One line per decoder for `segno info --formats`: libsndfile's version, whether ffmpeg
+    /// (with ffprobe) is on `searchPath`, with its version line, and the `segno-decode` helper.
+    /// Runs `ffmpeg -version` and the helper once.
+    public static func availableDecoders(searchPath: String?, helpers: DecodeHelperPool = .shared) -> [String] {
         var lines = ["libsndfile: \(String(cString: sf_version_string())) (WAV, RF64, AIFF, CAF with PCM/ALAC, FLAC, Ogg Vorbis/Opus, MP3)"]
         if let tools = FFmpegTools.locate(searchPath: searchPath) {
             let version = tools.versionLine() ?? "version unknown"
             lines.append("ffmpeg: \(tools.ffmpeg) (\(version)), ffprobe: \(tools.ffprobe) (AAC/ALAC in MP4/M4A/3GP/CAF, ADTS, AMR, IMA4, WebM/Matroska)")
+            lines.append(helpers.describe())
         } else {
             lines.append("ffmpeg: not found on PATH (AAC in .m4a/.3gp/.caf, AMR, WebM/Matroska cannot be read; \(FFmpegTools.installHint))")
         }

@@ -1,11 +1,13 @@
 import Foundation
 import SegnoDSP
 
-/// Streaming decode through the `ffmpeg` program, for what libsndfile cannot read: AAC and ALAC
-/// in MP4/M4A/3GP, AAC in CAF, ADTS, AMR, IMA4 in CAF. The stream facts and tags are learnt when
+/// Streaming decode through FFmpeg, for what libsndfile cannot read: AAC and ALAC in
+/// MP4/M4A/3GP, AAC in CAF, ADTS, AMR, IMA4 in CAF. The stream facts and tags are learnt when
 /// the file is opened (`MP4Probe` reads a common MP4 header itself, `ffprobe -of json` the rest);
-/// on the first `read` an `ffmpeg` child starts writing raw interleaved Float32 on a pipe, which
-/// is read block by block (constant memory, no temporary files).
+/// on the first `read` the decode starts writing raw interleaved Float32 on a pipe, which is read
+/// block by block (constant memory, no temporary files). The decode runs in a `segno-decode`
+/// helper taken from `helpers` (one per worker, serving file after file) when there is one, else
+/// in an `ffmpeg` child started for this file; both yield the same samples.
 ///
 /// Gapless: ffmpeg skips the encoder's priming frames that an MP4 edit list or `iTunSMPB`
 /// declares; this decoder also drops the end padding by stopping at the length they declare, so
@@ -14,10 +16,11 @@ import SegnoDSP
 /// ffmpeg's own muxer writes). Raw streams (ADTS) declare nothing and keep ffmpeg's own length
 /// (the encoder's priming and padding included).
 ///
-/// The child is killed (SIGKILL) and reaped by `close()`, which the runner calls when the
-/// recording ends, fails or is abandoned, and by `deinit`. At the end of the stream its exit
-/// status and its error output are checked, and the length is compared with the container's
-/// header, so a damaged or truncated file fails instead of passing as a short recording.
+/// An `ffmpeg` child is killed (SIGKILL) and reaped by `close()`, which the runner calls when the
+/// recording ends, fails or is abandoned, and by `deinit`; a helper goes back to its pool when
+/// the stream ended, and is killed when the file is abandoned mid-stream. At the end of the
+/// stream the decode's status and error output are checked, and the length is compared with the
+/// container's header, so a damaged or truncated file fails instead of passing as a short recording.
 public final class FFmpegDecoder: AudioDecoder {
     public let info: SourceInfo
     private let path: String
@@ -25,12 +28,15 @@ public final class FFmpegDecoder: AudioDecoder {
     /// Frames the container declares exactly; the decode stops there (nil: ffmpeg's own length).
     let exactFrames: Int?
     private let declaredFrames: Int?
-    private var child: ChildProcess?
+    private let helpers: DecodeHelperPool?
+    private var child: PCMSource?
     private var ended = false
     private var framesRead = 0
     private var discard = [Float]()
     /// Process id of the running or last `ffmpeg` child (tests check it was reaped).
     private(set) var decoderProcessID: pid_t?
+    /// Process id of the `segno-decode` helper that decoded this file, nil without one.
+    private(set) var helperProcessID: pid_t?
     /// Process id of the `ffprobe` run at open (reaped before `init` returned); 0 when the header
     /// was read directly.
     let probeProcessID: pid_t
@@ -42,15 +48,18 @@ public final class FFmpegDecoder: AudioDecoder {
 
     /// Learns the stream's facts and tags (from the header of a common MP4 file, else with
     /// ffprobe); the decode child starts on the first `read`. `kind` is what the first bytes look
-    /// like (from `ContentSniffer`); `readHeaders: false` always asks ffprobe. Throws `AudioError`
-    /// for missing, unreadable, empty, non-audio and damaged files. Called once per recording.
-    public init(path: String, tools: FFmpegTools, kind: ContentSniffer.Kind? = nil, readHeaders: Bool = true) throws {
+    /// like (from `ContentSniffer`); `readHeaders: false` always asks ffprobe. `helpers` decode
+    /// without a process per file (nil: the `ffmpeg` program). Throws `AudioError` for missing,
+    /// unreadable, empty, non-audio and damaged files. Called once per recording.
+    public init(path: String, tools: FFmpegTools, kind: ContentSniffer.Kind? = nil, readHeaders: Bool = true,
+                helpers: DecodeHelperPool? = nil) throws {
         Glibc.close(try SndFileDecoder.openChecked(path))
         let kind = kind ?? ContentSniffer.sniff(path: path)
         let probe = try (kind.isMP4Family && readHeaders ? MP4Probe.probe(path: path, kind: kind) : nil)
             ?? FFprobe.run(path: path, kind: kind, tools: tools)
         self.path = path
         self.tools = tools
+        self.helpers = helpers
         info = probe.info
         exactFrames = probe.exactFrames
         declaredFrames = probe.declaredFrames
@@ -59,7 +68,7 @@ public final class FFmpegDecoder: AudioDecoder {
 
     deinit { close() }
 
-    /// Fills `block` with up to `maxFrames` frames; 0 at the end. Starts ffmpeg on the first call.
+    /// Fills `block` with up to `maxFrames` frames; 0 at the end. Starts the decode on the first call.
     /// Throws `AudioError.truncated` or `.decodeFailed` at the end when ffmpeg failed or the
     /// stream is much shorter than its container declares. Called once per block, one thread.
     public func read(into block: inout AudioBlock, maxFrames: Int) throws -> Int {
@@ -85,9 +94,10 @@ public final class FFmpegDecoder: AudioDecoder {
         return got
     }
 
-    /// Kills and reaps the ffmpeg child if one is running. Safe to call twice.
+    /// Kills and reaps the ffmpeg child if one is running (gives a helper back, or kills it
+    /// mid-stream). Safe to call twice.
     public func close() {
-        child?.terminate()
+        child?.abandon()
         child = nil
         ended = true
     }
@@ -95,6 +105,11 @@ public final class FFmpegDecoder: AudioDecoder {
     // MARK: - The child
 
     private func start() throws {
+        if let helpers, let stream = helpers.open(path: path, rate: info.sampleRate, channels: info.channels) {
+            child = HelperPCM(stream: stream)
+            helperProcessID = stream.pid
+            return
+        }
         #if _endian(big)
         let raw = "f32be"
         #else
@@ -107,7 +122,7 @@ public final class FFmpegDecoder: AudioDecoder {
                     "-c:a", "pcm_\(raw)", "-f", raw, "pipe:1"]
         do {
             let c = try ChildProcess(executable: tools.ffmpeg, arguments: args)
-            child = c
+            child = ProgramPCM(child: c)
             decoderProcessID = c.pid
         } catch {
             ended = true
@@ -116,15 +131,15 @@ public final class FFmpegDecoder: AudioDecoder {
     }
 
     /// Reads whole frames into `samples` until `frames` are there or the stream ends.
-    private func fill(_ samples: inout [Float], frames: Int, channels: Int, from child: ChildProcess) throws -> Int {
+    private func fill(_ samples: inout [Float], frames: Int, channels: Int, from child: PCMSource) throws -> Int {
         let frameBytes = channels * MemoryLayout<Float>.size
         let wanted = frames * frameBytes
         var have = 0
         try samples.withUnsafeMutableBytes { raw in
             while have < wanted {
                 let n: Int
-                do { n = try child.readStdout(into: UnsafeMutableRawBufferPointer(rebasing: raw[have..<wanted])) } catch {
-                    throw AudioError.decodeFailed(path: path, detail: "reading ffmpeg's output: \(error)")
+                do { n = try child.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[have..<wanted])) } catch {
+                    throw AudioError.decodeFailed(path: path, detail: "reading \(child.program)'s output: \(error)")
                 }
                 if n == 0 { break }
                 have += n
@@ -133,9 +148,10 @@ public final class FFmpegDecoder: AudioDecoder {
         return have / frameBytes
     }
 
-    /// At the end of ffmpeg's output (or of the declared length): reap the child, check its exit
-    /// status and error output, and check the length against the container's header.
-    private func finish(_ child: ChildProcess, dropRest: Bool) throws {
+    /// At the end of the decode's output (or of the declared length): reap the child or give the
+    /// helper back, check the status and error output, and check the length against the
+    /// container's header.
+    private func finish(_ child: PCMSource, dropRest: Bool) throws {
         ended = true
         if dropRest {
             // The encoder's end padding (under two codec frames) still has to be read so the exit
@@ -143,17 +159,16 @@ public final class FFmpegDecoder: AudioDecoder {
             if discard.isEmpty { discard = [Float](repeating: 0, count: 4096 * info.channels) }
             while try fill(&discard, frames: 4096, channels: info.channels, from: child) > 0 {}
         }
-        let status = child.wait()
+        let (succeeded, status, why) = child.finish(path: path)
         self.child = nil
-        let why = Self.summary(child, path: path)
         var shortBy: String? = nil
         if let declared = declaredFrames, framesRead + Self.lengthSlack < declared {
             let rate = Double(info.sampleRate)
-            shortBy = String(format: "the %@ header declares %d frames (%.3f s), ffmpeg decoded only %d (%.3f s)",
-                             info.container, declared, Double(declared) / rate, framesRead, Double(framesRead) / rate)
+            shortBy = String(format: "the %@ header declares %d frames (%.3f s), %@ decoded only %d (%.3f s)",
+                             info.container, declared, Double(declared) / rate, child.program, framesRead, Double(framesRead) / rate)
         }
-        if !status.succeeded || Self.reportsDamage(why) {
-            let detail = "ffmpeg \(status.succeeded ? "reported errors" : "failed (\(status))")"
+        if !succeeded || Self.reportsDamage(why) {
+            let detail = "\(child.program) \(succeeded ? "reported errors" : "failed (\(status))")"
                 + " after \(framesRead) frames: " + (why.isEmpty ? "no message" : why)
             let error = Self.failure(path: path, detail: detail)
             if case .truncated = error, let shortBy { throw AudioError.truncated(path: path, detail: "\(shortBy) (\(why))") }
@@ -170,7 +185,12 @@ public final class FFmpegDecoder: AudioDecoder {
 
     /// The child's last error lines, without the repeated file name, on one line.
     static func summary(_ child: ChildProcess, path: String) -> String {
-        var s = child.stderrSummary()
+        withoutURL(child.stderrSummary(), path: path)
+    }
+
+    /// `text` without the `file:` URL of `path` that FFmpeg's messages repeat.
+    static func withoutURL(_ text: String, path: String) -> String {
+        var s = text
         for prefix in [AudioError.quoted(inputURL(path)) + ": ", AudioError.quoted(inputURL(path))] {
             s = s.replacingOccurrences(of: prefix, with: "")
         }
@@ -193,4 +213,53 @@ public final class FFmpegDecoder: AudioDecoder {
         }
         return .decodeFailed(path: path, detail: detail)
     }
+}
+
+/// Where an `FFmpegDecoder`'s raw Float32 comes from: an `ffmpeg` child or a helper's stream.
+protocol PCMSource: AnyObject {
+    /// "ffmpeg" or "segno-decode", for messages.
+    var program: String { get }
+    /// Reads up to `buffer.count` bytes of interleaved Float32; 0 at the end. Throws `POSIXError`.
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
+    /// After `read` returned 0: whether the decode succeeded, its status ("exit status 1"), and
+    /// its error output on one line (the file's URL left out).
+    func finish(path: String) -> (succeeded: Bool, status: String, messages: String)
+    /// Stops the decode wherever it is. Safe to call twice.
+    func abandon()
+}
+
+/// An `ffmpeg` child started for one file.
+final class ProgramPCM: PCMSource {
+    let child: ChildProcess
+    init(child: ChildProcess) { self.child = child }
+    var program: String { "ffmpeg" }
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { try child.readStdout(into: buffer) }
+    func finish(path: String) -> (succeeded: Bool, status: String, messages: String) {
+        let status = child.wait()
+        return (status.succeeded, status.description, FFmpegDecoder.summary(child, path: path))
+    }
+    func abandon() { child.terminate() }
+}
+
+/// One file's stream from a `segno-decode` helper.
+final class HelperPCM: PCMSource {
+    let stream: HelperStream
+    init(stream: HelperStream) { self.stream = stream }
+    var program: String { DecodeHelperPool.programName }
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { try stream.read(into: buffer) }
+    func finish(path: String) -> (succeeded: Bool, status: String, messages: String) {
+        let outcome = stream.result
+        stream.close()
+        switch outcome {
+        case .ended(_, let log)?:
+            return (true, "done", FFmpegDecoder.withoutURL(log, path: path))
+        case .failed(let reason)?:
+            return (false, "stopped at an error", FFmpegDecoder.withoutURL(reason, path: path))
+        case .died(let status, let stderr)?:
+            return (false, "the helper died, \(status)", stderr)
+        case nil:
+            return (false, "stream ended without an end message", "")
+        }
+    }
+    func abandon() { stream.close() }
 }

@@ -1,0 +1,245 @@
+import Foundation
+
+/// One running `segno-decode` program: a decoder helper that serves many files, one after the
+/// other, so a folder of AAC memos pays FFmpeg's start-up once per worker instead of once per
+/// file. segno links none of FFmpeg's libraries; the helper does, and the two exchange requests
+/// and raw samples over pipes (the protocol is described in `Sources/segno-decode/main.swift`:
+/// 8-byte message heads — a type byte, three zero bytes, a UInt32 length — then the payload).
+///
+/// Owned by one thread at a time: a `DecodeHelperPool` hands it to one decoder, which gives it
+/// back when the file's stream ended cleanly, or kills it when the file is abandoned mid-stream.
+final class DecodeHelper: @unchecked Sendable {
+    /// The protocol this segno speaks; a helper greeting with another is not used.
+    static let protocolVersion = 1
+
+    /// The running program.
+    let child: ChildProcess
+    /// The helper's greeting, e.g. "segno-decode 1 libavcodec 5.1.9-0+deb12u1".
+    let greeting: String
+    /// Files sent to this helper so far.
+    private(set) var filesServed = 0
+
+    /// Message types (the first byte of a message head).
+    enum Message: UInt8 {
+        case version = 0x56   // 'V'
+        case open = 0x4F      // 'O'
+        case header = 0x48    // 'H'
+        case data = 0x44      // 'D'
+        case end = 0x45       // 'E'
+        case failed = 0x46    // 'F'
+    }
+
+    /// Starts `executable` and reads its greeting. Throws `DecodeHelper.Unusable` when it cannot
+    /// be started or does not speak this protocol. Called when a pool has no idle helper.
+    init(executable: String) throws {
+        do { child = try ChildProcess(executable: executable, arguments: [], stdinPipe: true) } catch {
+            throw Unusable(reason: "cannot run \(executable): \(error)")
+        }
+        let head: (Message, Int)?
+        do { head = try Self.readHead(child) } catch { child.terminate(); throw Unusable(reason: "\(executable): \(error)") }
+        guard let (type, length) = head, type == .version, length < 4096,
+              let text = try? Self.readPayload(child, length: length) else {
+            let why = child.stderrSummary()
+            child.terminate()
+            throw Unusable(reason: "\(executable) did not greet as segno-decode" + (why.isEmpty ? "" : ": \(why)"))
+        }
+        greeting = String(decoding: text, as: UTF8.self)
+        let words = greeting.split(separator: " ")
+        guard words.count >= 2, words[0] == "segno-decode", words[1] == "\(Self.protocolVersion)" else {
+            child.terminate()
+            throw Unusable(reason: "\(executable) speaks \(AudioError.quoted(greeting)), not segno-decode \(Self.protocolVersion)")
+        }
+    }
+
+    /// Why a helper program cannot be used (segno then runs the `ffmpeg` program per file).
+    struct Unusable: Error, CustomStringConvertible {
+        let reason: String
+        var description: String { reason }
+    }
+
+    /// Asks for `path` decoded to interleaved Float32 at `rate` Hz and `channels` channels.
+    /// Throws `POSIXError` (EPIPE) when the helper is gone.
+    func request(path: String, rate: Int, channels: Int) throws {
+        var payload = [UInt8]()
+        withUnsafeBytes(of: UInt32(rate)) { payload += $0 }
+        withUnsafeBytes(of: UInt32(channels)) { payload += $0 }
+        payload += Array(path.utf8)
+        var msg: [UInt8] = [Message.open.rawValue, 0, 0, 0]
+        withUnsafeBytes(of: UInt32(payload.count)) { msg += $0 }
+        try Self.withoutSIGPIPE { try child.writeStdin(msg + payload) }
+        filesServed += 1
+    }
+
+    /// Runs `body` with SIGPIPE blocked on this thread, and swallows one that it raised: a helper
+    /// that dies between `poll` and `write` must make the write fail with EPIPE, not kill segno
+    /// (which keeps SIGPIPE's default action for its own standard output).
+    private static func withoutSIGPIPE<T>(_ body: () throws -> T) rethrows -> T {
+        var pipeOnly = sigset_t(), old = sigset_t()
+        sigemptyset(&pipeOnly)
+        sigaddset(&pipeOnly, SIGPIPE)
+        pthread_sigmask(SIG_BLOCK, &pipeOnly, &old)
+        defer {
+            var pending = sigset_t()
+            sigpending(&pending)
+            if sigismember(&pending, SIGPIPE) == 1 {
+                var now = timespec()
+                _ = sigtimedwait(&pipeOnly, nil, &now)
+            }
+            pthread_sigmask(SIG_SETMASK, &old, nil)
+        }
+        return try body()
+    }
+
+    /// Reads the next message head; nil at end of the helper's output (it died or exited).
+    /// Throws `POSIXError` on a read error or `Unusable` on a head this protocol does not know.
+    static func readHead(_ child: ChildProcess) throws -> (Message, Int)? {
+        var head = [UInt8](repeating: 0, count: 8)
+        guard try readExactly(child, &head) else { return nil }
+        guard let type = Message(rawValue: head[0]), head[1] == 0, head[2] == 0, head[3] == 0 else {
+            throw Unusable(reason: "unexpected bytes from \(child.executable)")
+        }
+        return (type, head.withUnsafeBytes { Int($0.load(fromByteOffset: 4, as: UInt32.self)) })
+    }
+
+    /// Reads a whole payload of `length` bytes; nil when the output ends first.
+    static func readPayload(_ child: ChildProcess, length: Int) throws -> [UInt8]? {
+        var bytes = [UInt8](repeating: 0, count: length)
+        return try readExactly(child, &bytes) ? bytes : nil
+    }
+
+    /// Fills `bytes` from the helper's stdout; false when it ends first.
+    private static func readExactly(_ child: ChildProcess, _ bytes: inout [UInt8]) throws -> Bool {
+        var have = 0
+        let count = bytes.count
+        try bytes.withUnsafeMutableBytes { raw in
+            while have < count {
+                let n = try child.readStdout(into: UnsafeMutableRawBufferPointer(rebasing: raw[have..<count]))
+                if n == 0 { return }
+                have += n
+            }
+        }
+        return have == count
+    }
+
+    /// Ends the helper: closes its input (it exits at end of input) and reaps it, so its CPU time
+    /// counts in segno's children. Called when the pool shuts down.
+    func stop() {
+        child.closeStdin()
+        _ = child.wait()
+    }
+
+    /// Kills and reaps the helper (a file abandoned mid-stream, or a helper that misbehaved).
+    func kill() { child.terminate() }
+}
+
+/// One file's decode through a `DecodeHelper`: the samples of its 'D' messages as one byte
+/// stream, then how it ended. Owned by the `FFmpegDecoder` reading the file.
+final class HelperStream {
+    private let helper: DecodeHelper
+    private let pool: DecodeHelperPool
+    /// Bytes of the current 'D' message not read yet.
+    private var remaining = 0
+    private var outcome: Outcome?
+
+    /// How the file's stream ended.
+    enum Outcome {
+        /// 'E': every frame was sent; `log` holds libav's error-level lines, if any.
+        case ended(frames: Int, log: String)
+        /// 'F': the helper gave up on this file, for `reason` (libav's lines and its own).
+        case failed(reason: String)
+        /// The helper's output ended mid-file: it crashed or was killed.
+        case died(ChildProcess.Termination, stderr: String)
+    }
+
+    /// The helper's process id.
+    var pid: pid_t { helper.child.pid }
+
+    /// Takes `helper` (with the request already sent) and the pool to give it back to.
+    init(helper: DecodeHelper, pool: DecodeHelperPool) {
+        self.helper = helper
+        self.pool = pool
+    }
+
+    /// Reads up to `buffer.count` bytes of samples; 0 when the stream ended (see `outcome`).
+    /// Throws `POSIXError` on a read error.
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        while remaining == 0 {
+            if outcome != nil { return 0 }
+            try nextMessage()
+        }
+        let n = try helper.child.readStdout(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<min(buffer.count, remaining)]))
+        if n == 0 { died(); return 0 }
+        remaining -= n
+        return n
+    }
+
+    /// Reads message heads until samples or the end; 'H' was checked by the pool.
+    private func nextMessage() throws {
+        guard let (type, length) = try DecodeHelper.readHead(helper.child) else { died(); return }
+        switch type {
+        case .data:
+            remaining = length
+        case .end, .failed:
+            guard let payload = try DecodeHelper.readPayload(helper.child, length: length) else { died(); return }
+            if type == .failed {
+                outcome = .failed(reason: Self.oneLine(payload))
+            } else {
+                let frames = payload.count >= 8 ? payload.withUnsafeBytes { Int($0.load(as: UInt64.self)) } : 0
+                outcome = .ended(frames: frames, log: Self.oneLine(Array(payload.dropFirst(8))))
+            }
+        default:
+            _ = try DecodeHelper.readPayload(helper.child, length: length)
+            throw DecodeHelper.Unusable(reason: "unexpected message \(type) from \(helper.child.executable)")
+        }
+    }
+
+    /// The first message after a request, read by the pool: true for 'H' with the asked format.
+    func expectHeader(rate: Int, channels: Int) throws -> Bool {
+        guard let (type, length) = try DecodeHelper.readHead(helper.child) else { died(); return false }
+        guard type == .header else {
+            if type == .failed, let payload = try DecodeHelper.readPayload(helper.child, length: length) {
+                outcome = .failed(reason: Self.oneLine(payload))
+                return true
+            }
+            throw DecodeHelper.Unusable(reason: "unexpected message \(type) from \(helper.child.executable)")
+        }
+        guard let p = try DecodeHelper.readPayload(helper.child, length: length), p.count == 8 else { died(); return false }
+        let got = p.withUnsafeBytes { (Int($0.load(as: UInt32.self)), Int($0.load(fromByteOffset: 4, as: UInt32.self))) }
+        guard got == (rate, channels) else {
+            throw DecodeHelper.Unusable(reason: "\(helper.child.executable) answered \(got.1) channels at \(got.0) Hz, not \(channels) at \(rate)")
+        }
+        return true
+    }
+
+    /// How the stream ended, once `read` returned 0.
+    var result: Outcome? { outcome }
+
+    /// Gives the helper back to the pool when the file's stream ended cleanly; otherwise (closed
+    /// mid-stream) kills it, since it would still be writing this file's samples. Safe to call twice.
+    func close() {
+        guard !closed else { return }
+        closed = true
+        switch outcome {
+        case .ended?, .failed?: pool.checkIn(helper)
+        case .died?: helper.kill()
+        case nil: helper.kill()
+        }
+    }
+    private var closed = false
+
+    deinit { close() }
+
+    private func died() {
+        let status = helper.child.wait()
+        outcome = .died(status, stderr: helper.child.stderrSummary())
+    }
+
+    /// The payload's lines as one line, "; "-joined, at most 400 characters from the end.
+    static func oneLine(_ payload: [UInt8]) -> String {
+        let lines = String(decoding: payload, as: UTF8.self).split(whereSeparator: { $0 == "\n" || $0 == "\r" })
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        var joined = lines.joined(separator: "; ")
+        if joined.count > 400 { joined = "…" + joined.suffix(399) }
+        return AudioError.quoted(joined)
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import Synchronization
+
+/// The idle `segno-decode` helpers of this process. A decoder takes one when it starts a file's
+/// decode (or starts a new one when none is idle) and gives it back when the file ends, so there
+/// are as many helpers as files decoded at once — one per worker — each serving file after file.
+///
+/// A helper that dies (a crash on a hostile file, a `kill -9`) costs that one file, or nothing
+/// when it was found dead before a file was sent; the next file gets a new helper. When the
+/// program cannot be started, or does not speak this segno's protocol, the pool turns itself off
+/// and files go to the `ffmpeg` program, one process each, as without a helper.
+///
+/// `shutdown()` ends the idle helpers and reaps them (their CPU time then counts in segno's
+/// children, as the `ffmpeg` children's does); the command line calls it before exiting.
+public final class DecodeHelperPool: Sendable {
+    /// The helper program; nil when there is none (files go to the `ffmpeg` program).
+    public let executable: String?
+    private let state = Mutex(State())
+
+    private struct State {
+        var idle: [DecodeHelper] = []
+        /// Why the helper is not used, once it failed to start or greet.
+        var unusable: String?
+        /// Helpers started so far (tests check reuse).
+        var started = 0
+        /// The first helper's greeting, for `segno info --formats`.
+        var greeting: String?
+    }
+
+    /// Idle helpers kept at most; more are stopped when they come back.
+    static let maxIdle = 64
+
+    /// Name of the helper program, next to `segno` or on `PATH`.
+    public static let programName = "segno-decode"
+
+    /// Environment variable: `off` (or `0`) sends every file to the `ffmpeg` program; an absolute
+    /// path names the helper program to use.
+    public static let environmentVariable = "SEGNO_DECODE_HELPER"
+
+    /// The process's pool, with the helper found by `locate`. Used by `DecoderFactory`.
+    public static let shared = DecodeHelperPool(executable: locate(environment: ProcessInfo.processInfo.environment))
+
+    /// A pool for `executable` (nil: an empty pool that never serves).
+    public init(executable: String?) {
+        self.executable = executable
+    }
+
+    /// Where the helper program is: `SEGNO_DECODE_HELPER` when it names a path (nil when it says
+    /// `off`), else `segno-decode` in the folder of the running executable (where `make install`
+    /// puts both), else on `PATH`. Costs a few `stat` calls; called once per process.
+    public static func locate(environment: [String: String]) -> String? {
+        if let forced = environment[environmentVariable], !forced.isEmpty {
+            if ["off", "0", "no", "false"].contains(forced.lowercased()) { return nil }
+            return forced.hasPrefix("/") ? forced : nil
+        }
+        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"),
+           let found = FFmpegTools.find(programName, in: (exe as NSString).deletingLastPathComponent) {
+            return found
+        }
+        return FFmpegTools.find(programName, in: environment["PATH"])
+    }
+
+    /// A helper with the request for `path` sent and its 'H' (or 'F') read, ready to stream; nil
+    /// when there is no usable helper program (the caller runs the `ffmpeg` program). A reused
+    /// helper found dead is replaced once. Called by `FFmpegDecoder` on a file's first `read`.
+    func open(path: String, rate: Int, channels: Int) -> HelperStream? {
+        guard let executable else { return nil }
+        for _ in 0..<2 {
+            let reused: DecodeHelper? = state.withLock { s in s.unusable == nil ? s.idle.popLast() : nil }
+            let helper: DecodeHelper
+            if let reused { helper = reused } else {
+                guard state.withLock({ $0.unusable == nil }) else { return nil }
+                do { helper = try DecodeHelper(executable: executable) } catch {
+                    disable("\(error)")
+                    return nil
+                }
+                state.withLock { s in
+                    s.started += 1
+                    if s.greeting == nil { s.greeting = helper.greeting }
+                }
+            }
+            let stream = HelperStream(helper: helper, pool: self)
+            do { try helper.request(path: path, rate: rate, channels: channels) } catch {
+                stream.close()
+                if reused != nil { continue }   // died while idle
+                disable("\(executable) stopped before reading a request: \(error)")
+                return nil
+            }
+            do {
+                if try stream.expectHeader(rate: rate, channels: channels) { return stream }
+            } catch {
+                stream.close()
+                disable("\(error)")
+                return nil
+            }
+            // The helper's output ended before it answered: it died while idle (retry with a new
+            // one), or crashed on this very file (the file fails; see `HelperStream.result`).
+            stream.close()
+            if reused != nil { continue }
+            return stream
+        }
+        return nil
+    }
+
+    /// Turns the helper off for this process (files go to the `ffmpeg` program), for `why`.
+    private func disable(_ why: String) {
+        state.withLock { if $0.unusable == nil { $0.unusable = why } }
+    }
+
+    /// Takes back a helper whose file ended cleanly. Called by `HelperStream.close`.
+    func checkIn(_ helper: DecodeHelper) {
+        let kept = state.withLock { s -> Bool in
+            guard s.idle.count < Self.maxIdle else { return false }
+            s.idle.append(helper)
+            return true
+        }
+        if !kept { helper.stop() }
+    }
+
+    /// Stops every idle helper and reaps it. Helpers in use are left to their decoders (which
+    /// give them back later). Called before the process exits; the pool still works afterwards.
+    public func shutdown() {
+        let idle = state.withLock { s -> [DecodeHelper] in defer { s.idle = [] }; return s.idle }
+        for h in idle { h.stop() }
+    }
+
+    /// Helpers started so far.
+    var startedCount: Int { state.withLock { $0.started } }
+
+    /// Process ids of the idle helpers.
+    var idleProcessIDs: [pid_t] { state.withLock { $0.idle.map(\.child.pid) } }
+
+    /// One line for `segno info --formats`: the helper and its libavcodec, or why files go to
+    /// the `ffmpeg` program one process each. Starts the helper once to read its greeting.
+    public func describe() -> String {
+        guard let executable else {
+            return "\(Self.programName): not found beside segno or on PATH, or \(Self.environmentVariable)=off (each AAC/ALAC/AMR/WebM file starts an ffmpeg process)"
+        }
+        if let why = state.withLock({ $0.unusable }) { return "\(Self.programName): \(executable) not used: \(why)" }
+        do {
+            let h = try DecodeHelper(executable: executable)
+            defer { h.stop() }
+            return "\(Self.programName): \(executable) (\(h.greeting.split(separator: " ").dropFirst(2).joined(separator: " "))), serving many files per process"
+        } catch {
+            return "\(Self.programName): \(executable) not used: \(error)"
+        }
+    }
+}
