@@ -59,6 +59,35 @@ public struct WaveformPicture: Sendable, Hashable {
     /// Vertical gain: 1 puts full scale at the lane's edges; 2 doubles bar heights (clipped).
     public let amplitudeScale: Double
 
+    /// audiowaveform's layout instead of the whole data fitted to the width: column x shows point
+    /// `start + x` only (one point per column, audiowaveform's `--start` as a point index), and
+    /// columns past the data's end stay background. PNG only; nil fits the whole data (and SVG
+    /// always fits).
+    public var window: Int?
+    /// One colour per lane (audiowaveform's `--waveform-color a,b,…`, reused in turn); empty
+    /// means `waveform` for every lane.
+    public var laneColors: [RGBAColor] = []
+    /// audiowaveform's `--waveform-style bars` (PNG only): nil draws one bar per column.
+    public var barStyle: BarStyle?
+    /// audiowaveform's `--amplitude-scale auto`: the factor of `WaveformData.autoAmplitudeScale`
+    /// over the points shown, instead of `amplitudeScale`.
+    public var autoAmplitude = false
+
+    /// Bars `width` columns wide with `gap` empty columns between them. Bar k starts at the point
+    /// index that is a multiple of width + gap, and is as tall as the largest |value| over its
+    /// width + gap points, drawn symmetric about the lane's middle (audiowaveform's square bars).
+    public struct BarStyle: Sendable, Hashable {
+        public let width: Int
+        public let gap: Int
+        /// Checks width ≥ 1 and gap ≥ 0.
+        public init(width: Int, gap: Int) throws(WaveformError) {
+            guard width >= 1 else { throw .invalidSize("bar width", width) }
+            guard gap >= 0 else { throw .invalidSize("bar gap", gap) }
+            self.width = width
+            self.gap = gap
+        }
+    }
+
     public static let defaultWaveform = RGBAColor(red: 0x33, green: 0x6E, blue: 0xC4)
 
     /// Checks the sizes (width 1…16384, height 1…4096 pixels) and the scale (finite, > 0).
@@ -90,27 +119,57 @@ public struct WaveformPicture: Sendable, Hashable {
 
     /// For each lane and column, the bar's first and last row (inclusive, picture coordinates),
     /// or nil when the data has no points. Rows grow downward; the max is the upper end.
+    /// With a `window`, a column with no point (past the data's end, or in a gap between
+    /// `barStyle` bars) has top > bottom: nothing is drawn there.
     func bars(_ data: WaveformData) -> [[(top: Int, bottom: Int)]]? {
         let length = data.length
         guard length > 0 else { return nil }
         let fullScale = data.bits == 8 ? 128.0 : 32768.0
+        let shown = window.map { $0..<($0 + width) } ?? 0..<length
+        let scale = autoAmplitude ? data.autoAmplitudeScale(points: shown) : amplitudeScale
         let channelLanes = lanes(channels: data.channels)
         return channelLanes.enumerated().map { c, lane in
-            func row(_ v: Int16) -> Int {
-                let a = Double(v) / fullScale * amplitudeScale  // +1 top … −1 bottom
+            func row(_ v: Int) -> Int {
+                let a = Double(v) / fullScale * scale  // +1 top … −1 bottom
                 let r = ((1 - a) * Double(lane.height - 1) / 2).rounded()
                 return lane.top + Int(Swift.min(Swift.max(r, 0), Double(lane.height - 1)))
             }
-            return (0..<width).map { x in
-                let first = x * length / width
-                let end = Swift.max(first + 1, (x + 1) * length / width)
-                var lo = Int16.max, hi = Int16.min
-                for i in first..<end {
-                    lo = Swift.min(lo, data.min(channel: c, at: i))
-                    hi = Swift.max(hi, data.max(channel: c, at: i))
+            let none = (top: lane.top + 1, bottom: lane.top)
+            guard let start = window else {
+                return (0..<width).map { x in
+                    let first = x * length / width
+                    let end = Swift.max(first + 1, (x + 1) * length / width)
+                    var lo = Int16.max, hi = Int16.min
+                    for i in first..<end {
+                        lo = Swift.min(lo, data.min(channel: c, at: i))
+                        hi = Swift.max(hi, data.max(channel: c, at: i))
+                    }
+                    return (row(Int(hi)), row(Int(lo)))
                 }
-                return (row(hi), row(lo))
             }
+            guard let style = barStyle else {
+                return (0..<width).map { x in
+                    let i = start + x
+                    guard i < length else { return none }
+                    return (row(Int(data.max(channel: c, at: i))), row(Int(data.min(channel: c, at: i))))
+                }
+            }
+            var columns = Array(repeating: none, count: width)
+            let step = style.width + style.gap
+            var first = start / step * step  // bars sit on multiples of width + gap
+            while first - start < width && first < length {
+                var peak = 0
+                for i in first..<Swift.min(first + step, length) {
+                    peak = Swift.max(peak, abs(Int(data.min(channel: c, at: i))), abs(Int(data.max(channel: c, at: i))))
+                }
+                peak = Swift.min(peak, Int(fullScale) - 1)
+                let span = (row(peak), row(-peak))
+                if peak > 0 {
+                    for x in Swift.max(0, first - start)..<Swift.min(width, first - start + style.width) { columns[x] = span }
+                }
+                first += step
+            }
+            return columns
         }
     }
 
@@ -136,9 +195,10 @@ public struct WaveformPicture: Sendable, Hashable {
             }
         }
         if let bars = bars(data) {
-            for lane in bars {
-                for (x, bar) in lane.enumerated() {
-                    for y in bar.top...bar.bottom { put(x, y, waveform) }
+            for (c, lane) in bars.enumerated() {
+                let colour = laneColors.isEmpty ? waveform : laneColors[c % laneColors.count]
+                for (x, bar) in lane.enumerated() where bar.top <= bar.bottom {
+                    for y in bar.top...bar.bottom { put(x, y, colour) }
                 }
             }
         }
@@ -151,8 +211,16 @@ public struct WaveformPicture: Sendable, Hashable {
     }
 
     /// An SVG picture of `data`: a background rectangle and, per lane, one filled outline that
-    /// covers the same pixels as the PNG's bars.
+    /// covers the same pixels as the PNG's bars. Always the whole data fitted to the width
+    /// (`window` and `barStyle` are for PNG).
     public func svg(_ data: WaveformData) -> String {
+        var fitted = self
+        fitted.window = nil
+        fitted.barStyle = nil
+        return fitted.svgFitted(data)
+    }
+
+    private func svgFitted(_ data: WaveformData) -> String {
         var s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(width)\" height=\"\(height)\""
         s += " viewBox=\"0 0 \(width) \(height)\">\n"
         if background.alpha > 0 {
@@ -163,9 +231,10 @@ public struct WaveformPicture: Sendable, Hashable {
                 s += "<rect y=\"\(y)\" width=\"\(width)\" height=\"1\"\(Self.fill(axis))/>\n"
             }
         }
-        if let bars = bars(data), waveform.alpha > 0 {
-            for lane in bars {
-                s += "<path\(Self.fill(waveform)) d=\"\(Self.outline(lane))\"/>\n"
+        if let bars = bars(data) {
+            for (c, lane) in bars.enumerated() {
+                let colour = laneColors.isEmpty ? waveform : laneColors[c % laneColors.count]
+                if colour.alpha > 0 { s += "<path\(Self.fill(colour)) d=\"\(Self.outline(lane))\"/>\n" }
             }
         }
         s += "</svg>\n"
