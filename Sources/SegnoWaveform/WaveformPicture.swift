@@ -73,6 +73,25 @@ public struct WaveformPicture: Sendable, Hashable {
     /// over the points shown, instead of `amplitudeScale`.
     public var autoAmplitude = false
 
+    /// audiowaveform's `--with-axis-labels` (PNG with a `window`): a one-pixel border, the lanes
+    /// inside it, and every N seconds (1, 2, 5, 10, 20, 30 s, then minutes…, the first step at
+    /// least 60 columns apart) a 10-pixel tick at the top and bottom with the time (`mm:ss`, or
+    /// `hh:mm:ss` from an hour) above the bottom tick. Nil draws none.
+    public var axisLabels: AxisLabels?
+
+    /// Colours of the border and ticks, and of the time labels, and the time of column 0.
+    public struct AxisLabels: Sendable, Hashable {
+        public var border: RGBAColor
+        public var text: RGBAColor
+        /// Seconds at the picture's first column (audiowaveform's `--start`).
+        public var startSeconds: Double
+        public init(border: RGBAColor, text: RGBAColor, startSeconds: Double) {
+            self.border = border
+            self.text = text
+            self.startSeconds = startSeconds
+        }
+    }
+
     /// Bars `width` columns wide with `gap` empty columns between them. Bar k starts at the point
     /// index that is a multiple of width + gap, and is as tall as the largest |value| over its
     /// width + gap points, drawn symmetric about the lane's middle (audiowaveform's square bars).
@@ -109,12 +128,46 @@ public struct WaveformPicture: Sendable, Hashable {
     struct Lane { let top: Int; let height: Int }
 
     /// The lanes for `channels` channels; the last lane takes the rows left over.
+    /// With `axisLabels` (and a `window`) the lanes share the rows inside the border.
     func lanes(channels: Int) -> [Lane] {
-        let n = Swift.max(1, Swift.min(channels, height))
+        let inset = axisLabels != nil && window != nil && height > 2 ? 1 : 0
+        let rows = height - 2 * inset
+        let n = Swift.max(1, Swift.min(channels, rows))
         return (0..<n).map { k in
-            let top = k * height / n
-            return Lane(top: top, height: (k + 1) * height / n - top)
+            let top = k * rows / n
+            return Lane(top: inset + top, height: (k + 1) * rows / n - top)
         }
+    }
+
+    /// The ticks of `axisLabels` for data at `sampleRate` and `samplesPerPixel`: (column, seconds).
+    func axisTicks(sampleRate: Int, samplesPerPixel: Int, startSeconds: Double) -> [(x: Int, seconds: Int)] {
+        let perSecond = Double(sampleRate) / Double(samplesPerPixel)  // columns per second
+        var base = 1, index = 0, step = 1
+        let steps = [1, 2, 5, 10, 20, 30]
+        while true {
+            step = base * steps[index]
+            if Int(Double(step) * perSecond) >= 60 || base > 1 << 40 { break }
+            index += 1
+            if index == steps.count { base *= 60; index = 0 }
+        }
+        let first = (Int(startSeconds.rounded(.up)) + step - 1) / step * step
+        let offset = Int((Double(first) - startSeconds) * Double(sampleRate)) / samplesPerPixel
+        var ticks: [(Int, Int)] = []
+        var secs = first
+        while true {
+            let x = offset + (secs - first) * sampleRate / samplesPerPixel
+            if x >= width { break }
+            ticks.append((x, secs))
+            secs += step
+        }
+        return ticks
+    }
+
+    /// `mm:ss`, or `hh:mm:ss` from an hour (audiowaveform's labels).
+    static func timeLabel(_ seconds: Int) -> String {
+        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : String(n) }
+        let h = seconds / 3600, m = seconds / 60 % 60, s = seconds % 60
+        return h > 0 ? "\(two(h)):\(two(m)):\(two(s))" : "\(two(m)):\(two(s))"
     }
 
     /// For each lane and column, the bar's first and last row (inclusive, picture coordinates),
@@ -202,6 +255,22 @@ public struct WaveformPicture: Sendable, Hashable {
                 }
             }
         }
+        if let labels = axisLabels, window != nil {
+            for x in 0..<width { put(x, 0, labels.border); put(x, height - 1, labels.border) }
+            for y in 0..<height { put(0, y, labels.border); put(width - 1, y, labels.border) }
+            let tick = 10, scale = 2
+            for (x, secs) in axisTicks(sampleRate: data.sampleRate, samplesPerPixel: data.samplesPerPixel,
+                                        startSeconds: labels.startSeconds) {
+                for y in 0...Swift.min(tick, height - 1) { put(x, y, labels.border); put(x, height - 1 - y, labels.border) }
+                let text = Self.timeLabel(secs)
+                let left = x - PixelFont.measure(text, scale: scale) / 2 + 1
+                let top = height - 1 - tick - 1 - PixelFont.height * scale
+                guard left >= 0 else { continue }
+                PixelFont.draw(text, x: left, y: top, scale: scale) { px, py in
+                    if px >= 0 && px < width && py >= 0 && py < height { put(px, py, labels.text) }
+                }
+            }
+        }
         return out
     }
 
@@ -217,6 +286,7 @@ public struct WaveformPicture: Sendable, Hashable {
         var fitted = self
         fitted.window = nil
         fitted.barStyle = nil
+        fitted.axisLabels = nil
         return fitted.svgFitted(data)
     }
 

@@ -45,9 +45,9 @@ struct WaveformCommand: ParsableCommand {
     @Option(name: [.short, .customLong("colors")], help: "audacity or audition: audiowaveform's colour schemes (default: #336EC4 on white).") var colors: String?
     @Option(help: "Background colour, rrggbb[aa].") var backgroundColor: String?
     @Option(help: "Waveform colour, rrggbb[aa]; several (comma-separated) colour split channels in turn.") var waveformColor: String?
-    @Option(help: "Not drawn by segno (no border); refused.") var borderColor: String?
-    @Option(help: "Not drawn by segno (no axis labels); refused.") var axisLabelColor: String?
-    @Flag(help: "--no-axis-labels is what segno draws; --with-axis-labels is refused.") var axisLabels: AxisLabels?
+    @Option(help: "Border and tick colour, rrggbb[aa] (with --with-axis-labels).") var borderColor: String?
+    @Option(help: "Time label colour, rrggbb[aa] (with --with-axis-labels).") var axisLabelColor: String?
+    @Flag(help: "PNG: a border and time labels (audiowaveform's default), or none (segno's default).") var axisLabels: AxisLabels?
     @Option(help: "Vertical zoom: a factor (> 0), or auto (the loudest peak reaches full scale).") var amplitudeScale: String?
     @Option(help: "PNG: normal, or bars.") var waveformStyle: String?
     @Option(help: "Bar width in pixels (--waveform-style bars; default 8).") var barWidth: Int?
@@ -172,9 +172,10 @@ struct WaveformCommand: ParsableCommand {
         if let waveformColor, waveformColor.split(separator: ",").contains(where: { (try? RGBAColor(hex: String($0).trimmingCharacters(in: .whitespaces))) == nil }) || waveformColor.isEmpty {
             throw ValidationError("--waveform-color \(waveformColor) is not a colour list: give rrggbb[aa] or several separated by commas")
         }
-        if borderColor != nil || axisLabelColor != nil || axisLabels == .withAxisLabels {
-            throw ValidationError("segno draws no border or axis labels (audiowaveform's --no-axis-labels look); leave out --with-axis-labels, --border-color and --axis-label-color")
+        if (borderColor != nil || axisLabelColor != nil) && axisLabels != .withAxisLabels {
+            throw ValidationError("--border-color and --axis-label-color colour the border and time labels, which segno draws only with --with-axis-labels (audiowaveform draws them by default)")
         }
+        if axisLabels == .withAxisLabels && fmt != .png { throw ValidationError("--with-axis-labels draws PNG only") }
         if let s = waveformStyle, s != "normal" && s != "bars" { throw ValidationError("--waveform-style must be normal or bars") }
         if let s = barStyle {
             if s == "rounded" { throw ValidationError("--bar-style rounded is not drawn by segno; use square (the default)") }
@@ -192,6 +193,7 @@ struct WaveformCommand: ParsableCommand {
         }
         let pictureOnly = [("--colors", colors != nil), ("--background-color", backgroundColor != nil),
                            ("--waveform-color", waveformColor != nil), ("--waveform-style", waveformStyle != nil),
+                           ("--with-axis-labels", axisLabels == .withAxisLabels),
                            ("--height", height != nil)].filter { $0.1 }.map { $0.0 }
         if !picture && !pictureOnly.isEmpty {
             throw ValidationError("\(pictureOnly.joined(separator: ", ")) \(pictureOnly.count == 1 ? "draws" : "draw") pictures; the output is \(fmt.rawValue)")
@@ -208,13 +210,17 @@ struct WaveformCommand: ParsableCommand {
     /// The picture the flags describe (size, colours, scale, bars).
     func makePicture() throws -> WaveformPicture {
         var background = RGBAColor.white, waveform = WaveformPicture.defaultWaveform
+        var border = RGBAColor(red: 0, green: 0, blue: 0), label = RGBAColor(red: 0, green: 0, blue: 0)
         switch colors {
         case "audacity"?:
             background = RGBAColor(red: 214, green: 214, blue: 214); waveform = RGBAColor(red: 63, green: 77, blue: 155)
         case "audition"?:
             background = RGBAColor(red: 0, green: 63, blue: 34); waveform = RGBAColor(red: 134, green: 252, blue: 199)
+            border = RGBAColor(red: 157, green: 157, blue: 157); label = RGBAColor(red: 190, green: 190, blue: 190)
         default: break
         }
+        if let borderColor { border = try RGBAColor(hex: borderColor) }
+        if let axisLabelColor { label = try RGBAColor(hex: axisLabelColor) }
         if let backgroundColor { background = try RGBAColor(hex: backgroundColor) }
         var lanes: [RGBAColor] = []
         if let waveformColor {
@@ -227,6 +233,7 @@ struct WaveformCommand: ParsableCommand {
                                     amplitudeScale: factor)
         p.laneColors = lanes.count > 1 ? lanes : []
         p.autoAmplitude = amplitude == .auto
+        if axisLabels == .withAxisLabels { p.axisLabels = .init(border: border, text: label, startSeconds: start ?? 0) }
         if waveformStyle == "bars" { p.barStyle = try WaveformPicture.BarStyle(width: barWidth ?? 8, gap: barGap ?? 4) }
         return p
     }
@@ -255,13 +262,18 @@ struct WaveformCommand: ParsableCommand {
         if let pixelsPerSecond { resolutions = [.pixelsPerSecond(pixelsPerSecond)] }
         if let points { resolutions = [.points(points)] }
         if let zooms { resolutions = parseZooms(zooms)!.map { .samplesPerPixel($0) } }
+        if fmt == .png && axisLabels == .withAxisLabels && zoom == nil && pixelsPerSecond == nil && points == nil && end == nil {
+            resolutions = [.span(seconds: nil, width: width ?? 1000)]  // labels alone: the whole file, as -z auto
+        }
         let picture: WaveformPicture
         do { picture = try makePicture() } catch { throw Self.usage("\(error)") }
         var config = WaveformConfig(path: try PathTemplate("{stem}.json"), format: fmt, bits: bits, resolutions: resolutions,
                                     split: splitChannels, duration: duration, levels: levels, picture: picture)
         if fmt == .json || fmt == .dat { config.amplitude = amplitude }
-        // audiowaveform's PNG layout whenever its zoom or time flags are given; else the whole file fits.
-        if fmt == .png && (zoom != nil || pixelsPerSecond != nil || start != nil || end != nil) { config.pictureStart = start ?? 0 }
+        // audiowaveform's PNG layout whenever its zoom, time or label flags are given; else the whole
+        // file fits. Labels need a time per column, so alone they lay the whole file out as -z auto.
+        let laidOut = zoom != nil || pixelsPerSecond != nil || start != nil || end != nil
+        if fmt == .png && (laidOut || axisLabels == .withAxisLabels) { config.pictureStart = start ?? 0 }
         let destination: WaveformBatch.Destination = outputName.map { .file($0) } ?? outDir.map { .directory($0) } ?? .besideInput
         let watcher = SignalWatcher()
         var batch = WaveformBatch(config: config, destination: destination,

@@ -118,6 +118,15 @@ import Testing
         let bars = try png(["-z", "64", "--waveform-style", "bars", "--bar-width", "3", "--bar-gap", "2", "--bar-style", "square"])
         #expect(bars != plain)
         #expect(bars == (try Self.render(ws, zoom: "64") { p in p.window = 0; p.barStyle = try WaveformPicture.BarStyle(width: 3, gap: 2) }))
+        // Axis labels: a border, ticks and times from --start, in the scheme's or the given colours.
+        #expect(try png(["-z", "64", "-s", "1", "--with-axis-labels", "-c", "audition", "--axis-label-color", "ffff00"]) == Self.render(ws, zoom: "64") { p in
+            p = try WaveformPicture(width: 1000, height: 200, background: RGBAColor(red: 0, green: 63, blue: 34),
+                                    waveform: RGBAColor(red: 134, green: 252, blue: 199))
+            p.window = 250
+            p.axisLabels = .init(border: RGBAColor(red: 157, green: 157, blue: 157), text: try RGBAColor(hex: "ffff00"), startSeconds: 1) })
+        // Labels alone lay the whole file out as -z auto.
+        #expect(try png(["--with-axis-labels"]) == Self.render(ws, zoom: "48") { p in
+            p.window = 0; p.axisLabels = .init(border: RGBAColor(red: 0, green: 0, blue: 0), text: RGBAColor(red: 0, green: 0, blue: 0), startSeconds: 0) })
         // Amplitude scale on a picture.
         #expect(try png(["-z", "64", "--amplitude-scale", "auto"]) == Self.render(ws, zoom: "64") { p in p.window = 0; p.autoAmplitude = true })
         // Without zoom or time flags a PNG still fits the whole file to the width (segno's default).
@@ -125,8 +134,8 @@ import Testing
     }
 
     @Test(arguments: [
-        (["--with-axis-labels"], "--with-axis-labels"), (["--border-color", "000000"], "--border-color"),
-        (["--axis-label-color", "000000"], "--axis-label-color"), (["--waveform-style", "bars", "--bar-style", "rounded"], "rounded"),
+        (["--border-color", "000000"], "--with-axis-labels"), (["--axis-label-color", "000000"], "--with-axis-labels"),
+        (["--waveform-style", "bars", "--bar-style", "rounded"], "rounded"),
         (["--compression", "9"], "--compression"), (["--input-format", "raw"], "raw"), (["--raw-channels", "2"], "--raw-channels"),
         (["--output-format", "wav"], "segno convert"), (["--colors", "dark"], "--colors"), (["--waveform-color", "12"], "--waveform-color"),
         (["--bar-width", "4"], "--waveform-style bars"), (["--amplitude-scale", "-1"], "--amplitude-scale"),
@@ -140,7 +149,7 @@ import Testing
 
     @Test func refusesPictureFlagsOnData() throws {
         let ws = try Self.workspace()
-        for flags in [["-z", "auto"], ["-c", "audacity"], ["--waveform-style", "bars"], ["-h", "100"]] {
+        for flags in [["-z", "auto"], ["-c", "audacity"], ["--waveform-style", "bars"], ["-h", "100"], ["--with-axis-labels"]] {
             let r = try ws.segno(["waveform", ws["a.wav"], "-o", ws["x.json"]] + flags)
             #expect(r.exited(2) && !r.stderr.isEmpty, "\(flags): \(r.stderr)")
         }

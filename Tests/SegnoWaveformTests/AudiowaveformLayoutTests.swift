@@ -92,3 +92,51 @@ import Testing
         #expect(throws: WaveformError.self) { try WaveformResolution.span(seconds: -1, width: 10).validate() }
     }
 }
+
+/// audiowaveform's `--with-axis-labels`: a border, ticks every N seconds, time labels.
+@Suite struct AxisLabelTests {
+    static let border = RGBAColor(red: 255, green: 0, blue: 0)
+    static let text = RGBAColor(red: 0, green: 0, blue: 255)
+
+    /// 400 mono points of silence at 8000 Hz, 80 samples per pixel: 100 columns per second.
+    static func silence() throws -> WaveformData {
+        try WaveformData(channels: 1, sampleRate: 8000, samplesPerPixel: 80, bits: 16, data: [Int16](repeating: 0, count: 800))
+    }
+
+    static func picture(start: Double) throws -> WaveformPicture {
+        var p = try WaveformPicture(width: 250, height: 60, background: .white)
+        p.window = Int(start * 100)
+        p.axisLabels = .init(border: border, text: text, startSeconds: start)
+        return p
+    }
+
+    @Test func ticksFallOnWholeStepsFromTheStart() throws {
+        // 100 columns per second: 1 s steps (the first step at least 60 columns apart).
+        let at0 = try Self.picture(start: 0).axisTicks(sampleRate: 8000, samplesPerPixel: 80, startSeconds: 0)
+        #expect(at0.map(\.x) == [0, 100, 200] && at0.map(\.seconds) == [0, 1, 2])
+        // From 0.5 s the first tick is 1 s, 50 columns in.
+        let atHalf = try Self.picture(start: 0.5).axisTicks(sampleRate: 8000, samplesPerPixel: 80, startSeconds: 0.5)
+        #expect(atHalf.map(\.x) == [50, 150] && atHalf.map(\.seconds) == [1, 2])
+        // 10 columns per second: 10 s steps (1, 2 and 5 s would be closer than 60 columns).
+        let coarse = try Self.picture(start: 0).axisTicks(sampleRate: 8000, samplesPerPixel: 800, startSeconds: 0)
+        #expect(coarse.map(\.seconds) == [0, 10, 20])
+        #expect(WaveformPicture.timeLabel(75) == "01:15" && WaveformPicture.timeLabel(3725) == "01:02:05")
+    }
+
+    @Test func drawsTheBorderTicksAndLabelsInsideWhichTheLanesSit() throws {
+        let p = try Self.picture(start: 0.5)
+        #expect(p.lanes(channels: 1).map { [$0.top, $0.height] } == [[1, 58]])
+        let png = try Inflater.png(p.png(try Self.silence()))
+        func pixel(_ x: Int, _ y: Int) -> RGBAColor {
+            let k = (y * 250 + x) * 4
+            return RGBAColor(red: png.rgba[k], green: png.rgba[k + 1], blue: png.rgba[k + 2], alpha: png.rgba[k + 3])
+        }
+        #expect(pixel(0, 30) == Self.border && pixel(249, 30) == Self.border && pixel(120, 0) == Self.border && pixel(120, 59) == Self.border)
+        #expect(pixel(50, 10) == Self.border && pixel(50, 49) == Self.border && pixel(50, 11) != Self.border)
+        #expect(pixel(51, 10) != Self.border)
+        // "00:01" centred on the tick, its glyphs 10 rows tall just above the bottom tick.
+        let labelRows = (38..<48)
+        #expect(labelRows.contains { y in (30..<72).contains { pixel($0, y) == Self.text } })
+        #expect(!(0..<38).contains { y in (0..<250).contains { pixel($0, y) == Self.text } })
+    }
+}

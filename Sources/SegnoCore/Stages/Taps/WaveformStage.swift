@@ -115,6 +115,7 @@ public struct WaveformConfig: TapConfig {
         var p = picture
         if let start = pictureStart {
             p.window = Int(start * Double(data.sampleRate) / Double(data.samplesPerPixel))
+            p.axisLabels?.startSeconds = start
         }
         return p.png(data)
     }
