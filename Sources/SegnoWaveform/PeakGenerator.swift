@@ -271,16 +271,18 @@ private func convertSplit<K: Int16Converter>(
 /// same values as `convertStereoMix`, eight frames per step with SSE2-sized vector operations.
 @inline(__always)
 private func mixStereoInt16(_ src: UnsafePointer<Int16>, _ dst: UnsafeMutablePointer<Int16>, _ n: Int) {
-    let raw = UnsafeRawPointer(src)
     var f = 0
+    #if _endian(little)
+    let raw = UnsafeRawPointer(src)
     while f + 8 <= n {
-        // One frame per Int32 lane: L in the low half, R in the high half (little-endian).
+        // One frame per Int32 lane: L in the low half, R in the high half.
         let x = raw.loadUnaligned(fromByteOffset: 4 * f, as: SIMD8<Int32>.self)
         let sum = ((x &<< 16) &>> 16) &+ (x &>> 16)
         let mixed = (sum &- (sum &>> 31)) &>> 1  // toward zero
         UnsafeMutableRawPointer(dst + f).storeBytes(of: SIMD8<Int16>(truncatingIfNeeded: mixed), as: SIMD8<Int16>.self)
         f += 8
     }
+    #endif
     while f < n {
         let s = Int32(src[2 * f]) + Int32(src[2 * f + 1])
         dst[f] = Int16(truncatingIfNeeded: s / 2)

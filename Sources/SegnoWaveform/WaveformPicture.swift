@@ -95,15 +95,37 @@ public struct WaveformPicture: Sendable, Hashable {
     /// Bars `width` columns wide with `gap` empty columns between them. Bar k starts at the point
     /// index that is a multiple of width + gap, and is as tall as the largest |value| over its
     /// width + gap points, drawn symmetric about the lane's middle (audiowaveform's square bars).
+    /// `rounded` (bars wider than 2 pixels in lanes of 3 rows or more) cuts each corner to a
+    /// quarter circle of radius width / 4 (width / 2 up to 4 pixels), as audiowaveform's
+    /// `--bar-style rounded`.
     public struct BarStyle: Sendable, Hashable {
         public let width: Int
         public let gap: Int
+        public let rounded: Bool
         /// Checks width ≥ 1 and gap ≥ 0.
-        public init(width: Int, gap: Int) throws(WaveformError) {
+        public init(width: Int, gap: Int, rounded: Bool = false) throws(WaveformError) {
             guard width >= 1 else { throw .invalidSize("bar width", width) }
             guard gap >= 0 else { throw .invalidSize("bar gap", gap) }
             self.width = width
             self.gap = gap
+            self.rounded = rounded
+        }
+
+        /// Radius of the rounded corners, 0 when square.
+        func radius(laneHeight: Int) -> Int {
+            guard rounded, width > 2, laneHeight >= 3 else { return 0 }
+            return width > 4 ? width / 4 : width / 2
+        }
+
+        /// Rows a rounded corner takes off the end of the column `dx` pixels into a bar: the rows
+        /// of the corner's r × r square outside its quarter circle.
+        func cut(column dx: Int, radius r: Int) -> Int {
+            guard r > 0 else { return 0 }
+            let cx = dx < r ? r - dx : (dx > width - 1 - r ? dx - (width - 1 - r) : 0)
+            guard cx > 0 else { return 0 }
+            var k = 0
+            while k < r && (r - k) * (r - k) + cx * cx > r * r { k += 1 }
+            return k
         }
     }
 
@@ -217,8 +239,12 @@ public struct WaveformPicture: Sendable, Hashable {
                 }
                 peak = Swift.min(peak, Int(fullScale) - 1)
                 let span = (row(peak), row(-peak))
-                if peak > 0 {
-                    for x in Swift.max(0, first - start)..<Swift.min(width, first - start + style.width) { columns[x] = span }
+                let r = style.radius(laneHeight: lane.height)
+                if peak > 0 && span.0 != span.1 {  // audiowaveform draws no bar of zero height
+                    for x in Swift.max(0, first - start)..<Swift.min(width, first - start + style.width) {
+                        let cut = Swift.min(style.cut(column: x - (first - start), radius: r), (span.1 - span.0) / 2)
+                        columns[x] = (span.0 + cut, span.1 - cut)
+                    }
                 }
                 first += step
             }

@@ -52,7 +52,7 @@ struct WaveformCommand: ParsableCommand {
     @Option(help: "PNG: normal, or bars.") var waveformStyle: String?
     @Option(help: "Bar width in pixels (--waveform-style bars; default 8).") var barWidth: Int?
     @Option(help: "Gap between bars in pixels (--waveform-style bars; default 4).") var barGap: Int?
-    @Option(help: "square (rounded is refused).") var barStyle: String?
+    @Option(help: "square or rounded (--waveform-style bars).") var barStyle: String?
     @Option(parsing: .unconditional, help: "PNG compression: only -1 (the default) is accepted.") var compression: Int?
     @Flag(name: [.short, .long], help: "No status messages (segno prints none but errors anyway).") var quiet = false
     @Option(help: "Raw input: refused (convert raw audio with sox first).") var rawSamplerate: Int?
@@ -177,10 +177,7 @@ struct WaveformCommand: ParsableCommand {
         }
         if axisLabels == .withAxisLabels && fmt != .png { throw ValidationError("--with-axis-labels draws PNG only") }
         if let s = waveformStyle, s != "normal" && s != "bars" { throw ValidationError("--waveform-style must be normal or bars") }
-        if let s = barStyle {
-            if s == "rounded" { throw ValidationError("--bar-style rounded is not drawn by segno; use square (the default)") }
-            if s != "square" { throw ValidationError("--bar-style must be square or rounded") }
-        }
+        if let s = barStyle, s != "square" && s != "rounded" { throw ValidationError("--bar-style must be square or rounded") }
         if let w = barWidth, w < 1 { throw ValidationError("--bar-width must be at least 1") }
         if let g = barGap, g < 0 { throw ValidationError("--bar-gap must be at least 0") }
         if waveformStyle != "bars" && (barWidth != nil || barGap != nil || barStyle != nil) {
@@ -234,7 +231,7 @@ struct WaveformCommand: ParsableCommand {
         p.laneColors = lanes.count > 1 ? lanes : []
         p.autoAmplitude = amplitude == .auto
         if axisLabels == .withAxisLabels { p.axisLabels = .init(border: border, text: label, startSeconds: start ?? 0) }
-        if waveformStyle == "bars" { p.barStyle = try WaveformPicture.BarStyle(width: barWidth ?? 8, gap: barGap ?? 4) }
+        if waveformStyle == "bars" { p.barStyle = try WaveformPicture.BarStyle(width: barWidth ?? 8, gap: barGap ?? 4, rounded: barStyle == "rounded") }
         return p
     }
 

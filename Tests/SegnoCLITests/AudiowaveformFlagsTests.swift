@@ -127,6 +127,9 @@ import Testing
         // Labels alone lay the whole file out as -z auto.
         #expect(try png(["--with-axis-labels"]) == Self.render(ws, zoom: "48") { p in
             p.window = 0; p.axisLabels = .init(border: RGBAColor(red: 0, green: 0, blue: 0), text: RGBAColor(red: 0, green: 0, blue: 0), startSeconds: 0) })
+        let rounded = try png(["-z", "64", "--waveform-style", "bars", "--bar-width", "12", "--bar-style", "rounded"])
+        #expect(rounded == (try Self.render(ws, zoom: "64") { p in p.window = 0; p.barStyle = try WaveformPicture.BarStyle(width: 12, gap: 4, rounded: true) }))
+        #expect(rounded != (try png(["-z", "64", "--waveform-style", "bars", "--bar-width", "12"])))
         // Amplitude scale on a picture.
         #expect(try png(["-z", "64", "--amplitude-scale", "auto"]) == Self.render(ws, zoom: "64") { p in p.window = 0; p.autoAmplitude = true })
         // Without zoom or time flags a PNG still fits the whole file to the width (segno's default).
@@ -135,7 +138,7 @@ import Testing
 
     @Test(arguments: [
         (["--border-color", "000000"], "--with-axis-labels"), (["--axis-label-color", "000000"], "--with-axis-labels"),
-        (["--waveform-style", "bars", "--bar-style", "rounded"], "rounded"),
+        (["--waveform-style", "bars", "--bar-style", "oval"], "--bar-style"),
         (["--compression", "9"], "--compression"), (["--input-format", "raw"], "raw"), (["--raw-channels", "2"], "--raw-channels"),
         (["--output-format", "wav"], "segno convert"), (["--colors", "dark"], "--colors"), (["--waveform-color", "12"], "--waveform-color"),
         (["--bar-width", "4"], "--waveform-style bars"), (["--amplitude-scale", "-1"], "--amplitude-scale"),

@@ -49,6 +49,24 @@ import Testing
         #expect(column2.top <= column2.bottom)
     }
 
+    @Test func roundedBarsLoseTheirCornersOnly() throws {
+        let style = try WaveformPicture.BarStyle(width: 8, gap: 0, rounded: true)
+        #expect(style.radius(laneHeight: 50) == 2 && style.radius(laneHeight: 2) == 0)
+        // Radius 2: the outermost columns lose the corner square's 2 rows at each end (only the
+        // circle's leftmost point, one row further in, is on it), the next one row.
+        #expect((0..<8).map { style.cut(column: $0, radius: 2) } == [2, 1, 0, 0, 0, 0, 1, 2])
+        let wide = try WaveformPicture.BarStyle(width: 16, gap: 0, rounded: true)
+        #expect((0..<16).map { wide.cut(column: $0, radius: 4) } == [4, 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 2, 4])
+        var p = try WaveformPicture(width: 8, height: 101)
+        p.window = 0
+        p.barStyle = style
+        let bars = try #require(p.bars(try AudiowaveformLayoutTests.ramp()))[0]
+        var square = p
+        square.barStyle = try WaveformPicture.BarStyle(width: 8, gap: 0)
+        let flat = try #require(square.bars(try AudiowaveformLayoutTests.ramp()))[0]
+        #expect(bars[0].top == flat[0].top + 2 && bars[0].bottom == flat[0].bottom - 2 && bars[3] == flat[3])
+    }
+
     @Test func lanesTakeTheirColoursInTurn() throws {
         let d = try WaveformData(channels: 3, sampleRate: 8000, samplesPerPixel: 2, bits: 16,
                                  data: [-32768, 32767, -32768, 32767, -32768, 32767])

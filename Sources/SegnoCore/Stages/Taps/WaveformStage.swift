@@ -33,9 +33,9 @@ public struct WaveformConfig: TapConfig {
     /// (clamped, truncated toward zero) before any 8-bit conversion. Nil leaves them. Set by
     /// `segno waveform` only (pictures scale through `picture`).
     public var amplitude: AmplitudeScale?
-    /// audiowaveform's PNG layout (`segno waveform` with `-z`, `--pixels-per-second`, `-s` or
-    /// `-e`): the picture starts at this many seconds, one point per column. Nil fits the whole
-    /// data to the width.
+    /// audiowaveform's PNG layout (`segno waveform` with `-z`, `--pixels-per-second`, `-s`, `-e`
+    /// or `--with-axis-labels`): the picture starts at this many seconds, one point per column.
+    /// Nil fits the whole data to the width.
     public var pictureStart: Double?
 
     /// A vertical zoom: audiowaveform's `auto` (`WaveformData.autoAmplitudeScale`) or a factor.
