@@ -28,7 +28,7 @@ struct WaveformCommand: ParsableCommand {
     @Option(name: [.short, .customLong("output")], help: "Output file (one input only); its extension picks the format; - writes standard output.") var output: String?
     @Option(name: .customLong("output-filename"), help: "Same as -o (audiowaveform's name).") var outputFilename: String?
     @Option(help: "Output folder; inputs keep their relative paths (default: beside each input).") var outDir: String?
-    @Option(help: "wav, mp3, flac, ogg, opus (audio: the content decides), dat or json (read as waveform data).") var inputFormat: String?
+    @Option(help: "wav, mp3, flac, ogg, opus (audio: the content decides), raw (headerless: --raw-*), dat or json (waveform data).") var inputFormat: String?
     @Option(help: "dat, json or png (audiowaveform's name for --format; wav is segno convert's job).") var outputFormat: String?
     @Option(name: [.short, .customLong("zoom")], help: "Samples per pixel, at least 2 (default: 256); auto fits a PNG's width.") var zoom: String?
     @Option(help: "Several zooms in one pass, e.g. 256,512,1024 (one file per zoom: NAME-256.json).") var zooms: String?
@@ -55,9 +55,9 @@ struct WaveformCommand: ParsableCommand {
     @Option(help: "square or rounded (--waveform-style bars).") var barStyle: String?
     @Option(parsing: .unconditional, help: "PNG compression: only -1 (the default) is accepted.") var compression: Int?
     @Flag(name: [.short, .long], help: "No status messages (segno prints none but errors anyway).") var quiet = false
-    @Option(help: "Raw input: refused (convert raw audio with sox first).") var rawSamplerate: Int?
-    @Option(help: "Raw input: refused.") var rawChannels: Int?
-    @Option(help: "Raw input: refused.") var rawFormat: String?
+    @Option(help: "Raw input: sample rate in Hz.") var rawSamplerate: Int?
+    @Option(help: "Raw input: channels.") var rawChannels: Int?
+    @Option(help: "Raw input: s8, u8, s16le, s16be, s24le, s24be, s32le, s32be, f32le, f32be, f64le or f64be.") var rawFormat: String?
     @Option(help: "Number of levels for --format levels.") var levels: Int = 100
     @Option(help: "Worker count (default: active processors).") var parallel: Int?
     @Flag(help: "Replace existing outputs even when they are not waveform data of this format.") var overwrite = false
@@ -96,13 +96,17 @@ struct WaveformCommand: ParsableCommand {
             if let format, format != outputFormat { throw ValidationError("--format \(format) and --output-format \(outputFormat) disagree") }
         }
         if let inputFormat {
-            if inputFormat == "raw" { throw ValidationError("raw input (--input-format raw) is not supported; make a WAV first, e.g. sox -t raw -r RATE -c N -e signed -b 16 IN OUT.wav") }
-            if !Self.audioInputFormats.contains(inputFormat) && inputFormat != "dat" && inputFormat != "json" {
-                throw ValidationError("--input-format must be wav, mp3, flac, ogg, opus, dat or json")
+            if !Self.audioInputFormats.contains(inputFormat) && !["dat", "json", "raw"].contains(inputFormat) {
+                throw ValidationError("--input-format must be wav, mp3, flac, ogg, opus, raw, dat or json")
             }
         }
-        if rawSamplerate != nil || rawChannels != nil || rawFormat != nil {
-            throw ValidationError("--raw-samplerate, --raw-channels and --raw-format are not supported (raw input is refused); make a WAV first with sox")
+        if inputFormat == "raw" {
+            if rawSamplerate == nil { throw ValidationError("--input-format raw needs --raw-samplerate") }
+            if rawChannels == nil { throw ValidationError("--input-format raw needs --raw-channels") }
+            if rawFormat == nil { throw ValidationError("--input-format raw needs --raw-format") }
+            do { _ = try rawInput() } catch { throw ValidationError("\(error)") }
+        } else if rawSamplerate != nil || rawChannels != nil || rawFormat != nil {
+            throw ValidationError("--raw-samplerate, --raw-channels and --raw-format describe --input-format raw")
         }
         if allInputs.contains("-") && inputFormat == nil { throw ValidationError("reading standard input (-i -) needs --input-format") }
         if allInputs.filter({ $0 == "-" }).count > 1 { throw ValidationError("standard input can be read once") }
@@ -198,6 +202,11 @@ struct WaveformCommand: ParsableCommand {
         if !picture && width != nil && end == nil { throw ValidationError("--width sizes a picture (or, with --end, sets a .\(fmt.rawValue) zoom); the output is \(fmt.rawValue)") }
     }
 
+    /// The `--raw-*` description (only with `--input-format raw`).
+    func rawInput() throws -> SndFileDecoder.RawFormat {
+        try SndFileDecoder.RawFormat(sampleRate: rawSamplerate ?? 0, channels: rawChannels ?? 0, encoding: rawFormat ?? "")
+    }
+
     func parseZooms(_ text: String) -> [Int]? {
         let z = text.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
         guard !z.isEmpty, z.allSatisfy({ ($0 ?? 0) >= 2 }) else { return nil }
@@ -276,6 +285,7 @@ struct WaveformCommand: ParsableCommand {
         var batch = WaveformBatch(config: config, destination: destination,
                                   workers: parallel ?? ProcessInfo.processInfo.activeProcessorCount, overwrite: overwrite)
         switch inputFormat {
+        case "raw"?: batch.inputKind = .raw(try rawInput())
         case "dat"?: batch.inputKind = .dat
         case "json"?: batch.inputKind = .json
         case .some: batch.inputKind = .audio

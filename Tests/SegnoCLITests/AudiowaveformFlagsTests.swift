@@ -50,6 +50,21 @@ import Testing
         #expect(try Self.json(ws["ref.out"]) == WaveformDat.decode(Self.bytes(ws["ref.dat"])))
     }
 
+    @Test func rawInputIsReadAsDescribed() throws {
+        let ws = try Self.workspace()
+        #expect(try ws.segno(["waveform", ws["a.wav"], "-o", ws["ref.json"], "-z", "128", "-b", "16"]).exited(0))
+        let sox = try CLI.tool("sox", [ws["a.wav"], "-t", "raw", "-e", "signed", "-b", "16", "-L", ws["a.pcm"]])
+        #expect(sox.status == 0, "\(sox.stderr)")
+        let r = try ws.segno(["waveform", "-i", ws["a.pcm"], "--input-format", "raw", "--raw-samplerate", "16000", "--raw-channels", "2",
+                              "--raw-format", "s16le", "-o", ws["raw.json"], "-z", "128", "-b", "16"])
+        #expect(r.exited(0), "\(r.stderr)")
+        #expect(try Self.json(ws["raw.json"]) == Self.json(ws["ref.json"]))
+        // Read as big-endian the same bytes are other numbers: the description is used.
+        #expect(try ws.segno(["waveform", "-i", ws["a.pcm"], "--input-format", "raw", "--raw-samplerate", "16000", "--raw-channels", "2",
+                              "--raw-format", "s16be", "-o", ws["be.json"], "-z", "128", "-b", "16"]).exited(0))
+        #expect(try Self.json(ws["be.json"]) != Self.json(ws["ref.json"]))
+    }
+
     @Test func endSetsTheDataZoomFromStartEndAndWidth() throws {
         let ws = try Self.workspace()
         // (1.5 − 0.5) s × 16000 Hz / 100 = 160 samples per pixel; the whole file, as audiowaveform writes it.
@@ -139,7 +154,8 @@ import Testing
     @Test(arguments: [
         (["--border-color", "000000"], "--with-axis-labels"), (["--axis-label-color", "000000"], "--with-axis-labels"),
         (["--waveform-style", "bars", "--bar-style", "oval"], "--bar-style"),
-        (["--compression", "9"], "--compression"), (["--input-format", "raw"], "raw"), (["--raw-channels", "2"], "--raw-channels"),
+        (["--compression", "9"], "--compression"), (["--input-format", "raw"], "--raw-samplerate"), (["--raw-channels", "2"], "--input-format raw"),
+        (["--input-format", "raw", "--raw-samplerate", "8000", "--raw-channels", "2", "--raw-format", "s12le"], "s12le"),
         (["--output-format", "wav"], "segno convert"), (["--colors", "dark"], "--colors"), (["--waveform-color", "12"], "--waveform-color"),
         (["--bar-width", "4"], "--waveform-style bars"), (["--amplitude-scale", "-1"], "--amplitude-scale"),
     ])

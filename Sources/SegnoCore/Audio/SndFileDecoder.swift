@@ -13,12 +13,46 @@ public final class SndFileDecoder: Int16Decoding {
     private let exactLength: Bool
     public let readsExactInt16: Bool
 
+    /// Headerless samples (audiowaveform's `--input-format raw`): rate, channels and one of
+    /// `s8 u8 s16le s16be s24le s24be s32le s32be f32le f32be f64le f64be`.
+    public struct RawFormat: Sendable, Hashable {
+        public let sampleRate: Int
+        public let channels: Int
+        public let encoding: String
+        /// The encodings libsndfile reads as headerless data, with their SF_FORMAT bits.
+        static let encodings: [String: Int32] = [
+            "s8": Int32(SF_FORMAT_PCM_S8), "u8": Int32(SF_FORMAT_PCM_U8),
+            "s16le": Int32(SF_FORMAT_PCM_16 | SF_ENDIAN_LITTLE), "s16be": Int32(SF_FORMAT_PCM_16 | SF_ENDIAN_BIG),
+            "s24le": Int32(SF_FORMAT_PCM_24 | SF_ENDIAN_LITTLE), "s24be": Int32(SF_FORMAT_PCM_24 | SF_ENDIAN_BIG),
+            "s32le": Int32(SF_FORMAT_PCM_32 | SF_ENDIAN_LITTLE), "s32be": Int32(SF_FORMAT_PCM_32 | SF_ENDIAN_BIG),
+            "f32le": Int32(SF_FORMAT_FLOAT | SF_ENDIAN_LITTLE), "f32be": Int32(SF_FORMAT_FLOAT | SF_ENDIAN_BIG),
+            "f64le": Int32(SF_FORMAT_DOUBLE | SF_ENDIAN_LITTLE), "f64be": Int32(SF_FORMAT_DOUBLE | SF_ENDIAN_BIG),
+        ]
+        /// Checks the rate (1…768000 Hz), channels (1…1024) and encoding; the message names the bad value.
+        public init(sampleRate: Int, channels: Int, encoding: String) throws(AudioError) {
+            guard (1...768_000).contains(sampleRate) else { throw .unsupportedOutput(path: "raw input", detail: "sample rate \(sampleRate) Hz is not 1…768000") }
+            guard (1...1024).contains(channels) else { throw .unsupportedOutput(path: "raw input", detail: "\(channels) channels is not 1…1024") }
+            guard Self.encodings[encoding] != nil else {
+                throw .unsupportedOutput(path: "raw input", detail: "format \(encoding) is not one of \(Self.encodings.keys.sorted().joined(separator: ", "))")
+            }
+            self.sampleRate = sampleRate
+            self.channels = channels
+            self.encoding = encoding
+        }
+    }
+
     /// Opens `path`; throws `AudioError` for missing, unreadable, empty, non-audio and
-    /// truncated files. Called once per recording.
-    public init(path: String) throws {
+    /// truncated files. `raw` reads headerless samples of that format instead of detecting one.
+    /// Called once per recording.
+    public init(path: String, raw: RawFormat? = nil) throws {
         self.path = path
         let fd = try Self.openChecked(path)
         var sfinfo = SF_INFO()
+        if let raw {
+            sfinfo.samplerate = Int32(raw.sampleRate)
+            sfinfo.channels = Int32(raw.channels)
+            sfinfo.format = Int32(SF_FORMAT_RAW) | RawFormat.encodings[raw.encoding]!
+        }
         guard let h = sf_open_fd(fd, Int32(SFM_READ), &sfinfo, 1) else {
             let reason = String(cString: sf_strerror(nil))
             let kind = ContentSniffer.sniff(path: path)

@@ -23,7 +23,7 @@ public struct WaveformBatch: Sendable {
     /// How inputs are read: by their extension (`.dat`/`.json` are waveform data, anything else
     /// audio), or as one kind whatever the name (audiowaveform's `--input-format`).
     public var inputKind: InputKind = .byExtension
-    public enum InputKind: Sendable { case byExtension, audio, dat, json }
+    public enum InputKind: Sendable { case byExtension, audio, dat, json, raw(SndFileDecoder.RawFormat) }
     /// Waveform data inputs keep their own zoom (no zoom was asked for: audiowaveform converts
     /// .dat ↔ .json without resampling); false rescales them to `config.resolutions[0]`.
     public var keepsDataZoom = false
@@ -121,7 +121,12 @@ public struct WaveformBatch: Sendable {
             guard let bytes = FileManager.default.contents(atPath: input) else { throw AudioError.unreadable(path: input, reason: "cannot read") }
             var data: WaveformData
             do {
-                let dat = inputKind == .dat || (inputKind == .byExtension && input.lowercased().hasSuffix(".dat"))
+                let dat: Bool
+                switch inputKind {
+                case .dat: dat = true
+                case .byExtension: dat = input.lowercased().hasSuffix(".dat")
+                default: dat = false
+                }
                 data = dat ? try WaveformDat.decode(Array(bytes)) : try WaveformJSON.decode(Array(bytes))
             } catch { throw AudioError.unrecognised(path: input, looksLike: nil, detail: "not audiowaveform data: \(error)") }
             if config.resolutions.count != 1 { throw AudioError.unsupportedOutput(path: input, detail: "--zooms needs audio input") }
@@ -149,6 +154,15 @@ public struct WaveformBatch: Sendable {
         }
     }
 
+    /// `first` for the first pass, a fresh `open()` for each later one.
+    static func passes(first: any AudioDecoder, then open: @escaping () throws -> any AudioDecoder) -> () throws -> any AudioDecoder {
+        var pending: (any AudioDecoder)? = first
+        return {
+            if let d = pending { pending = nil; return d }
+            return try open()
+        }
+    }
+
     func one(_ input: String, relative: String, stop: StopFlag) -> Outcome {
         let stemRel = (relative as NSString).deletingPathExtension
         let out: String
@@ -158,13 +172,21 @@ public struct WaveformBatch: Sendable {
         case .besideInput: out = (input as NSString).deletingPathExtension + "." + outputExtension
         }
         let ext = (input as NSString).pathExtension.lowercased()
-        if inputKind == .dat || inputKind == .json || (inputKind == .byExtension && (ext == "dat" || ext == "json")) {
-            return convertData(input, to: out)
+        switch inputKind {
+        case .dat, .json: return convertData(input, to: out)
+        case .byExtension where ext == "dat" || ext == "json": return convertData(input, to: out)
+        default: break
         }
         do {
             try checkTarget(out, input: input)
             let source = FileSource(path: input)
-            let decoder = try source.open(source.file)
+            var raw: SndFileDecoder.RawFormat?
+            if case .raw(let r) = inputKind { raw = r }
+            let open: () throws -> any AudioDecoder = {
+                if let raw { return try SndFileDecoder(path: source.file.absolutePath, raw: raw) }
+                return try source.open(source.file)
+            }
+            let decoder = try open()
             // (NSString's deletingLastPathComponent traps on "-" in swift-corelibs-foundation.)
             let root = out == "-" ? FileManager.default.currentDirectoryPath : (out as NSString).deletingLastPathComponent
             var context = RecordingContext(sourcePath: input, relativePath: relative, modified: Date(), source: decoder.info,
@@ -178,7 +200,7 @@ public struct WaveformBatch: Sendable {
                 }
                 for p in paths { try checkTarget(p, input: input) }
             }
-            let produced = try ChainRecipe(items: [.tap(config, paths: paths)]).run(open: source.passes(of: source.file, first: decoder),
+            let produced = try ChainRecipe(items: [.tap(config, paths: paths)]).run(open: Self.passes(first: decoder, then: open),
                                                                                    context: context, isCancelled: { stop.isStopped }, progress: { _ in })
             return Outcome(input: input, outputs: produced.flatMap { $0.map(\.path) }, error: nil)
         } catch {
