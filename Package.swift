@@ -36,8 +36,10 @@ let package = Package(
                        providers: [.apt(["libebur128-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq",
                        providers: [.apt(["libpq-dev"])]),
-        // libchromaprint (LGPL-2.1), linked dynamically: acoustic fingerprints (the `fingerprint` tap).
-        .systemLibrary(name: "CChromaprint", pkgConfig: "libchromaprint",
+        // libchromaprint (LGPL-2.1): acoustic fingerprints (the `fingerprint` tap). Only its header
+        // is used at build time; the library is loaded with dlopen on first use (ChromaprintLibrary.swift),
+        // so its ~95 dependencies (libavcodec, …) stay out of every command's start-up.
+        .systemLibrary(name: "CChromaprint",
                        providers: [.apt(["libchromaprint-dev"])]),
         // Linux headers Glibc does not export (extended attributes: segno's mark on its files).
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
@@ -68,6 +70,6 @@ let package = Package(
         .testTarget(name: "SegnoWaveformTests", dependencies: ["SegnoWaveform"], exclude: ["Fixtures"]),
         .testTarget(name: "SegnoS3Tests", dependencies: ["SegnoS3"]),
         .testTarget(name: "SegnoCoreTests", dependencies: ["SegnoCore", "SegnoDSP", "SegnoWaveform"]),
-        .testTarget(name: "SegnoCLITests", dependencies: ["SegnoCore", "SegnoDSP", "SegnoS3"]),
+        .testTarget(name: "SegnoCLITests", dependencies: ["SegnoCore", "SegnoDSP", "SegnoS3", "SegnoWaveform"]),
     ]
 )

@@ -208,8 +208,11 @@ def bench_waveform(segno, work, rounds):
         "decode floor FLAC (segno info+convert to null)": [segno, "convert", flac, os.path.join(work, "w3.w64"), "--bits", "16"],
         "flac -d (libFLAC decode)": ["flac", "-s", "-f", "-d", flac, "-o", os.path.join(work, "w4.wav")],
         "flac -d -c > /dev/null": ["sh", "-c", f"flac -s -d -c {flac} > /dev/null"],
+        "segno --version (start-up)": [segno, "--version"],
     }, rounds)
     table("waveform, 10 min 44.1 kHz stereo, -z 256 -b 8 (issue 5)", rows, "flac -d (libFLAC decode)")
+    print(f"start-up: {rows['segno --version (start-up)'][1]:.3f} s CPU of the WAV row's {rows['segno waveform WAV'][1]:.3f} s "
+          "(/usr/bin/time counts in 10 ms steps: `perf stat -r 30 -e task-clock` is finer)")
     print(f"WAV: {rows['segno waveform WAV'][1]:.3f} s CPU for 10 min (target ≤ 0.05 s for the peak loop; "
           f"includes process start and decode), {600 / max(rows['segno waveform WAV'][1], 1e-6):.0f}× realtime")
     print(f"FLAC: {rows['segno waveform FLAC'][1] / rows['flac -d (libFLAC decode)'][1]:.2f}× libFLAC's own decode CPU (target ≤ 1.1× the decode floor)")

@@ -10,6 +10,8 @@ public enum WaveformError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidPixelsPerSecond(Int)
     /// `points` is not a positive number.
     case invalidPoints(Int)
+    /// An `--end`/`--start` span that is not a positive number of seconds.
+    case invalidSpan(Double)
     /// `points` was asked for, but the stream's frame count is not known before it starts.
     case pointsNeedFrameCount
     /// The sample rate is not a positive number of Hz.
@@ -59,6 +61,8 @@ public enum WaveformError: Error, Sendable, Hashable, CustomStringConvertible {
             return "invalid pixels per second: \(n), must be greater than zero"
         case .invalidPoints(let n):
             return "invalid points: \(n), must be greater than zero"
+        case .invalidSpan(let x):
+            return "invalid time span: \(x) s, must be greater than zero"
         case .pointsNeedFrameCount:
             return "points needs the number of frames before the audio starts, and this source does not tell it; use samples_per_pixel or pixels_per_second"
         case .invalidSampleRate(let n):

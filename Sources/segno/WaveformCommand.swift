@@ -9,14 +9,28 @@ struct WaveformCommand: ParsableCommand {
         abstract: "Write audiowaveform-compatible peak data (or a picture) for files and folders.",
         discussion: """
         Folders are scanned recursively and processed in parallel. JSON and .dat output is byte for \
-        byte what audiowaveform 1.10.3 writes (its flag names are kept where they overlap), except \
-        that segno defaults to 8 bits, what peaks.js expects, and clips float input beyond ±1.
-        """)
+        byte what audiowaveform 1.10.3 writes, and audiowaveform's command line works as it is \
+        (-i/-o, --input-format/--output-format, -z, -b, -s/-e, -w/-h, colours, --amplitude-scale, \
+        --waveform-style), so -h is the picture height: help is --help only. Differences: segno \
+        defaults to 8 bits (what peaks.js expects), a 1000 × 200 picture without axis labels, and \
+        clips float input beyond ±1.
+        """,
+        // audiowaveform's -h is --height; help keeps its long name only.
+        helpNames: [.long])
 
-    @Argument(help: "Audio files or folders.") var inputs: [String]
-    @Option(name: [.short, .customLong("output")], help: "Output file (one input only); its extension picks the format.") var output: String?
+    /// audiowaveform's `--with-axis-labels` / `--no-axis-labels`.
+    enum AxisLabels: String, EnumerableFlag {
+        case withAxisLabels, noAxisLabels
+    }
+
+    @Argument(help: "Audio files or folders.") var inputs: [String] = []
+    @Option(name: [.short, .customLong("input-filename")], help: "An input, as audiowaveform names it (- reads standard input; needs --input-format).") var inputFilename: [String] = []
+    @Option(name: [.short, .customLong("output")], help: "Output file (one input only); its extension picks the format; - writes standard output.") var output: String?
+    @Option(name: .customLong("output-filename"), help: "Same as -o (audiowaveform's name).") var outputFilename: String?
     @Option(help: "Output folder; inputs keep their relative paths (default: beside each input).") var outDir: String?
-    @Option(name: [.short, .customLong("zoom")], help: "Samples per pixel, at least 2 (default: 256).") var zoom: Int?
+    @Option(help: "wav, mp3, flac, ogg, opus (audio: the content decides), raw (headerless: --raw-*), dat or json (waveform data).") var inputFormat: String?
+    @Option(help: "dat, json or png (audiowaveform's name for --format; wav is segno convert's job).") var outputFormat: String?
+    @Option(name: [.short, .customLong("zoom")], help: "Samples per pixel, at least 2 (default: 256); auto fits a PNG's width.") var zoom: String?
     @Option(help: "Several zooms in one pass, e.g. 256,512,1024 (one file per zoom: NAME-256.json).") var zooms: String?
     @Option(help: "Pixels per second instead of --zoom.") var pixelsPerSecond: Int?
     @Option(help: "About this many points over the whole file instead of --zoom.") var points: Int?
@@ -24,38 +38,173 @@ struct WaveformCommand: ParsableCommand {
     @Option(help: "json, dat, png, svg or levels (default: from --output, else json).") var format: String?
     @Flag(help: "One min/max pair per channel instead of the channels mixed.") var splitChannels = false
     @Flag(help: "Add \"duration\" (seconds) to JSON output.") var duration = false
-    @Option(help: "Picture width in pixels (png/svg).") var width: Int = 1000
-    @Option(help: "Picture height in pixels (png/svg).") var height: Int = 200
+    @Option(name: [.short, .customLong("start")], help: "PNG: seconds where the picture starts (one point per column).") var start: Double?
+    @Option(name: [.short, .customLong("end")], help: "Seconds where the picture ends: the zoom fits --start…--end into --width.") var end: Double?
+    @Option(name: [.short, .customLong("width")], help: "Picture width in pixels (png/svg; default 1000).") var width: Int?
+    @Option(name: [.short, .customLong("height")], help: "Picture height in pixels (png/svg; default 200).") var height: Int?
+    @Option(name: [.short, .customLong("colors")], help: "audacity or audition: audiowaveform's colour schemes (default: #336EC4 on white).") var colors: String?
+    @Option(help: "Background colour, rrggbb[aa].") var backgroundColor: String?
+    @Option(help: "Waveform colour, rrggbb[aa]; several (comma-separated) colour split channels in turn.") var waveformColor: String?
+    @Option(help: "Border and tick colour, rrggbb[aa] (with --with-axis-labels).") var borderColor: String?
+    @Option(help: "Time label colour, rrggbb[aa] (with --with-axis-labels).") var axisLabelColor: String?
+    @Flag(help: "PNG: a border and time labels (audiowaveform's default), or none (segno's default).") var axisLabels: AxisLabels?
+    @Option(help: "Vertical zoom: a factor (> 0), or auto (the loudest peak reaches full scale).") var amplitudeScale: String?
+    @Option(help: "PNG: normal, or bars.") var waveformStyle: String?
+    @Option(help: "Bar width in pixels (--waveform-style bars; default 8).") var barWidth: Int?
+    @Option(help: "Gap between bars in pixels (--waveform-style bars; default 4).") var barGap: Int?
+    @Option(help: "square or rounded (--waveform-style bars).") var barStyle: String?
+    @Option(parsing: .unconditional, help: "PNG compression: only -1 (the default) is accepted.") var compression: Int?
+    @Flag(name: [.short, .long], help: "No status messages (segno prints none but errors anyway).") var quiet = false
+    @Option(help: "Raw input: sample rate in Hz.") var rawSamplerate: Int?
+    @Option(help: "Raw input: channels.") var rawChannels: Int?
+    @Option(help: "Raw input: s8, u8, s16le, s16be, s24le, s24be, s32le, s32be, f32le, f32be, f64le or f64be.") var rawFormat: String?
     @Option(help: "Number of levels for --format levels.") var levels: Int = 100
     @Option(help: "Worker count (default: active processors).") var parallel: Int?
     @Flag(help: "Replace existing outputs even when they are not waveform data of this format.") var overwrite = false
 
+    static let audioInputFormats: Set<String> = ["wav", "mp3", "flac", "ogg", "opus"]
+
+    /// The output name, from -o or --output-filename.
+    var outputName: String? { output ?? outputFilename }
+    /// Every input: positional ones, then -i ones.
+    var allInputs: [String] { inputs + inputFilename }
+
+    /// The format asked for: --format or --output-format, else the output's extension.
+    var chosenFormat: WaveformConfig.Format? {
+        if let f = format ?? outputFormat { return WaveformConfig.Format(rawValue: f) }
+        return outputName.flatMap(WaveformConfig.format(forPath:))
+    }
+
+    /// A number of seconds or a factor as audiowaveform takes it.
+    var amplitude: WaveformConfig.AmplitudeScale? {
+        guard let amplitudeScale else { return nil }
+        if amplitudeScale == "auto" { return .auto }
+        return Double(amplitudeScale).map { .factor($0) }
+    }
+
     func validate() throws {
-        if output != nil && outDir != nil { throw ValidationError("give --output or --out-dir, not both") }
+        if allInputs.isEmpty { throw ValidationError("give an input (a file, a folder, or -i FILE)") }
+        if output != nil && outputFilename != nil { throw ValidationError("give -o or --output-filename, not both") }
+        if outputName != nil && outDir != nil { throw ValidationError("give --output or --out-dir, not both") }
         let chosen = [zoom != nil, zooms != nil, pixelsPerSecond != nil, points != nil].filter { $0 }.count
         if chosen > 1 { throw ValidationError("give only one of --zoom, --zooms, --pixels-per-second, --points") }
         if bits != 8 && bits != 16 { throw ValidationError("--bits must be 8 or 16") }
         if let format, WaveformConfig.Format(rawValue: format) == nil { throw ValidationError("--format must be json, dat, png, svg or levels") }
-        if let z = zoom, z < 2 { throw ValidationError("--zoom must be at least 2") }
+        if let outputFormat {
+            if outputFormat == "wav" { throw ValidationError("--output-format wav converts audio: use segno convert IN OUT.wav") }
+            if !["dat", "json", "png"].contains(outputFormat) { throw ValidationError("--output-format must be dat, json or png") }
+            if let format, format != outputFormat { throw ValidationError("--format \(format) and --output-format \(outputFormat) disagree") }
+        }
+        if let inputFormat {
+            if !Self.audioInputFormats.contains(inputFormat) && !["dat", "json", "raw"].contains(inputFormat) {
+                throw ValidationError("--input-format must be wav, mp3, flac, ogg, opus, raw, dat or json")
+            }
+        }
+        if inputFormat == "raw" {
+            if rawSamplerate == nil { throw ValidationError("--input-format raw needs --raw-samplerate") }
+            if rawChannels == nil { throw ValidationError("--input-format raw needs --raw-channels") }
+            if rawFormat == nil { throw ValidationError("--input-format raw needs --raw-format") }
+            do { _ = try rawInput() } catch { throw ValidationError("\(error)") }
+        } else if rawSamplerate != nil || rawChannels != nil || rawFormat != nil {
+            throw ValidationError("--raw-samplerate, --raw-channels and --raw-format describe --input-format raw")
+        }
+        if allInputs.contains("-") && inputFormat == nil { throw ValidationError("reading standard input (-i -) needs --input-format") }
+        if allInputs.filter({ $0 == "-" }).count > 1 { throw ValidationError("standard input can be read once") }
+        if let z = zoom, z != "auto", (Int(z) ?? 0) < 2 { throw ValidationError("--zoom must be at least 2, or auto") }
         if let p = pixelsPerSecond, p < 1 { throw ValidationError("--pixels-per-second must be at least 1") }
         if let p = points, p < 1 { throw ValidationError("--points must be at least 1") }
         if let p = parallel, !JobSpec.parallelRange.contains(p) { throw ValidationError("--parallel must be 1…256") }
         if !WaveformConfig.levelsRange.contains(levels) { throw ValidationError("--levels must be 1…1400") }
         if let zooms, parseZooms(zooms) == nil { throw ValidationError("--zooms takes whole numbers ≥ 2 separated by commas") }
-        if let output {
-            // The output's format follows a known extension or --format; never audio under an audio name.
-            let ext = (output as NSString).pathExtension.lowercased()
-            if OutputFormat(extensionOf: output) != nil || ["m4a", "mp4", "aac", "3gp", "amr", "webm", "mka"].contains(ext) {
-                throw ValidationError("--output \(output) has an audio extension; waveform data goes in .json, .dat, .png or .svg")
-            }
-            let implied = WaveformConfig.format(forPath: output)
-            if let implied, let format, format != implied.rawValue, !(format == "levels" && implied == .json) {
-                throw ValidationError("--output \(output) names a .\(ext) file but --format is \(format)")
-            }
-            if implied == nil && format == nil {
-                throw ValidationError("cannot tell the format from --output \(output); name it .json, .dat, .png or .svg, or give --format")
+        try validateOutputName()
+        try validateAudiowaveformFlags()
+    }
+
+    func validateOutputName() throws {
+        guard let output = outputName else { return }
+        if output == "-" {
+            if format == nil && outputFormat == nil { throw ValidationError("writing standard output (-o -) needs --output-format (dat, json or png)") }
+            if zooms != nil { throw ValidationError("--zooms writes one file per zoom; it cannot write standard output") }
+            return
+        }
+        // The output's format follows a known extension or --format; never audio under an audio name.
+        let ext = (output as NSString).pathExtension.lowercased()
+        if OutputFormat(extensionOf: output) != nil || ["m4a", "mp4", "aac", "3gp", "amr", "webm", "mka"].contains(ext) {
+            throw ValidationError("--output \(output) has an audio extension; waveform data goes in .json, .dat, .png or .svg")
+        }
+        let implied = WaveformConfig.format(forPath: output)
+        if let implied, let f = format ?? outputFormat, f != implied.rawValue, !(f == "levels" && implied == .json) {
+            throw ValidationError("--output \(output) names a .\(ext) file but the format is \(f)")
+        }
+        if implied == nil && format == nil && outputFormat == nil {
+            throw ValidationError("cannot tell the format from --output \(output); name it .json, .dat, .png or .svg, or give --format")
+        }
+    }
+
+    /// audiowaveform's picture and time flags: what segno does with them, and what it refuses.
+    func validateAudiowaveformFlags() throws {
+        let fmt = chosenFormat ?? .json
+        let picture = fmt == .png || fmt == .svg
+        if let w = width, !(1...16384).contains(w) { throw ValidationError("--width must be 1…16384") }
+        if let h = height, !(1...4096).contains(h) { throw ValidationError("--height must be 1…4096") }
+        if let s = start, !(s.isFinite && s >= 0) { throw ValidationError("--start must be a number of seconds ≥ 0") }
+        if let e = end {
+            guard e.isFinite, e > (start ?? 0) else { throw ValidationError("--end must be greater than --start (\(start ?? 0))") }
+            if zoom != nil || zooms != nil || points != nil { throw ValidationError("give either --end or --zoom, not both") }
+            if pixelsPerSecond != nil { throw ValidationError("give either --end or --pixels-per-second, not both") }
+        }
+        if (start != nil || end != nil || zoom == "auto") && fmt != .png && !(fmt == .json || fmt == .dat) {
+            throw ValidationError("--start, --end and --zoom auto lay out a PNG (or set a .dat/.json zoom with --end); not for \(fmt.rawValue)")
+        }
+        if fmt == .json || fmt == .dat {
+            if zoom == "auto" { throw ValidationError("--zoom auto fits a PNG's width; give a number for .\(fmt.rawValue) output (or --end with --width)") }
+            if start != nil && end == nil {
+                throw ValidationError("--start lays out a PNG; for .\(fmt.rawValue) output it only counts with --end (the zoom is (end − start) × rate / width, as audiowaveform)")
             }
         }
+        if (zoom == "auto" || end != nil) && zooms != nil { throw ValidationError("--zooms cannot be combined with --zoom auto or --end") }
+        if let a = amplitudeScale {
+            guard a == "auto" || (Double(a).map { $0.isFinite && $0 > 0 } ?? false) else {
+                throw ValidationError("--amplitude-scale must be auto or a number greater than 0")
+            }
+            if fmt == .levels { throw ValidationError("--amplitude-scale applies to dat, json, png and svg output") }
+        }
+        if let c = colors, c != "audacity" && c != "audition" { throw ValidationError("--colors must be audacity or audition") }
+        for (name, value) in [("--background-color", backgroundColor), ("--border-color", borderColor), ("--axis-label-color", axisLabelColor)] {
+            if let value, (try? RGBAColor(hex: value)) == nil { throw ValidationError("\(name) \(value) is not a colour: give rrggbb or rrggbbaa") }
+        }
+        if let waveformColor, waveformColor.split(separator: ",").contains(where: { (try? RGBAColor(hex: String($0).trimmingCharacters(in: .whitespaces))) == nil }) || waveformColor.isEmpty {
+            throw ValidationError("--waveform-color \(waveformColor) is not a colour list: give rrggbb[aa] or several separated by commas")
+        }
+        if (borderColor != nil || axisLabelColor != nil) && axisLabels != .withAxisLabels {
+            throw ValidationError("--border-color and --axis-label-color colour the border and time labels, which segno draws only with --with-axis-labels (audiowaveform draws them by default)")
+        }
+        if axisLabels == .withAxisLabels && fmt != .png { throw ValidationError("--with-axis-labels draws PNG only") }
+        if let s = waveformStyle, s != "normal" && s != "bars" { throw ValidationError("--waveform-style must be normal or bars") }
+        if let s = barStyle, s != "square" && s != "rounded" { throw ValidationError("--bar-style must be square or rounded") }
+        if let w = barWidth, w < 1 { throw ValidationError("--bar-width must be at least 1") }
+        if let g = barGap, g < 0 { throw ValidationError("--bar-gap must be at least 0") }
+        if waveformStyle != "bars" && (barWidth != nil || barGap != nil || barStyle != nil) {
+            throw ValidationError("--bar-width, --bar-gap and --bar-style need --waveform-style bars")
+        }
+        if waveformStyle == "bars" && fmt != .png { throw ValidationError("--waveform-style bars draws PNG only") }
+        if let c = compression {
+            if !(-1...9).contains(c) { throw ValidationError("--compression must be -1 (default) or 0…9") }
+            if c != -1 { throw ValidationError("--compression \(c): segno's PNG encoder has one compression level; leave --compression out") }
+        }
+        let pictureOnly = [("--colors", colors != nil), ("--background-color", backgroundColor != nil),
+                           ("--waveform-color", waveformColor != nil), ("--waveform-style", waveformStyle != nil),
+                           ("--with-axis-labels", axisLabels == .withAxisLabels),
+                           ("--height", height != nil)].filter { $0.1 }.map { $0.0 }
+        if !picture && !pictureOnly.isEmpty {
+            throw ValidationError("\(pictureOnly.joined(separator: ", ")) \(pictureOnly.count == 1 ? "draws" : "draw") pictures; the output is \(fmt.rawValue)")
+        }
+        if !picture && width != nil && end == nil { throw ValidationError("--width sizes a picture (or, with --end, sets a .\(fmt.rawValue) zoom); the output is \(fmt.rawValue)") }
+    }
+
+    /// The `--raw-*` description (only with `--input-format raw`).
+    func rawInput() throws -> SndFileDecoder.RawFormat {
+        try SndFileDecoder.RawFormat(sampleRate: rawSamplerate ?? 0, channels: rawChannels ?? 0, encoding: rawFormat ?? "")
     }
 
     func parseZooms(_ text: String) -> [Int]? {
@@ -64,26 +213,85 @@ struct WaveformCommand: ParsableCommand {
         return z.map { $0! }
     }
 
+    /// The picture the flags describe (size, colours, scale, bars).
+    func makePicture() throws -> WaveformPicture {
+        var background = RGBAColor.white, waveform = WaveformPicture.defaultWaveform
+        var border = RGBAColor(red: 0, green: 0, blue: 0), label = RGBAColor(red: 0, green: 0, blue: 0)
+        switch colors {
+        case "audacity"?:
+            background = RGBAColor(red: 214, green: 214, blue: 214); waveform = RGBAColor(red: 63, green: 77, blue: 155)
+        case "audition"?:
+            background = RGBAColor(red: 0, green: 63, blue: 34); waveform = RGBAColor(red: 134, green: 252, blue: 199)
+            border = RGBAColor(red: 157, green: 157, blue: 157); label = RGBAColor(red: 190, green: 190, blue: 190)
+        default: break
+        }
+        if let borderColor { border = try RGBAColor(hex: borderColor) }
+        if let axisLabelColor { label = try RGBAColor(hex: axisLabelColor) }
+        if let backgroundColor { background = try RGBAColor(hex: backgroundColor) }
+        var lanes: [RGBAColor] = []
+        if let waveformColor {
+            lanes = try waveformColor.split(separator: ",").map { try RGBAColor(hex: String($0).trimmingCharacters(in: .whitespaces)) }
+            waveform = lanes[0]
+        }
+        var factor = 1.0
+        if case .factor(let f)? = amplitude { factor = f }
+        var p = try WaveformPicture(width: width ?? 1000, height: height ?? 200, background: background, waveform: waveform,
+                                    amplitudeScale: factor)
+        p.laneColors = lanes.count > 1 ? lanes : []
+        p.autoAmplitude = amplitude == .auto
+        if axisLabels == .withAxisLabels { p.axisLabels = .init(border: border, text: label, startSeconds: start ?? 0) }
+        if waveformStyle == "bars" { p.barStyle = try WaveformPicture.BarStyle(width: barWidth ?? 8, gap: barGap ?? 4, rounded: barStyle == "rounded") }
+        return p
+    }
+
     func run() throws {
-        let (files, problems) = WaveformBatch.expand(inputs)
+        // `-i -`: standard input spooled into a private folder, named so its kind is known.
+        var spool: String?
+        var given = allInputs
+        if let dash = given.firstIndex(of: "-"), let inputFormat {
+            var t = Array((NSTemporaryDirectory() as NSString).appendingPathComponent("segno-waveform-XXXXXX").utf8CString)
+            guard let made = mkdtemp(&t) else { printError("segno: cannot make a temporary folder: \(String(cString: strerror(errno)))"); throw Exit.failures }
+            spool = String(cString: made)
+            given[dash] = spool! + "/stdin." + inputFormat
+            do { try ConvertCommand.copy(from: 0, toFile: given[dash]) } catch { printError("segno: reading standard input: \(error)"); throw Exit.failures }
+        }
+        defer { if let spool { try? FileManager.default.removeItem(atPath: spool) } }
+        let (files, problems) = WaveformBatch.expand(given)
         for p in problems { printError("segno: skipped \(p)") }
         // A ValidationError thrown from run() would print the root command's usage
         // ("segno <subcommand>"); after the scan, say it like any other failure, with exit 2.
-        if output != nil && files.count != 1 { throw Self.usage("--output takes one input; use --out-dir for several") }
-        var fmt = format.flatMap(WaveformConfig.Format.init(rawValue:))
-        if fmt == nil, let output { fmt = WaveformConfig.format(forPath: output) }
-        var resolutions: [WaveformResolution] = [.samplesPerPixel(zoom ?? 256)]
+        if outputName != nil && files.count != 1 { throw Self.usage("--output takes one input; use --out-dir for several") }
+        let fmt = chosenFormat ?? .json
+        var resolutions: [WaveformResolution] = [.samplesPerPixel(zoom.flatMap { Int($0) } ?? 256)]
+        if zoom == "auto" { resolutions = [.span(seconds: nil, width: width ?? 1000)] }
+        if let end { resolutions = [.span(seconds: end - (start ?? 0), width: width ?? 1000)] }
         if let pixelsPerSecond { resolutions = [.pixelsPerSecond(pixelsPerSecond)] }
         if let points { resolutions = [.points(points)] }
         if let zooms { resolutions = parseZooms(zooms)!.map { .samplesPerPixel($0) } }
+        if fmt == .png && axisLabels == .withAxisLabels && zoom == nil && pixelsPerSecond == nil && points == nil && end == nil {
+            resolutions = [.span(seconds: nil, width: width ?? 1000)]  // labels alone: the whole file, as -z auto
+        }
         let picture: WaveformPicture
-        do { picture = try WaveformPicture(width: width, height: height) } catch { throw Self.usage("\(error)") }
-        let config = WaveformConfig(path: try PathTemplate("{stem}.json"), format: fmt ?? .json, bits: bits, resolutions: resolutions,
+        do { picture = try makePicture() } catch { throw Self.usage("\(error)") }
+        var config = WaveformConfig(path: try PathTemplate("{stem}.json"), format: fmt, bits: bits, resolutions: resolutions,
                                     split: splitChannels, duration: duration, levels: levels, picture: picture)
-        let destination: WaveformBatch.Destination = output.map { .file($0) } ?? outDir.map { .directory($0) } ?? .besideInput
+        if fmt == .json || fmt == .dat { config.amplitude = amplitude }
+        // audiowaveform's PNG layout whenever its zoom, time or label flags are given; else the whole
+        // file fits. Labels need a time per column, so alone they lay the whole file out as -z auto.
+        let laidOut = zoom != nil || pixelsPerSecond != nil || start != nil || end != nil
+        if fmt == .png && (laidOut || axisLabels == .withAxisLabels) { config.pictureStart = start ?? 0 }
+        let destination: WaveformBatch.Destination = outputName.map { .file($0) } ?? outDir.map { .directory($0) } ?? .besideInput
         let watcher = SignalWatcher()
-        let batch = WaveformBatch(config: config, destination: destination,
+        var batch = WaveformBatch(config: config, destination: destination,
                                   workers: parallel ?? ProcessInfo.processInfo.activeProcessorCount, overwrite: overwrite)
+        switch inputFormat {
+        case "raw"?: batch.inputKind = .raw(try rawInput())
+        case "dat"?: batch.inputKind = .dat
+        case "json"?: batch.inputKind = .json
+        case .some: batch.inputKind = .audio
+        case nil: break
+        }
+        batch.keepsDataZoom = zoom == nil && zooms == nil && pixelsPerSecond == nil && points == nil && end == nil
         let outcomes = batch.run(files, stop: watcher.flag)
         var failed = 0
         for o in outcomes {

@@ -204,3 +204,33 @@ import Testing
         #expect(try g.finish()[0].data == [])  // finished: nothing left
     }
 }
+
+/// The int16 stereo mix (8 frames per vector step) against the C-style scalar rule, at the
+/// extremes and across block and vector boundaries.
+@Suite struct Int16StereoMixTests {
+    @Test func mixesLikeIntegerDivisionAtEveryBoundary() throws {
+        let pairs: [(Int16, Int16)] = [(-32768, -32767), (32767, 32767), (-1, 0), (1, -2), (-3, -4), (-32768, -32768), (5, -6), (0, -1), (7, 8)]
+        var samples: [Int16] = []
+        for k in 0..<1003 { let p = pairs[k % pairs.count]; samples += [p.0, p.1] }
+        let expected: [Int16] = (0..<1003).map { f in Int16((Int32(samples[2 * f]) + Int32(samples[2 * f + 1])) / 2) }
+        let format = AudioFormat(sampleRate: 8000, channels: 2)
+        for cut in [0, 1, 7, 8, 9, 500] {
+            var g = try PeakGenerator(format: format, samplesPerPixel: [2, 3])
+            samples.withUnsafeBufferPointer { all in
+                g.process(int16: UnsafeBufferPointer(rebasing: all[0..<(2 * cut)]), frames: cut)
+                g.process(int16: UnsafeBufferPointer(rebasing: all[(2 * cut)...]), frames: 1003 - cut)
+            }
+            let out = try g.finish(bits: 16)
+            for (z, spp) in [2, 3].enumerated() {
+                var want: [Int16] = []
+                var f = 0
+                while f < 1003 {
+                    let chunk = expected[f..<min(1003, f + spp)]
+                    want += [chunk.min()!, chunk.max()!]
+                    f += spp
+                }
+                #expect(out[z].data == want, "cut \(cut), spp \(spp)")
+            }
+        }
+    }
+}

@@ -38,16 +38,17 @@ public struct AudioFingerprint: Sendable, Equatable, Codable {
         }
     }
 
-    /// fpcalc's default (compressed, URL-safe base64) form, as AcoustID takes it.
+    /// fpcalc's default (compressed, URL-safe base64) form, as AcoustID takes it; empty when
+    /// there are no items or libchromaprint cannot be loaded.
     public var compressed: String {
-        guard !items.isEmpty else { return "" }
+        guard !items.isEmpty, let lib = try? ChromaprintLibrary.get() else { return "" }
         var out: UnsafeMutablePointer<CChar>? = nil
         var size: Int32 = 0
         let ok = items.withUnsafeBufferPointer { b in
-            chromaprint_encode_fingerprint(b.baseAddress, Int32(b.count), Int32(algorithm - 1), &out, &size, 1)
+            lib.encodeFingerprint(b.baseAddress, Int32(b.count), Int32(algorithm - 1), &out, &size, 1)
         }
         guard ok == 1, let out else { return "" }
-        defer { chromaprint_dealloc(out) }
+        defer { lib.dealloc(out) }
         return String(cString: out)
     }
 }
@@ -58,6 +59,7 @@ public struct AudioFingerprint: Sendable, Equatable, Codable {
 /// thread-safe; one per recording.
 public final class Chromaprinter {
     private var context: OpaquePointer?
+    private let lib: ChromaprintLibrary
     private let channels: Int
     private let rate: Int
     private var remaining: Int
@@ -76,16 +78,17 @@ public final class Chromaprinter {
         channels = format.channels
         rate = format.sampleRate
         remaining = length.map { Int($0 * Double(format.sampleRate)) } ?? Int.max
-        guard let ctx = chromaprint_new(Int32(algorithm - 1)) else { throw FingerprintError.start("chromaprint_new failed") }
+        lib = try ChromaprintLibrary.get()
+        guard let ctx = lib.new(Int32(algorithm - 1)) else { throw FingerprintError.start("chromaprint_new failed") }
         context = ctx
-        guard chromaprint_start(ctx, Int32(format.sampleRate), Int32(format.channels)) == 1 else {
-            chromaprint_free(ctx)
+        guard lib.start(ctx, Int32(format.sampleRate), Int32(format.channels)) == 1 else {
+            lib.free(ctx)
             context = nil
             throw FingerprintError.start("chromaprint cannot take \(format.sampleRate) Hz, \(format.channels) channels")
         }
     }
 
-    deinit { if let context { chromaprint_free(context) } }
+    deinit { if let context { lib.free(context) } }
 
     /// Feeds one block (its first `frames` frames); frames past `length` are ignored.
     public func feed(_ block: AudioBlock) throws {
@@ -105,7 +108,7 @@ public final class Chromaprinter {
                 }
             }
         }
-        let ok = buffer.withUnsafeBufferPointer { chromaprint_feed(context, $0.baseAddress, Int32(count)) }
+        let ok = buffer.withUnsafeBufferPointer { lib.feed(context, $0.baseAddress, Int32(count)) }
         guard ok == 1 else { throw FingerprintError.feed }
     }
 
@@ -115,11 +118,11 @@ public final class Chromaprinter {
     /// Ends the stream and returns the fingerprint (empty for audio shorter than ~3 s).
     public func finish() throws -> AudioFingerprint {
         guard let context else { throw FingerprintError.feed }
-        guard chromaprint_finish(context) == 1 else { throw FingerprintError.feed }
+        guard lib.finish(context) == 1 else { throw FingerprintError.feed }
         var raw: UnsafeMutablePointer<UInt32>? = nil
         var size: Int32 = 0
-        guard chromaprint_get_raw_fingerprint(context, &raw, &size) == 1 else { throw FingerprintError.feed }
-        defer { if let raw { chromaprint_dealloc(raw) } }
+        guard lib.getRawFingerprint(context, &raw, &size) == 1 else { throw FingerprintError.feed }
+        defer { if let raw { lib.dealloc(raw) } }
         let items = raw.map { Array(UnsafeBufferPointer(start: $0, count: Int(size))) } ?? []
         return AudioFingerprint(algorithm: algorithm, items: items, duration: Double(frames) / Double(rate))
     }

@@ -61,6 +61,21 @@ public protocol AudioDecoder: AnyObject {
     func close()
 }
 
+/// A decoder that can also hand out the source's samples as int16, the way libsndfile's
+/// `sf_readf_short` (and so audiowaveform) reads them: for integer sources these are the stored
+/// values themselves (24/32-bit shifted down, 8-bit shifted up), with no Float32 round trip.
+/// The waveform-only chain uses it (`StageChain`); everything else reads Float32 blocks.
+public protocol Int16Decoding: AudioDecoder {
+    /// True when `readInt16` yields exact integer samples: integer PCM, ALAC, FLAC, μ-law, A-law
+    /// and the ADPCM codecs libsndfile decodes to int16 itself. False for float and lossy
+    /// codecs (Vorbis, Opus, MP3), which must go through Float32 (`Int16Conversion`).
+    var readsExactInt16: Bool { get }
+    /// Fills `buffer` with up to `maxFrames` interleaved int16 frames (`buffer` holds at least
+    /// `maxFrames × channels` values) and returns how many; 0 at the end. Throws like `read`.
+    /// Called once per block, from one thread, instead of `read` (never mixed with it).
+    func readInt16(into buffer: UnsafeMutableBufferPointer<Int16>, maxFrames: Int) throws -> Int
+}
+
 /// Opens sources: libsndfile first, the `ffmpeg` program for what libsndfile cannot read
 /// (see `DecoderFactory+FFmpeg.swift`).
 public enum DecoderFactory {

@@ -4,20 +4,55 @@ import SegnoDSP
 
 /// Streaming decode through libsndfile (WAV/RF64/W64, AIFF, CAF with PCM or ALAC, FLAC,
 /// Ogg Vorbis/Opus, MP3). The format comes from the content; the name is only used in messages.
-public final class SndFileDecoder: AudioDecoder {
+public final class SndFileDecoder: Int16Decoding {
     public let info: SourceInfo
     private let path: String
     private var handle: OpaquePointer?
     private var framesRead = 0
     /// Formats whose declared frame count is exact, so reading fewer frames means damage.
     private let exactLength: Bool
+    public let readsExactInt16: Bool
+
+    /// Headerless samples (audiowaveform's `--input-format raw`): rate, channels and one of
+    /// `s8 u8 s16le s16be s24le s24be s32le s32be f32le f32be f64le f64be`.
+    public struct RawFormat: Sendable, Hashable {
+        public let sampleRate: Int
+        public let channels: Int
+        public let encoding: String
+        /// The encodings libsndfile reads as headerless data, with their SF_FORMAT bits.
+        static let encodings: [String: Int32] = [
+            "s8": Int32(SF_FORMAT_PCM_S8), "u8": Int32(SF_FORMAT_PCM_U8),
+            "s16le": Int32(SF_FORMAT_PCM_16 | SF_ENDIAN_LITTLE), "s16be": Int32(SF_FORMAT_PCM_16 | SF_ENDIAN_BIG),
+            "s24le": Int32(SF_FORMAT_PCM_24 | SF_ENDIAN_LITTLE), "s24be": Int32(SF_FORMAT_PCM_24 | SF_ENDIAN_BIG),
+            "s32le": Int32(SF_FORMAT_PCM_32 | SF_ENDIAN_LITTLE), "s32be": Int32(SF_FORMAT_PCM_32 | SF_ENDIAN_BIG),
+            "f32le": Int32(SF_FORMAT_FLOAT | SF_ENDIAN_LITTLE), "f32be": Int32(SF_FORMAT_FLOAT | SF_ENDIAN_BIG),
+            "f64le": Int32(SF_FORMAT_DOUBLE | SF_ENDIAN_LITTLE), "f64be": Int32(SF_FORMAT_DOUBLE | SF_ENDIAN_BIG),
+        ]
+        /// Checks the rate (1…768000 Hz), channels (1…1024) and encoding; the message names the bad value.
+        public init(sampleRate: Int, channels: Int, encoding: String) throws(AudioError) {
+            guard (1...768_000).contains(sampleRate) else { throw .unsupportedOutput(path: "raw input", detail: "sample rate \(sampleRate) Hz is not 1…768000") }
+            guard (1...1024).contains(channels) else { throw .unsupportedOutput(path: "raw input", detail: "\(channels) channels is not 1…1024") }
+            guard Self.encodings[encoding] != nil else {
+                throw .unsupportedOutput(path: "raw input", detail: "format \(encoding) is not one of \(Self.encodings.keys.sorted().joined(separator: ", "))")
+            }
+            self.sampleRate = sampleRate
+            self.channels = channels
+            self.encoding = encoding
+        }
+    }
 
     /// Opens `path`; throws `AudioError` for missing, unreadable, empty, non-audio and
-    /// truncated files. Called once per recording.
-    public init(path: String) throws {
+    /// truncated files. `raw` reads headerless samples of that format instead of detecting one.
+    /// Called once per recording.
+    public init(path: String, raw: RawFormat? = nil) throws {
         self.path = path
         let fd = try Self.openChecked(path)
         var sfinfo = SF_INFO()
+        if let raw {
+            sfinfo.samplerate = Int32(raw.sampleRate)
+            sfinfo.channels = Int32(raw.channels)
+            sfinfo.format = Int32(SF_FORMAT_RAW) | RawFormat.encodings[raw.encoding]!
+        }
         guard let h = sf_open_fd(fd, Int32(SFM_READ), &sfinfo, 1) else {
             let reason = String(cString: sf_strerror(nil))
             let kind = ContentSniffer.sniff(path: path)
@@ -52,6 +87,7 @@ public final class SndFileDecoder: AudioDecoder {
         default: kind = .integer
         }
         exactLength = major != Int32(SF_FORMAT_MPEG)  // MP3 lengths are estimates
+        readsExactInt16 = Self.int16Subtypes.contains(Int(sub))
         info = SourceInfo(container: container, codec: codec, sampleRate: Int(sfinfo.samplerate),
                           channels: Int(sfinfo.channels), frames: Int(sfinfo.frames), sampleKind: kind)
         if sfinfo.channels < 1 || sfinfo.samplerate < 1 {
@@ -76,8 +112,21 @@ public final class SndFileDecoder: AudioDecoder {
         let n = block.samples.withUnsafeMutableBufferPointer { buf in
             sf_readf_float(h, buf.baseAddress, sf_count_t(maxFrames))
         }
-        block.frames = Int(max(0, n))
-        framesRead += block.frames
+        block.frames = try account(n, h)
+        return block.frames
+    }
+
+    public func readInt16(into buffer: UnsafeMutableBufferPointer<Int16>, maxFrames: Int) throws -> Int {
+        guard let h = handle else { return 0 }
+        precondition(buffer.count >= maxFrames * info.channels, "buffer holds fewer than maxFrames × channels values")
+        return try account(sf_readf_short(h, buffer.baseAddress, sf_count_t(maxFrames)), h)
+    }
+
+    /// Counts `n` frames just read; at the end (`n ≤ 0`) throws if libsndfile saw damage or the
+    /// stream stopped short of its declared length. Returns the frames read (≥ 0).
+    private func account(_ n: sf_count_t, _ h: OpaquePointer) throws -> Int {
+        let frames = Int(max(0, n))
+        framesRead += frames
         if n <= 0 {
             let err = sf_error(h)
             if err != 0 {
@@ -87,8 +136,16 @@ public final class SndFileDecoder: AudioDecoder {
                 throw AudioError.truncated(path: path, detail: "header declares \(info.frames) frames, only \(framesRead) could be read")
             }
         }
-        return block.frames
+        return frames
     }
+
+    /// Subtypes libsndfile stores or decodes as integers, so `sf_readf_short` gives exact values
+    /// (what audiowaveform reads); float and lossy codecs are left to the Float32 path.
+    static let int16Subtypes: Set<Int> = [
+        SF_FORMAT_PCM_S8, SF_FORMAT_PCM_U8, SF_FORMAT_PCM_16, SF_FORMAT_PCM_24, SF_FORMAT_PCM_32,
+        SF_FORMAT_ALAC_16, SF_FORMAT_ALAC_20, SF_FORMAT_ALAC_24, SF_FORMAT_ALAC_32,
+        SF_FORMAT_ULAW, SF_FORMAT_ALAW, SF_FORMAT_IMA_ADPCM, SF_FORMAT_MS_ADPCM, SF_FORMAT_GSM610,
+    ]
 
     public func close() {
         if let h = handle { sf_close(h) }

@@ -20,6 +20,13 @@ public struct WaveformBatch: Sendable {
     public let workers: Int
     /// Replace existing files that are not waveform data of the kind being written (`--overwrite`).
     public let overwrite: Bool
+    /// How inputs are read: by their extension (`.dat`/`.json` are waveform data, anything else
+    /// audio), or as one kind whatever the name (audiowaveform's `--input-format`).
+    public var inputKind: InputKind = .byExtension
+    public enum InputKind: Sendable { case byExtension, audio, dat, json, raw(SndFileDecoder.RawFormat) }
+    /// Waveform data inputs keep their own zoom (no zoom was asked for: audiowaveform converts
+    /// .dat ↔ .json without resampling); false rescales them to `config.resolutions[0]`.
+    public var keepsDataZoom = false
 
     public init(config: WaveformConfig, destination: Destination, workers: Int, overwrite: Bool = false) {
         self.config = config
@@ -32,6 +39,7 @@ public struct WaveformBatch: Sendable {
     /// file that is not waveform data of the kind being written (a sidecar, an audio file, notes)
     /// unless `overwrite`. Called for each output before anything is written.
     func checkTarget(_ out: String, input: String) throws(AudioError) {
+        if out == "-" { return }
         if RecordingJob.sameFile(out, input) {
             throw .refused(path: out, detail: "is the input file; segno never writes over its input")
         }
@@ -113,21 +121,28 @@ public struct WaveformBatch: Sendable {
             guard let bytes = FileManager.default.contents(atPath: input) else { throw AudioError.unreadable(path: input, reason: "cannot read") }
             var data: WaveformData
             do {
-                data = input.lowercased().hasSuffix(".dat") ? try WaveformDat.decode(Array(bytes)) : try WaveformJSON.decode(Array(bytes))
+                let dat: Bool
+                switch inputKind {
+                case .dat: dat = true
+                case .byExtension: dat = input.lowercased().hasSuffix(".dat")
+                default: dat = false
+                }
+                data = dat ? try WaveformDat.decode(Array(bytes)) : try WaveformJSON.decode(Array(bytes))
             } catch { throw AudioError.unrecognised(path: input, looksLike: nil, detail: "not audiowaveform data: \(error)") }
             if config.resolutions.count != 1 { throw AudioError.unsupportedOutput(path: input, detail: "--zooms needs audio input") }
-            let spp = try config.resolutions[0].samplesPerPixel(sampleRate: data.sampleRate, frames: data.length * data.samplesPerPixel)
+            let spp = keepsDataZoom ? data.samplesPerPixel : try config.resolutions[0].samplesPerPixel(sampleRate: data.sampleRate, frames: data.length * data.samplesPerPixel)
             if spp != data.samplesPerPixel {
                 do { data = try data.rescaled(toSamplesPerPixel: spp) } catch {
                     throw AudioError.unsupportedOutput(path: input, detail: "\(error)")
                 }
             }
-            if data.bits != config.bits { data = try data.converted(toBits: config.bits) }
+            if config.format == .json || config.format == .dat { data = try config.finalData(data) }
+            else if data.bits != config.bits { data = try data.converted(toBits: config.bits) }
             let bytesOut: [UInt8]
             switch config.format {
             case .json: bytesOut = WaveformJSON.encode(data)
             case .dat: bytesOut = WaveformDat.encode(data)
-            case .png: bytesOut = config.picture.png(data)
+            case .png: bytesOut = config.png(data)
             case .svg: bytesOut = Array(config.picture.svg(data).utf8)
             case .levels: throw AudioError.unsupportedOutput(path: input, detail: "levels need audio input")
             }
@@ -139,24 +154,43 @@ public struct WaveformBatch: Sendable {
         }
     }
 
+    /// `first` for the first pass, a fresh `open()` for each later one.
+    static func passes(first: any AudioDecoder, then open: @escaping () throws -> any AudioDecoder) -> () throws -> any AudioDecoder {
+        var pending: (any AudioDecoder)? = first
+        return {
+            if let d = pending { pending = nil; return d }
+            return try open()
+        }
+    }
+
     func one(_ input: String, relative: String, stop: StopFlag) -> Outcome {
         let stemRel = (relative as NSString).deletingPathExtension
         let out: String
         switch destination {
-        case .file(let f): out = URL(fileURLWithPath: f).standardizedFileURL.path
+        case .file(let f): out = f == "-" ? f : URL(fileURLWithPath: f).standardizedFileURL.path
         case .directory(let d): out = URL(fileURLWithPath: d).standardizedFileURL.path + "/" + stemRel + "." + outputExtension
         case .besideInput: out = (input as NSString).deletingPathExtension + "." + outputExtension
         }
         let ext = (input as NSString).pathExtension.lowercased()
-        if ext == "dat" || ext == "json" {
-            return convertData(input, to: out)
+        switch inputKind {
+        case .dat, .json: return convertData(input, to: out)
+        case .byExtension where ext == "dat" || ext == "json": return convertData(input, to: out)
+        default: break
         }
         do {
             try checkTarget(out, input: input)
             let source = FileSource(path: input)
-            let decoder = try source.open(source.file)
+            var raw: SndFileDecoder.RawFormat?
+            if case .raw(let r) = inputKind { raw = r }
+            let open: () throws -> any AudioDecoder = {
+                if let raw { return try SndFileDecoder(path: source.file.absolutePath, raw: raw) }
+                return try source.open(source.file)
+            }
+            let decoder = try open()
+            // (NSString's deletingLastPathComponent traps on "-" in swift-corelibs-foundation.)
+            let root = out == "-" ? FileManager.default.currentDirectoryPath : (out as NSString).deletingLastPathComponent
             var context = RecordingContext(sourcePath: input, relativePath: relative, modified: Date(), source: decoder.info,
-                                           outputRoot: (out as NSString).deletingLastPathComponent)
+                                           outputRoot: root)
             context.source = decoder.info
             var paths = [out]
             if config.resolutions.count > 1 {
@@ -166,7 +200,7 @@ public struct WaveformBatch: Sendable {
                 }
                 for p in paths { try checkTarget(p, input: input) }
             }
-            let produced = try ChainRecipe(items: [.tap(config, paths: paths)]).run(open: source.passes(of: source.file, first: decoder),
+            let produced = try ChainRecipe(items: [.tap(config, paths: paths)]).run(open: Self.passes(first: decoder, then: open),
                                                                                    context: context, isCancelled: { stop.isStopped }, progress: { _ in })
             return Outcome(input: input, outputs: produced.flatMap { $0.map(\.path) }, error: nil)
         } catch {

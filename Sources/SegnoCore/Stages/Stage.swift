@@ -135,3 +135,14 @@ public protocol Tap: AnyObject {
     /// Called instead of `finish` when the recording fails or is interrupted: leaves nothing behind.
     func abandon()
 }
+
+/// A tap that can also observe the source's int16 samples directly (see `Int16Decoding`). When
+/// every element of a chain is such a tap and the decoder reads exact int16, `StageChain` feeds
+/// int16 blocks instead of Float32 ones.
+public protocol Int16Tap: Tap {
+    /// Whether this tap, once started, takes int16 blocks. Read after `start`.
+    var acceptsInt16: Bool { get }
+    /// Sees `frames` interleaved int16 frames (the source's channel count); must not keep them.
+    /// Called for each block, instead of `observe(_:)`.
+    func observe(int16 samples: UnsafeBufferPointer<Int16>, frames: Int) throws
+}

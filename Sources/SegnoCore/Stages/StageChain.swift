@@ -57,16 +57,20 @@ public final class StageChain {
                 channelsAfter.append(format.channels)
             }
             let taps = elements.indices.filter { if case .tap = elements[$0] { return true }; return false }
-            var block = AudioBlock(channels: decoder.info.channels, capacity: blockFrames)
-            var total = 0
-            // Stop decoding once every tap has failed: nothing would be written.
-            while taps.isEmpty || failed.count < taps.count {
-                if isCancelled() { throw Interrupted() }
-                let n = try decoder.read(into: &block, maxFrames: blockFrames)
-                if n == 0 { break }
-                total += n
-                try push(&block, from: 0)
-                progress(total)
+            if let source = decoder as? any Int16Decoding, source.readsExactInt16, let int16Taps = int16Taps() {
+                try pushInt16(from: source, to: int16Taps, isCancelled: isCancelled, progress: progress)
+            } else {
+                var block = AudioBlock(channels: decoder.info.channels, capacity: blockFrames)
+                var total = 0
+                // Stop decoding once every tap has failed: nothing would be written.
+                while taps.isEmpty || failed.count < taps.count {
+                    if isCancelled() { throw Interrupted() }
+                    let n = try decoder.read(into: &block, maxFrames: blockFrames)
+                    if n == 0 { break }
+                    total += n
+                    try push(&block, from: 0)
+                    progress(total)
+                }
             }
             // Drain in order: element i's tail flows through i+1…; a tap finishes once
             // everything upstream of it has been flushed.
@@ -105,6 +109,45 @@ public final class StageChain {
         if error is Interrupted || !isolating { throw error }
         tap.abandon()
         failed[i] = error
+    }
+
+    /// Samples per int16 block (interleaved): 64 k stereo frames, 256 KiB, fewer frames for
+    /// more channels. Large reads keep libsndfile's per-call cost out of the profile.
+    static let int16BlockSamples = 1 << 17
+
+    /// The chain's taps, when the chain is nothing but started taps that all take int16
+    /// (a waveform-only chain); nil otherwise. Called after every tap's `start`.
+    private func int16Taps() -> [(Int, any Int16Tap)]? {
+        var out: [(Int, any Int16Tap)] = []
+        for (i, el) in elements.enumerated() {
+            guard case .tap(let t) = el, let t16 = t as? any Int16Tap else { return nil }
+            if failed[i] == nil && !t16.acceptsInt16 { return nil }
+            out.append((i, t16))
+        }
+        return out.isEmpty ? nil : out
+    }
+
+    /// Streams the whole recording to `taps` as int16 blocks (the decoder reads exact int16).
+    /// One buffer per recording; a failing tap is handled as in the Float32 loop.
+    private func pushInt16(from source: any Int16Decoding, to taps: [(Int, any Int16Tap)],
+                           isCancelled: () -> Bool, progress: (Int) -> Void) throws {
+        let channels = source.info.channels
+        let frames = max(1, Self.int16BlockSamples / channels)
+        var buffer = [Int16](repeating: 0, count: frames * channels)
+        var total = 0
+        try buffer.withUnsafeMutableBufferPointer { buf in
+            while failed.count < taps.count {
+                if isCancelled() { throw Interrupted() }
+                let n = try source.readInt16(into: buf, maxFrames: frames)
+                if n == 0 { break }
+                total += n
+                let view = UnsafeBufferPointer(rebasing: buf[0..<(n * channels)])
+                for (i, t) in taps where failed[i] == nil {
+                    do { try t.observe(int16: view, frames: n) } catch { try fail(i, t, error) }
+                }
+                progress(total)
+            }
+        }
     }
 
     private func push(_ block: inout AudioBlock, from start: Int) throws {

@@ -29,6 +29,20 @@ public struct WaveformConfig: TapConfig {
     public let levels: Int
     public let picture: WaveformPicture
     public var pictureStyle: PictureStyle = .peaks
+    /// audiowaveform's `--amplitude-scale` for `.dat`/`.json` output: values scaled at 16 bits
+    /// (clamped, truncated toward zero) before any 8-bit conversion. Nil leaves them. Set by
+    /// `segno waveform` only (pictures scale through `picture`).
+    public var amplitude: AmplitudeScale?
+    /// audiowaveform's PNG layout (`segno waveform` with `-z`, `--pixels-per-second`, `-s`, `-e`
+    /// or `--with-axis-labels`): the picture starts at this many seconds, one point per column.
+    /// Nil fits the whole data to the width.
+    public var pictureStart: Double?
+
+    /// A vertical zoom: audiowaveform's `auto` (`WaveformData.autoAmplitudeScale`) or a factor.
+    public enum AmplitudeScale: Sendable, Hashable {
+        case auto
+        case factor(Double)
+    }
     public var name: String { "waveform" }
     public var version: Int { 1 }
     public var options: [(String, String)] {
@@ -69,13 +83,45 @@ public struct WaveformConfig: TapConfig {
     }
 
     /// How floats map back to int16, from the source's sample kind (audiowaveform's decode).
+    /// μ-law, A-law, ADPCM and GSM are lossy, but libsndfile decodes them to int16 and reads them
+    /// as float by dividing by 32768, so `.integerPCM` recovers those int16 values exactly.
     static func conversion(for source: SourceInfo?) -> Int16Conversion {
+        if let codec = source?.codec, int16Codecs.contains(codec) { return .integerPCM }
         switch source?.sampleKind {
         case .float?: return .floatingPoint
         case .lossy?: return .lossyCodec
         default: return .integerPCM
         }
     }
+
+    /// Bits the peaks are finished at: 16 when `amplitude` must scale them before they become 8-bit.
+    var generatorBits: Int { amplitude != nil && (format == .json || format == .dat) ? 16 : bits }
+
+    /// `data` (16-bit when `amplitude` is set) scaled by `amplitude` and brought to `bits`: what
+    /// a `.dat`/`.json` output holds. Called once per output file.
+    func finalData(_ data: WaveformData) throws(WaveformError) -> WaveformData {
+        var d = data
+        switch amplitude {
+        case .auto?: d = try d.converted(toBits: 16); d = d.amplitudeScaled(by: d.autoAmplitudeScale())
+        case .factor(let f)?: d = try d.converted(toBits: 16).amplitudeScaled(by: f)
+        case nil: break
+        }
+        return try d.converted(toBits: bits)
+    }
+
+    /// The PNG of `data`: fitted to the width, or from `pictureStart` one point per column
+    /// (audiowaveform's first column is point ⌊start × rate / spp⌋).
+    func png(_ data: WaveformData) -> [UInt8] {
+        var p = picture
+        if let start = pictureStart {
+            p.window = Int(start * Double(data.sampleRate) / Double(data.samplesPerPixel))
+            p.axisLabels?.startSeconds = start
+        }
+        return p.png(data)
+    }
+
+    /// Lossy codecs (`SourceInfo.codec` as `SndFileDecoder` names them) that libsndfile decodes to int16.
+    static let int16Codecs: Set<String> = ["ULAW", "ALAW", "IMA_ADPCM", "MS_ADPCM", "GSM610"]
 
     public func resolvePaths(_ context: RecordingContext) throws(TemplateError) -> [String] {
         guard pathTemplate.uses("zoom") else { return [try pathTemplate.resolve(context)] }
@@ -109,11 +155,12 @@ extension WaveformResolution {
         case .samplesPerPixel(let n): return String(n)
         case .pixelsPerSecond(let n): return "\(n)pps"
         case .points(let n): return "\(n)pts"
+        case .span(let seconds, let width): return seconds.map { "\($0)s\(width)w" } ?? "\(width)w"
         }
     }
 }
 
-final class WaveformTap: Tap {
+final class WaveformTap: Int16Tap {
     let config: WaveformConfig
     let paths: [String]
     let source: SourceInfo?
@@ -154,6 +201,13 @@ final class WaveformTap: Tap {
         do { try generator?.process(block) } catch { throw StageStartError(stage: "waveform", "\(error)") }
     }
 
+    /// Peaks want int16; a graph picture wants floats.
+    var acceptsInt16: Bool { generator != nil }
+
+    func observe(int16 samples: UnsafeBufferPointer<Int16>, frames: Int) throws {
+        generator!.process(int16: samples, frames: frames)
+    }
+
     func finish() throws -> [ProducedFile] {
         if let graph {
             self.graph = nil
@@ -164,16 +218,19 @@ final class WaveformTap: Tap {
         generator = nil
         let frames = g.framesProcessed
         let data: [WaveformData]
-        do { data = try g.finish(bits: config.bits) } catch { throw StageStartError(stage: "waveform", "\(error)") }
+        do { data = try g.finish(bits: config.generatorBits) } catch { throw StageStartError(stage: "waveform", "\(error)") }
         let seconds = rate > 0 ? Double(frames) / Double(rate) : 0
         var produced: [ProducedFile] = []
         for (d, path) in zip(data, paths) {
             var values: [String: String] = [:]
             let bytes: [UInt8]
             switch config.format {
-            case .json: bytes = WaveformJSON.encode(d, duration: config.duration ? seconds : nil)
-            case .dat: bytes = WaveformDat.encode(d)
-            case .png: bytes = config.picture.png(d)
+            case .json, .dat:
+                let final: WaveformData
+                do { final = try config.finalData(d) } catch { throw StageStartError(stage: "waveform", "\(error)") }
+                bytes = config.format == .dat ? WaveformDat.encode(final)
+                    : WaveformJSON.encode(final, duration: config.duration ? seconds : nil)
+            case .png: bytes = config.png(d)
             case .svg: bytes = Array(config.picture.svg(d).utf8)
             case .levels:
                 let l: WaveformLevels
@@ -195,8 +252,13 @@ final class WaveformTap: Tap {
 
     func abandon() { generator = nil; graph = nil }
 
-    /// Writes small files whole through `OutputFile` (temporary name, sync, rename).
+    /// Writes small files whole through `OutputFile` (temporary name, sync, rename); `-` is
+    /// standard output (`segno waveform -o -`).
     static func write(_ bytes: [UInt8], to path: String) throws {
+        if path == "-" {
+            try FileHandle.standardOutput.write(contentsOf: Data(bytes))
+            return
+        }
         try OutputFile.write(bytes, to: path)
     }
 }
