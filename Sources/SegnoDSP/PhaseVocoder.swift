@@ -72,20 +72,24 @@ struct PhaseVocoder: Sendable {
         /// Floats per channel of the overlap-add accumulator: a frame plus `olaSpare` hops, so
         /// that finished output is moved to the front only every few frames.
         let olaLength: Int
+        /// Spare floats after each per-bin slot.
+        static let pad = 4
         init(size n: Int, channels ch: Int) {
             let b = n / 2 + 1
             spec = 0
             ref = spec + ch * 2 * b
             alt = ref + ch * 2 * b
+            // Per-bin slots have room for `pad` more floats (`fillRegions` writes past the end).
+            let slot = b + Layout.pad
             mag = alt + ch * 2 * b
-            prevMag = mag + b
-            baseline = prevMag + b
-            rot = baseline + b
-            peakA = rot + b
-            peakB = peakA + b
-            peakC = peakB + b
-            peakD = peakC + b
-            out = peakD + b
+            prevMag = mag + slot
+            baseline = prevMag + slot
+            rot = baseline + slot
+            peakA = rot + slot
+            peakB = peakA + slot
+            peakC = peakB + slot
+            peakD = peakC + slot
+            out = peakD + slot
             scratch = out + ch * 2 * b
             ola = scratch + 2 * n
             olaLength = n + PhaseVocoder.olaSpare * (n / 4)
@@ -438,11 +442,18 @@ struct PhaseVocoder: Sendable {
             let m = V.load(mag + i)
             let mask = (m .> V.load(mag + i - 1)) .& (m .> V.load(mag + i - 2))
                 .& (m .>= V.load(mag + i + 1)) .& (m .>= V.load(mag + i + 2)) .& (m .> f)
-            if any(mask) {
-                for lane in 0..<4 {
-                    peaks[count] = i + lane
-                    count &+= mask[lane] ? 1 : 0
-                }
+            // The mask's lanes as bits, then each lane written and counted without a branch
+            // (reading the mask lane by lane was compiled to a branch per lane).
+            let bits = Int((unsafeBitCast(mask, to: SIMD4<Int32>.self) & SIMD4<Int32>(1, 2, 4, 8)).wrappedSum())
+            if bits != 0 {
+                peaks[count] = i
+                count &+= bits & 1
+                peaks[count] = i + 1
+                count &+= (bits >> 1) & 1
+                peaks[count] = i + 2
+                count &+= (bits >> 2) & 1
+                peaks[count] = i + 3
+                count &+= bits >> 3
             }
             i += 4
         }
@@ -616,17 +627,26 @@ struct PhaseVocoder: Sendable {
             }
             return
         }
+        // Four bins per store: a region's last store may run up to 3 bins into the next region
+        // (written next, in order) or past the last bin (the slots have `Layout.pad` floats to
+        // spare), so each peak's rotation is read before the region before it is filled.
+        typealias V = SIMD4<Float>
         var start = 0
+        var r = rot[peaks[0]]
         for q in 0..<count {
             let p = peaks[q]
             let end = q + 1 < count ? (p + peaks[q + 1] + 1) / 2 : b
-            let r = rot[p], cr = cosines[q], ci = sines[q]
-            for i in start..<end {
-                rot[i] = r
-                binCos[i] = cr
-                binSin[i] = ci
+            let next = q + 1 < count ? rot[peaks[q + 1]] : 0
+            let rv = V(repeating: r), cr = V(repeating: cosines[q]), ci = V(repeating: sines[q])
+            var i = start
+            while i < end {
+                rv.store(rot + i)
+                cr.store(binCos + i)
+                ci.store(binSin + i)
+                i += 4
             }
             start = end
+            r = next
         }
     }
 
@@ -729,7 +749,9 @@ enum FastMath {
         let signless = SIMD4<UInt32>(repeating: 0x7fff_ffff)
         let ax = unsafeBitCast(unsafeBitCast(x, to: SIMD4<UInt32>.self) & signless, to: V.self)
         let ay = unsafeBitCast(unsafeBitCast(y, to: SIMD4<UInt32>.self) & signless, to: V.self)
-        let mx = pointwiseMax(ax, ay), mn = pointwiseMin(ax, ay)
+        // max and min as selects: `pointwiseMax` was left as a call.
+        let yBigger = ay .> ax
+        let mx = ax.replacing(with: ay, where: yBigger), mn = ay.replacing(with: ax, where: yBigger)
         let a = (mn / mx).replacing(with: 0, where: .!(mx .> 0))
         let s = a * a
         var r = V(repeating: 0.006_811_783_6)
@@ -740,7 +762,7 @@ enum FastMath {
         r = r * s - 0.333_173_692
         r = r * s + 0.999_996_126
         r *= a
-        r = r.replacing(with: 1.570_796_327 - r, where: ay .> ax)
+        r = r.replacing(with: 1.570_796_327 - r, where: yBigger)
         r = r.replacing(with: 3.141_592_654 - r, where: x .< 0)
         return r.replacing(with: -r, where: y .< 0)
     }
@@ -753,13 +775,16 @@ enum FastMath {
         let s2 = r * r
         let sn = r * (1 + s2 * (-0.166_666_374 + s2 * (0.008_331_584_7 + s2 * -0.000_194_621_19)))
         let cs = 1 + s2 * (-0.5 + s2 * (0.041_666_616 + s2 * (-0.001_388_662 + s2 * 0.000_024_379_97)))
-        let k = SIMD4<Int32>(Int32(q[0]), Int32(q[1]), Int32(q[2]), Int32(q[3]))
-        let odd = (k & 1) .!= 0
-        var s = sn.replacing(with: cs, where: odd)
-        var c = cs.replacing(with: sn, where: odd)
-        s = s.replacing(with: -s, where: (k & 2) .!= 0)
-        c = c.replacing(with: -c, where: ((k &+ 1) & 2) .!= 0)
-        return (s, c)
+        // The quadrant's swap and signs as bit masks on the floats' patterns (select by
+        // and/or, negate by flipping the sign bit): comparisons into SIMD masks were compiled
+        // lane by lane through memory.
+        typealias U = SIMD4<UInt32>
+        let k = unsafeBitCast(SIMD4<Int32>(Int32(q[0]), Int32(q[1]), Int32(q[2]), Int32(q[3])), to: U.self)
+        let odd = U(repeating: 0) &- (k & 1)
+        let sb = unsafeBitCast(sn, to: U.self), cb = unsafeBitCast(cs, to: U.self)
+        let s = ((cb & odd) | (sb & ~odd)) ^ ((k & 2) &<< 30)
+        let c = ((sb & odd) | (cb & ~odd)) ^ (((k &+ 1) & 2) &<< 30)
+        return (unsafeBitCast(s, to: SIMD4<Float>.self), unsafeBitCast(c, to: SIMD4<Float>.self))
     }
 
     /// (sin x, cos x) for |x| ≤ about 2^20.
