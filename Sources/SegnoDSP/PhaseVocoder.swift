@@ -68,12 +68,12 @@ struct PhaseVocoder: Sendable {
 
     /// Offsets into `work`.
     private struct Layout {
-        let spec, ref, alt, mag, prevMag, baseline, rot, peakA, peakB, peakC, peakD, out, scratch, ola, total: Int
+        let spec, ref, alt, mag, prevMag, baseline, rot, peakA, peakB, peakC, peakD, peakE, out, scratch, ola, total: Int
         /// Floats per channel of the overlap-add accumulator: a frame plus `olaSpare` hops, so
         /// that finished output is moved to the front only every few frames.
         let olaLength: Int
         /// Spare floats after each per-bin slot.
-        static let pad = 4
+        static let pad = 8
         init(size n: Int, channels ch: Int) {
             let b = n / 2 + 1
             spec = 0
@@ -89,7 +89,8 @@ struct PhaseVocoder: Sendable {
             peakB = peakA + slot
             peakC = peakB + slot
             peakD = peakC + slot
-            out = peakD + slot
+            peakE = peakD + slot
+            out = peakE + slot
             scratch = out + ch * 2 * b
             ola = scratch + 2 * n
             olaLength = n + PhaseVocoder.olaSpare * (n / 4)
@@ -225,12 +226,13 @@ struct PhaseVocoder: Sendable {
                         let count = Self.findPeaks(mag: mag, bins: b, floor: floor, peaks: pp.baseAddress!)
                         Self.advancePeaks(
                             spec: spec, ref: ref, rot: rot, peaks: pp.baseAddress!, count: count,
-                            temps: (w + L.peakA, w + L.peakB, w + L.peakC, w + L.peakD),
+                            temps: (w + L.peakA, w + L.peakB, w + L.peakE, w + L.peakC, w + L.peakD),
                             bins: b, channels: ch, size: n, hop: hs, realHop: realHop, phaseHop: h)
                         let binCos = w + L.peakA, binSin = w + L.peakB
                         Self.fillRegions(
                             rot: rot, peaks: pp.baseAddress!, count: count,
-                            phasors: (w + L.peakC, w + L.peakD), fill: (binCos, binSin), bins: b)
+                            rotations: w + L.peakE, phasors: (w + L.peakC, w + L.peakD), fill: (binCos, binSin),
+                            bins: b)
                         if let tr = current {
                             let outputOffset = tr.output - thisFrame * hs
                             let base = w + L.baseline
@@ -364,7 +366,9 @@ struct PhaseVocoder: Sendable {
         var peak = V()
         var i = 0
         while i < vectorEnd {
-            peak = pointwiseMax(peak, V.load(mag + i))
+            // A select, not `pointwiseMax` (compiled lane by lane with NaN checks).
+            let m = V.load(mag + i)
+            peak = peak.replacing(with: m, where: m .> peak)
             i += 4
         }
         var pk = peak.max()
@@ -445,16 +449,15 @@ struct PhaseVocoder: Sendable {
             // The mask's lanes as bits, then each lane written and counted without a branch
             // (reading the mask lane by lane was compiled to a branch per lane).
             let bits = Int((unsafeBitCast(mask, to: SIMD4<Int32>.self) & SIMD4<Int32>(1, 2, 4, 8)).wrappedSum())
-            if bits != 0 {
-                peaks[count] = i
-                count &+= bits & 1
-                peaks[count] = i + 1
-                count &+= (bits >> 1) & 1
-                peaks[count] = i + 2
-                count &+= (bits >> 2) & 1
-                peaks[count] = i + 3
-                count &+= bits >> 3
-            }
+            // No branch on `bits` either: in noise, peaks come too irregularly to predict.
+            peaks[count] = i
+            count &+= bits & 1
+            peaks[count] = i + 1
+            count &+= (bits >> 1) & 1
+            peaks[count] = i + 2
+            count &+= (bits >> 2) & 1
+            peaks[count] = i + 3
+            count &+= bits >> 3
             i += 4
         }
         while i < b {
@@ -466,16 +469,19 @@ struct PhaseVocoder: Sendable {
 
     /// Identity phase locking, first half: each peak's frequency from its phase advance
     /// against `ref` over `phaseHop` frames, and its new rotation, advanced by that frequency
-    /// times `hop − realHop`. Leaves each peak's rotation phasor (cos, sin) in the last two
-    /// temporaries and its rotation in `rot[peak]`.
+    /// times `hop − realHop` from its old rotation in `rot[peak]`. Leaves each peak's rotation
+    /// in the third temporary and its phasor (cos, sin) in the last two, by peak number.
     @inline(__always)
     private static func advancePeaks(
         spec: UnsafeMutablePointer<Float>, ref: UnsafeMutablePointer<Float>,
         rot: UnsafeMutablePointer<Float>, peaks: UnsafeMutablePointer<Int>, count: Int,
-        temps: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>),
+        temps: (
+            UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>,
+            UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>
+        ),
         bins b: Int, channels ch: Int, size n: Int, hop hs: Int, realHop h: Int, phaseHop hf: Int
     ) {
-        let (dots, crosses, cosines, sines) = temps
+        let (dots, crosses, rotations, cosines, sines) = temps
         // Cross-spectrum at each peak, summed over channels.
         for q in 0..<count {
             let p = peaks[q]
@@ -508,7 +514,7 @@ struct PhaseVocoder: Sendable {
             let deviation = FastMath.wrap(advance - V(repeating: binAngle) * own)
             let binPart = V(repeating: binAngle) * bin
             let r = FastMath.wrap(old + FastMath.wrap(binPart) + deviation * V(repeating: scale))
-            for l in 0..<4 { rot[p[l]] = r[l] }
+            r.store(rotations + q0)
             let (sn, cs) = FastMath.sincos(r)
             cs.store(cosines + q0)
             sn.store(sines + q0)
@@ -522,7 +528,7 @@ struct PhaseVocoder: Sendable {
             // ω·(hs − h) with ω = 2πp/n + deviation/hf.
             let binPart = binAngle * Float((p * (hs - h)) & (n - 1))
             let r = FastMath.wrap(rot[p] + FastMath.wrap(binPart) + deviation * scale)
-            rot[p] = r
+            rotations[q] = r
             let (s, c) = FastMath.sincos(r)
             cosines[q] = c
             sines[q] = s
@@ -611,11 +617,12 @@ struct PhaseVocoder: Sendable {
     }
 
     /// Identity phase locking, second half: gives every bin of each peak's region (bins
-    /// nearer to it than to the neighbouring peaks) the peak's phasor and rotation.
+    /// nearer to it than to the neighbouring peaks) the peak's phasor and rotation (`rot`,
+    /// `fill`), from the per-peak values `advancePeaks` left.
     @inline(__always)
     private static func fillRegions(
         rot: UnsafeMutablePointer<Float>, peaks: UnsafeMutablePointer<Int>, count: Int,
-        phasors: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>),
+        rotations: UnsafeMutablePointer<Float>, phasors: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>),
         fill: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>), bins b: Int
     ) {
         let (cosines, sines) = phasors
@@ -627,18 +634,24 @@ struct PhaseVocoder: Sendable {
             }
             return
         }
-        // Four bins per store: a region's last store may run up to 3 bins into the next region
+        // Four bins per store: a region's last store may run up to 7 bins into the next region
         // (written next, in order) or past the last bin (the slots have `Layout.pad` floats to
-        // spare), so each peak's rotation is read before the region before it is filled.
+        // spare).
         typealias V = SIMD4<Float>
         var start = 0
-        var r = rot[peaks[0]]
         for q in 0..<count {
             let p = peaks[q]
             let end = q + 1 < count ? (p + peaks[q + 1] + 1) / 2 : b
-            let next = q + 1 < count ? rot[peaks[q + 1]] : 0
-            let rv = V(repeating: r), cr = V(repeating: cosines[q]), ci = V(repeating: sines[q])
-            var i = start
+            let rv = V(repeating: rotations[q]), cr = V(repeating: cosines[q]), ci = V(repeating: sines[q])
+            // Eight bins unconditionally (most regions in noise are shorter; a loop exit that
+            // depends on the region's length is mispredicted), then the rest.
+            rv.store(rot + start)
+            cr.store(binCos + start)
+            ci.store(binSin + start)
+            rv.store(rot + start + 4)
+            cr.store(binCos + start + 4)
+            ci.store(binSin + start + 4)
+            var i = start + 8
             while i < end {
                 rv.store(rot + i)
                 cr.store(binCos + i)
@@ -646,7 +659,6 @@ struct PhaseVocoder: Sendable {
                 i += 4
             }
             start = end
-            r = next
         }
     }
 
