@@ -502,14 +502,14 @@ struct PhaseVocoder: Sendable {
         typealias V = SIMD4<Float>
         var q0 = 0
         while q0 + 4 <= count {
-            let p = SIMD4<Int>(peaks[q0], peaks[q0 + 1], peaks[q0 + 2], peaks[q0 + 3])
-            let mask = n - 1
-            var own = V(), bin = V(), old = V()
-            for l in 0..<4 {
-                own[l] = Float((p[l] * hf) & mask)
-                bin[l] = Float((p[l] * (hs - h)) & mask)
-                old[l] = rot[p[l]]
-            }
+            let p0 = peaks[q0], p1 = peaks[q0 + 1], p2 = peaks[q0 + 2], p3 = peaks[q0 + 3]
+            // The products reduced mod n in 32-bit lanes: wrapping keeps the low bits exact.
+            let p = SIMD4<Int32>(Int32(truncatingIfNeeded: p0), Int32(truncatingIfNeeded: p1),
+                                 Int32(truncatingIfNeeded: p2), Int32(truncatingIfNeeded: p3))
+            let mask = SIMD4<Int32>(repeating: Int32(n - 1))
+            let own = V(p &* Int32(truncatingIfNeeded: hf) & mask)
+            let bin = V(p &* Int32(truncatingIfNeeded: hs - h) & mask)
+            let old = V(rot[p0], rot[p1], rot[p2], rot[p3])
             let advance = FastMath.atan2(V.load(crosses + q0), V.load(dots + q0))
             let deviation = FastMath.wrap(advance - V(repeating: binAngle) * own)
             let binPart = V(repeating: binAngle) * bin
