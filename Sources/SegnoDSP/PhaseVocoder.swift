@@ -68,24 +68,29 @@ struct PhaseVocoder: Sendable {
 
     /// Offsets into `work`.
     private struct Layout {
-        let spec, ref, alt, mag, prevMag, baseline, rot, peakA, peakB, peakC, peakD, out, scratch, ola, total: Int
+        let spec, ref, alt, mag, prevMag, baseline, rot, peakA, peakB, peakC, peakD, peakE, out, scratch, ola, total: Int
         /// Floats per channel of the overlap-add accumulator: a frame plus `olaSpare` hops, so
         /// that finished output is moved to the front only every few frames.
         let olaLength: Int
+        /// Spare floats after each per-bin slot.
+        static let pad = 8
         init(size n: Int, channels ch: Int) {
             let b = n / 2 + 1
             spec = 0
             ref = spec + ch * 2 * b
             alt = ref + ch * 2 * b
+            // Per-bin slots have room for `pad` more floats (`fillRegions` writes past the end).
+            let slot = b + Layout.pad
             mag = alt + ch * 2 * b
-            prevMag = mag + b
-            baseline = prevMag + b
-            rot = baseline + b
-            peakA = rot + b
-            peakB = peakA + b
-            peakC = peakB + b
-            peakD = peakC + b
-            out = peakD + b
+            prevMag = mag + slot
+            baseline = prevMag + slot
+            rot = baseline + slot
+            peakA = rot + slot
+            peakB = peakA + slot
+            peakC = peakB + slot
+            peakD = peakC + slot
+            peakE = peakD + slot
+            out = peakE + slot
             scratch = out + ch * 2 * b
             ola = scratch + 2 * n
             olaLength = n + PhaseVocoder.olaSpare * (n / 4)
@@ -221,12 +226,13 @@ struct PhaseVocoder: Sendable {
                         let count = Self.findPeaks(mag: mag, bins: b, floor: floor, peaks: pp.baseAddress!)
                         Self.advancePeaks(
                             spec: spec, ref: ref, rot: rot, peaks: pp.baseAddress!, count: count,
-                            temps: (w + L.peakA, w + L.peakB, w + L.peakC, w + L.peakD),
+                            temps: (w + L.peakA, w + L.peakB, w + L.peakE, w + L.peakC, w + L.peakD),
                             bins: b, channels: ch, size: n, hop: hs, realHop: realHop, phaseHop: h)
                         let binCos = w + L.peakA, binSin = w + L.peakB
                         Self.fillRegions(
                             rot: rot, peaks: pp.baseAddress!, count: count,
-                            phasors: (w + L.peakC, w + L.peakD), fill: (binCos, binSin), bins: b)
+                            rotations: w + L.peakE, phasors: (w + L.peakC, w + L.peakD), fill: (binCos, binSin),
+                            bins: b)
                         if let tr = current {
                             let outputOffset = tr.output - thisFrame * hs
                             let base = w + L.baseline
@@ -360,7 +366,9 @@ struct PhaseVocoder: Sendable {
         var peak = V()
         var i = 0
         while i < vectorEnd {
-            peak = pointwiseMax(peak, V.load(mag + i))
+            // A select, not `pointwiseMax` (compiled lane by lane with NaN checks).
+            let m = V.load(mag + i)
+            peak = peak.replacing(with: m, where: m .> peak)
             i += 4
         }
         var pk = peak.max()
@@ -438,12 +446,18 @@ struct PhaseVocoder: Sendable {
             let m = V.load(mag + i)
             let mask = (m .> V.load(mag + i - 1)) .& (m .> V.load(mag + i - 2))
                 .& (m .>= V.load(mag + i + 1)) .& (m .>= V.load(mag + i + 2)) .& (m .> f)
-            if any(mask) {
-                for lane in 0..<4 {
-                    peaks[count] = i + lane
-                    count &+= mask[lane] ? 1 : 0
-                }
-            }
+            // The mask's lanes as bits, then each lane written and counted without a branch
+            // (reading the mask lane by lane was compiled to a branch per lane).
+            let bits = Int((unsafeBitCast(mask, to: SIMD4<Int32>.self) & SIMD4<Int32>(1, 2, 4, 8)).wrappedSum())
+            // No branch on `bits` either: in noise, peaks come too irregularly to predict.
+            peaks[count] = i
+            count &+= bits & 1
+            peaks[count] = i + 1
+            count &+= (bits >> 1) & 1
+            peaks[count] = i + 2
+            count &+= (bits >> 2) & 1
+            peaks[count] = i + 3
+            count &+= bits >> 3
             i += 4
         }
         while i < b {
@@ -455,16 +469,19 @@ struct PhaseVocoder: Sendable {
 
     /// Identity phase locking, first half: each peak's frequency from its phase advance
     /// against `ref` over `phaseHop` frames, and its new rotation, advanced by that frequency
-    /// times `hop − realHop`. Leaves each peak's rotation phasor (cos, sin) in the last two
-    /// temporaries and its rotation in `rot[peak]`.
+    /// times `hop − realHop` from its old rotation in `rot[peak]`. Leaves each peak's rotation
+    /// in the third temporary and its phasor (cos, sin) in the last two, by peak number.
     @inline(__always)
     private static func advancePeaks(
         spec: UnsafeMutablePointer<Float>, ref: UnsafeMutablePointer<Float>,
         rot: UnsafeMutablePointer<Float>, peaks: UnsafeMutablePointer<Int>, count: Int,
-        temps: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>),
+        temps: (
+            UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>,
+            UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>
+        ),
         bins b: Int, channels ch: Int, size n: Int, hop hs: Int, realHop h: Int, phaseHop hf: Int
     ) {
-        let (dots, crosses, cosines, sines) = temps
+        let (dots, crosses, rotations, cosines, sines) = temps
         // Cross-spectrum at each peak, summed over channels.
         for q in 0..<count {
             let p = peaks[q]
@@ -485,19 +502,19 @@ struct PhaseVocoder: Sendable {
         typealias V = SIMD4<Float>
         var q0 = 0
         while q0 + 4 <= count {
-            let p = SIMD4<Int>(peaks[q0], peaks[q0 + 1], peaks[q0 + 2], peaks[q0 + 3])
-            let mask = n - 1
-            var own = V(), bin = V(), old = V()
-            for l in 0..<4 {
-                own[l] = Float((p[l] * hf) & mask)
-                bin[l] = Float((p[l] * (hs - h)) & mask)
-                old[l] = rot[p[l]]
-            }
+            let p0 = peaks[q0], p1 = peaks[q0 + 1], p2 = peaks[q0 + 2], p3 = peaks[q0 + 3]
+            // The products reduced mod n in 32-bit lanes: wrapping keeps the low bits exact.
+            let p = SIMD4<Int32>(Int32(truncatingIfNeeded: p0), Int32(truncatingIfNeeded: p1),
+                                 Int32(truncatingIfNeeded: p2), Int32(truncatingIfNeeded: p3))
+            let mask = SIMD4<Int32>(repeating: Int32(n - 1))
+            let own = V(p &* Int32(truncatingIfNeeded: hf) & mask)
+            let bin = V(p &* Int32(truncatingIfNeeded: hs - h) & mask)
+            let old = V(rot[p0], rot[p1], rot[p2], rot[p3])
             let advance = FastMath.atan2(V.load(crosses + q0), V.load(dots + q0))
             let deviation = FastMath.wrap(advance - V(repeating: binAngle) * own)
             let binPart = V(repeating: binAngle) * bin
             let r = FastMath.wrap(old + FastMath.wrap(binPart) + deviation * V(repeating: scale))
-            for l in 0..<4 { rot[p[l]] = r[l] }
+            r.store(rotations + q0)
             let (sn, cs) = FastMath.sincos(r)
             cs.store(cosines + q0)
             sn.store(sines + q0)
@@ -511,7 +528,7 @@ struct PhaseVocoder: Sendable {
             // ω·(hs − h) with ω = 2πp/n + deviation/hf.
             let binPart = binAngle * Float((p * (hs - h)) & (n - 1))
             let r = FastMath.wrap(rot[p] + FastMath.wrap(binPart) + deviation * scale)
-            rot[p] = r
+            rotations[q] = r
             let (s, c) = FastMath.sincos(r)
             cosines[q] = c
             sines[q] = s
@@ -600,11 +617,12 @@ struct PhaseVocoder: Sendable {
     }
 
     /// Identity phase locking, second half: gives every bin of each peak's region (bins
-    /// nearer to it than to the neighbouring peaks) the peak's phasor and rotation.
+    /// nearer to it than to the neighbouring peaks) the peak's phasor and rotation (`rot`,
+    /// `fill`), from the per-peak values `advancePeaks` left.
     @inline(__always)
     private static func fillRegions(
         rot: UnsafeMutablePointer<Float>, peaks: UnsafeMutablePointer<Int>, count: Int,
-        phasors: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>),
+        rotations: UnsafeMutablePointer<Float>, phasors: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>),
         fill: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>), bins b: Int
     ) {
         let (cosines, sines) = phasors
@@ -616,15 +634,29 @@ struct PhaseVocoder: Sendable {
             }
             return
         }
+        // Four bins per store: a region's last store may run up to 7 bins into the next region
+        // (written next, in order) or past the last bin (the slots have `Layout.pad` floats to
+        // spare).
+        typealias V = SIMD4<Float>
         var start = 0
         for q in 0..<count {
             let p = peaks[q]
             let end = q + 1 < count ? (p + peaks[q + 1] + 1) / 2 : b
-            let r = rot[p], cr = cosines[q], ci = sines[q]
-            for i in start..<end {
-                rot[i] = r
-                binCos[i] = cr
-                binSin[i] = ci
+            let rv = V(repeating: rotations[q]), cr = V(repeating: cosines[q]), ci = V(repeating: sines[q])
+            // Eight bins unconditionally (most regions in noise are shorter; a loop exit that
+            // depends on the region's length is mispredicted), then the rest.
+            rv.store(rot + start)
+            cr.store(binCos + start)
+            ci.store(binSin + start)
+            rv.store(rot + start + 4)
+            cr.store(binCos + start + 4)
+            ci.store(binSin + start + 4)
+            var i = start + 8
+            while i < end {
+                rv.store(rot + i)
+                cr.store(binCos + i)
+                ci.store(binSin + i)
+                i += 4
             }
             start = end
         }
@@ -729,7 +761,9 @@ enum FastMath {
         let signless = SIMD4<UInt32>(repeating: 0x7fff_ffff)
         let ax = unsafeBitCast(unsafeBitCast(x, to: SIMD4<UInt32>.self) & signless, to: V.self)
         let ay = unsafeBitCast(unsafeBitCast(y, to: SIMD4<UInt32>.self) & signless, to: V.self)
-        let mx = pointwiseMax(ax, ay), mn = pointwiseMin(ax, ay)
+        // max and min as selects: `pointwiseMax` was left as a call.
+        let yBigger = ay .> ax
+        let mx = ax.replacing(with: ay, where: yBigger), mn = ay.replacing(with: ax, where: yBigger)
         let a = (mn / mx).replacing(with: 0, where: .!(mx .> 0))
         let s = a * a
         var r = V(repeating: 0.006_811_783_6)
@@ -740,7 +774,7 @@ enum FastMath {
         r = r * s - 0.333_173_692
         r = r * s + 0.999_996_126
         r *= a
-        r = r.replacing(with: 1.570_796_327 - r, where: ay .> ax)
+        r = r.replacing(with: 1.570_796_327 - r, where: yBigger)
         r = r.replacing(with: 3.141_592_654 - r, where: x .< 0)
         return r.replacing(with: -r, where: y .< 0)
     }
@@ -753,13 +787,16 @@ enum FastMath {
         let s2 = r * r
         let sn = r * (1 + s2 * (-0.166_666_374 + s2 * (0.008_331_584_7 + s2 * -0.000_194_621_19)))
         let cs = 1 + s2 * (-0.5 + s2 * (0.041_666_616 + s2 * (-0.001_388_662 + s2 * 0.000_024_379_97)))
-        let k = SIMD4<Int32>(Int32(q[0]), Int32(q[1]), Int32(q[2]), Int32(q[3]))
-        let odd = (k & 1) .!= 0
-        var s = sn.replacing(with: cs, where: odd)
-        var c = cs.replacing(with: sn, where: odd)
-        s = s.replacing(with: -s, where: (k & 2) .!= 0)
-        c = c.replacing(with: -c, where: ((k &+ 1) & 2) .!= 0)
-        return (s, c)
+        // The quadrant's swap and signs as bit masks on the floats' patterns (select by
+        // and/or, negate by flipping the sign bit): comparisons into SIMD masks were compiled
+        // lane by lane through memory.
+        typealias U = SIMD4<UInt32>
+        let k = unsafeBitCast(SIMD4<Int32>(Int32(q[0]), Int32(q[1]), Int32(q[2]), Int32(q[3])), to: U.self)
+        let odd = U(repeating: 0) &- (k & 1)
+        let sb = unsafeBitCast(sn, to: U.self), cb = unsafeBitCast(cs, to: U.self)
+        let s = ((cb & odd) | (sb & ~odd)) ^ ((k & 2) &<< 30)
+        let c = ((sb & odd) | (cb & ~odd)) ^ (((k &+ 1) & 2) &<< 30)
+        return (unsafeBitCast(s, to: SIMD4<Float>.self), unsafeBitCast(c, to: SIMD4<Float>.self))
     }
 
     /// (sin x, cos x) for |x| ≤ about 2^20.

@@ -141,9 +141,17 @@ struct SincResampler: Sendable {
     /// Produces every output frame the held input allows, appends them to `output`, and
     /// discards input no later output needs. Called whenever `input` has grown.
     mutating func run(_ input: inout PlanarFIFO, _ output: inout PlanarFIFO) {
-        // Output m needs input up to ⌊m·step⌋ + half.
+        // Output m needs input up to ⌊m·step⌋ + half: it can be made when ⌊m·step⌋ < end − half.
         var last = next
-        while position(last) + half < input.end { last += 1 }
+        if let f = fraction {
+            // ⌊m·p/q⌋ < e ⟺ m·p < e·q, so the first output that cannot be made is ⌈e·q/p⌉
+            // (one division instead of one per output).
+            let a = (input.end - half) * f.q
+            last = max(next, a >= 0 ? (a + f.p - 1) / f.p : -(-a / f.p))
+            assert(position(last) + half >= input.end && (last == next || position(last - 1) + half < input.end))
+        } else {
+            while position(last) + half < input.end { last += 1 }
+        }
         let n = last - next
         guard n > 0 else { return }
         precondition(output.end == next, "SincResampler output out of step")
