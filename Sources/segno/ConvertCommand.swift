@@ -87,7 +87,7 @@ struct ConvertCommand: ParsableCommand {
         do {
             let result = try Convert.run(input: input, output: output, transforms: transforms, encode: encode,
                                          isCancelled: { stop.signal != nil })
-            for note in result.notes { printError("segno: warning: " + Self.flagWording(note)) }
+            for note in result.notes { printError("segno: warning: \(AudioError.quoted(self.input)): " + Self.flagWording(note)) }
         } catch is Interrupted {
             throw stop.signal == SIGTERM ? Exit.sigterm : Exit.sigint
         } catch {

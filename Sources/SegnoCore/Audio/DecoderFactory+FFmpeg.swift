@@ -10,7 +10,9 @@ extension DecoderFactory {
 
     /// Opens `path` by its content (the extension is only a hint): MP4/M4A, 3GP, ADTS, AMR and
     /// WebM/Matroska (Opus or Vorbis from a browser's MediaRecorder) go to
-    /// ffmpeg; everything else to libsndfile first, and CAF or MP3 that libsndfile refuses to ffmpeg.
+    /// ffmpeg; MPEG audio (MP3) to libmpg123 (`Mpg123Decoder`), and to ffmpeg when that finds no
+    /// MPEG frame (AAC behind an ID3 tag); everything else to libsndfile first, and CAF that
+    /// libsndfile refuses to ffmpeg.
     /// `searchPath` is the `PATH` in which `ffmpeg` and `ffprobe` are looked for. Without them such
     /// files fail with one line naming the codec and the install command; the rest still works.
     /// Called once per recording (twice with an analysis pass such as loudness normalisation).
@@ -22,6 +24,13 @@ extension DecoderFactory {
         let kind = ContentSniffer.sniff(path: path)
         if ffmpegOnly.contains(kind) {
             return try openWithFFmpeg(path: path, kind: kind, searchPath: searchPath, libsndfileError: nil)
+        }
+        if kind == .mp3 {
+            // libmpg123 directly (silenced), not through libsndfile, which lets it print.
+            do { return try Mpg123Decoder(path: path) } catch let e as AudioError {
+                guard case .unrecognised = e else { throw e }
+                return try openWithFFmpeg(path: path, kind: kind, searchPath: searchPath, libsndfileError: e)
+            }
         }
         do {
             let d = try SndFileDecoder(path: path)

@@ -31,6 +31,13 @@ enum FrameScan {
         return first == nil ? nil : frames
     }
 
+    /// True when an MPEG audio frame header starts the file (after an ID3v2 tag): what segno
+    /// hands to libmpg123, which would otherwise search the whole file for something frame-like.
+    static func mp3StartsWithFrame(path: String) -> Bool {
+        guard let r = ByteSource(path: path), let h = r.bytes(id3v2Size(r), 4) else { return false }
+        return MPEGFrame(h) != nil
+    }
+
     /// True when the first MP3 frame carries a Xing/Info/VBRI header: mpg123's length then comes
     /// from it (with the LAME tag's encoder delay and padding), not from an estimate.
     static func mp3HasLengthHeader(path: String) -> Bool {
