@@ -53,6 +53,8 @@ extension DecoderFactory {
     /// True for an MP3 without a Xing/Info/VBRI header whose frames hold more audio than
     /// mpg123's estimate from the first frame's bitrate (a VBR stream): libsndfile stops reading
     /// at that estimate, so the rest would be lost. Such files go to ffmpeg when it is installed.
+    /// Only for MPEG audio libsndfile found where the sniffer did not (`Mpg123Decoder` reads the
+    /// rest, and never stops short).
     /// Costs one read of the file's frame headers, for MP3 only.
     static func stopsShort(_ d: SndFileDecoder, path: String) -> Bool {
         guard ["MP1", "MP2", "MP3"].contains(d.info.codec), !FrameScan.mp3HasLengthHeader(path: path),
