@@ -31,8 +31,10 @@ public final class Mpg123Decoder: AudioDecoder {
     private var lastEnd = -1
     /// Where junk was skipped: (byte offset, bytes).
     private var skipped: [(at: Int, bytes: Int)] = []
-    /// Bytes of the file after the frames the length header declared, when that is more than tags.
+    /// Bytes of the file after the frames the length header declared, when MPEG frames follow.
     private var unread = 0
+    /// Bytes of the file after the point where libmpg123 ended the stream.
+    private var remaining = 0
     /// True when a Xing/Info/VBRI header declares the length (else it was scanned at open).
     private let declaresLength: Bool
 
@@ -178,15 +180,17 @@ public final class Mpg123Decoder: AudioDecoder {
         lastEnd = end
     }
 
-    /// At the end: a stream that stops well before the end of the file was cut at a length header
-    /// (Xing/Info) that declares fewer frames than the file holds. Tags at the end (ID3v1, APE,
-    /// Lyrics3) take a few kilobytes at most.
+    /// At the end: a stream that stops well before the end of the file, where MPEG frames go on,
+    /// was cut at a length header (Xing/Info) that declares fewer frames than the file holds, or
+    /// ended by junk. Trailing tags (ID3v1, APE with a picture, Lyrics3) are not frames.
     private func noteUnread(_ mh: OpaquePointer) {
         var st = stat()
         guard fstat(fd, &st) == 0 else { return }
-        let rest = Int(st.st_size) - Int(mpg123_tell_stream(mh))
-        if rest > Self.tailAllowance {
-            unread = rest
+        let at = Int(mpg123_tell_stream(mh))
+        remaining = Int(st.st_size) - at
+        if remaining > Self.tailAllowance, framesRead + Self.lengthSlack >= info.frames,
+           FrameScan.mp3FramesFollow(path: path, from: Int64(at), within: Int64(Self.resyncLimit)) {
+            unread = remaining
         }
     }
 
@@ -202,8 +206,8 @@ public final class Mpg123Decoder: AudioDecoder {
         if let junk = skipped.first {
             throw AudioError.decodeFailed(path: path, detail: "damaged MP3: junk at byte \(junk.at); only \(short)")
         }
-        if unread > 0 {
-            throw AudioError.decodeFailed(path: path, detail: "damaged MP3: the stream breaks off \(unread) bytes before the end of the file; only \(short)")
+        if remaining > Self.tailAllowance {
+            throw AudioError.decodeFailed(path: path, detail: "damaged MP3: the stream breaks off \(remaining) bytes before the end of the file; only \(short)")
         }
         throw AudioError.truncated(path: path, detail: "only \(short)")
     }
@@ -212,8 +216,8 @@ public final class Mpg123Decoder: AudioDecoder {
     /// recorder killed mid-frame loses its last frame or two.
     static let lengthSlack = 2304
 
-    /// Bytes after the last frame that are taken for tags, not audio.
-    static let tailAllowance = 16384
+    /// Bytes after the last decoded frame about which nothing is said (a few frames).
+    static let tailAllowance = 4096
 
     /// Releases the handle and the file. Safe to call twice.
     public func close() {

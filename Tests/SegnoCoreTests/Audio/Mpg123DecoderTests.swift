@@ -104,6 +104,16 @@ import Testing
         #expect(d.notes.contains { $0.contains("Xing/Info header declares \(d.info.frames) frames, but") }, "\(d.notes)")
     }
 
+    @Test func aLargeTagAtTheEndIsNotDamage() throws {
+        // An APEv2 tag with a cover picture (20 kB) after the last frame.
+        let clean = try mp3(["-b:a", "128k"])
+        let tail = Array("APETAGEX".utf8) + Self.junk(20_000)
+        let path = try Fixtures.writeBytes(try Fixtures.bytes(clean) + tail, to: fx.dir["tagged-end.mp3"])
+        let d = try Mpg123Decoder(path: path)
+        #expect(try decodeAll(d).count == 100_001 * 2)
+        #expect(d.notes.isEmpty, "\(d.notes)")
+    }
+
     @Test func aCutStreamIsTruncatedAndJunkItCannotPassIsAnError() throws {
         let clean = try mp3(["-b:a", "128k"])
         let bytes = try Fixtures.bytes(clean)
