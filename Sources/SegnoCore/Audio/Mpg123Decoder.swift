@@ -12,9 +12,12 @@ import SegnoDSP
 /// headers are scanned once at open (`mpg123_scan`), so `info.frames` is exact and every frame is
 /// decoded (libsndfile stopped at an estimate from the first frame's bitrate).
 ///
-/// Damage: junk between frames that libmpg123 skips to find the next frame (a splice, a bad
-/// sector) becomes a note (`notes`, reported as a warning after the pass); junk it cannot get past
-/// (more than `resyncLimit` bytes) or a failing decode is an `AudioError` naming the file.
+/// Damage: junk between frames that libmpg123 skips to find the next frame (a splice, a zeroed
+/// sector; up to `resyncLimit` bytes) and a Xing header declaring fewer frames than follow become
+/// `notes`, reported as warnings after the pass. A stream that yields clearly less than its
+/// declared length is an `AudioError` naming the file: `.truncated` when the file ends there,
+/// `.decodeFailed` when junk ended it (random bytes that fake a frame header of another format
+/// end the stream: `MPG123_NO_FRANKENSTEIN`, as libsndfile sets it).
 /// Owned by one worker; `close()` releases the handle and the file.
 public final class Mpg123Decoder: AudioDecoder {
     public let info: SourceInfo
