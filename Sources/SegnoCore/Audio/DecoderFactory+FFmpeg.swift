@@ -76,12 +76,12 @@ extension DecoderFactory {
     /// One line per decoder for `segno info --formats`: libsndfile's version, and whether ffmpeg
     /// (with ffprobe) is on `searchPath`, with its version line. Runs `ffmpeg -version` once.
     public static func availableDecoders(searchPath: String?) -> [String] {
-        var lines = ["libsndfile: \(String(cString: sf_version_string())) (WAV, RF64, AIFF, CAF with PCM/ALAC, FLAC, Ogg Vorbis/Opus, MP3)"]
+        var lines = ["libsndfile: \(String(cString: sf_version_string())) (WAV, RF64, AIFF, CAF with PCM/ALAC, FLAC, Ogg Vorbis/Opus); MP3/MP2 through libmpg123"]
         if let tools = FFmpegTools.locate(searchPath: searchPath) {
             let version = tools.versionLine() ?? "version unknown"
-            lines.append("ffmpeg: \(tools.ffmpeg) (\(version)), ffprobe: \(tools.ffprobe) (AAC/ALAC in MP4/M4A/3GP/CAF, ADTS, AMR, IMA4, WebM/Matroska)")
+            lines.append("ffmpeg: \(tools.ffmpeg) (\(version)), ffprobe: \(tools.ffprobe) (AAC/ALAC in MP4/M4A/3GP/CAF, ADTS, AMR, IMA4, WebM/Matroska; writes AAC/ALAC .m4a)")
         } else {
-            lines.append("ffmpeg: not found on PATH (AAC in .m4a/.3gp/.caf, AMR, WebM/Matroska cannot be read; \(FFmpegTools.installHint))")
+            lines.append("ffmpeg: not found on PATH (AAC in .m4a/.3gp/.caf, AMR, WebM/Matroska cannot be read, .m4a not written; \(FFmpegTools.installHint))")
         }
         return lines
     }
