@@ -2,8 +2,8 @@
 
 m4a: 10 min 44.1 kHz stereo 16-bit WAV → AAC 128 kb/s and → ALAC, `segno convert` (which pipes PCM
 to `ffmpeg`) vs `ffmpeg` reading the WAV itself; CPU is segno's and its child's together (time
-counts waited-for children). Peak RSS of a 1-minute vs a 60-minute AAC encode (segno's own
-process; ffmpeg's index grows with the length in the child).
+counts waited-for children). Peak RSS of a 1-minute vs a 60-minute AAC encode (time's figure is
+the largest process of the tree, here the ffmpeg child, whose MP4 index grows with the length).
 mp3: 10 min 44.1 kHz stereo MP3 (LAME 128 kb/s) → 16-bit WAV, `segno convert` (libmpg123) vs
 `sox` (libsox's MP3 reader) and `ffmpeg` (its own decoder).
 """
@@ -30,7 +30,7 @@ def bench_m4a(segno, work, rounds, minutes):
         "1 min": [segno, "convert", short, o("s.m4a")],
         "60 min": [segno, "convert", long60, o("l.m4a")],
     }, max(1, rounds // 2))
-    print(f"\npeak RSS (segno's process): 1-minute file {rss['1 min'][2]:.1f} MiB, 60-minute file {rss['60 min'][2]:.1f} MiB "
+    print(f"\npeak RSS (largest process, segno or its ffmpeg child): 1-minute file {rss['1 min'][2]:.1f} MiB, 60-minute file {rss['60 min'][2]:.1f} MiB "
           f"(ratio {rss['60 min'][2] / rss['1 min'][2]:.2f}; target ≤ 1.2)")
 
 def bench_mp3(segno, work, rounds, minutes):
