@@ -27,6 +27,9 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile",
                        providers: [.apt(["libsndfile1-dev"])]),
+        // libmpg123 (LGPL-2.1), linked dynamically: MP3 decoding with its messages silenced.
+        .systemLibrary(name: "CMpg123", pkgConfig: "libmpg123",
+                       providers: [.apt(["libmpg123-dev"])]),
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate",
                        providers: [.apt(["libsamplerate0-dev"])]),
         // libsoxr (LGPL-2.1), linked dynamically: the default resampler.
@@ -54,7 +57,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "SegnoCore", dependencies: [
-            "SegnoDSP", "SegnoWaveform", "SegnoS3", "CSndFile", "CSampleRate", "CSoxr", "CEbur128", "CLibPQ", "CChromaprint", "CLinux",
+            "SegnoDSP", "SegnoWaveform", "SegnoS3", "CSndFile", "CMpg123", "CSampleRate", "CSoxr", "CEbur128", "CLibPQ", "CChromaprint", "CLinux",
             .product(name: "Yams", package: "Yams"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),

@@ -222,7 +222,7 @@ def bench_waveform(segno, work, rounds):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("segno")
-    ap.add_argument("--only", nargs="*", default=["convert", "resample", "folder", "memos", "noop", "chain", "waveform", "phone", "fingerprint", "duplicates"])
+    ap.add_argument("--only", nargs="*", default=["convert", "resample", "folder", "memos", "noop", "chain", "waveform", "phone", "fingerprint", "duplicates", "m4a", "mp3"])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--minutes", type=int, default=10)
     a = ap.parse_args()
@@ -244,6 +244,10 @@ def main():
             import fingerprint  # bench/fingerprint.py: chromaprint vs fpcalc, duplicates at scale (issue 16)
             if "fingerprint" in a.only: fingerprint.bench_fingerprint(segno, work, a.rounds, a.minutes)
             if "duplicates" in a.only: fingerprint.bench_duplicates(segno, work)
+        if "m4a" in a.only or "mp3" in a.only:
+            import m4a  # bench/m4a.py: .m4a output through ffmpeg, MP3 through libmpg123 (issue 12)
+            if "m4a" in a.only: m4a.bench_m4a(segno, work, a.rounds, a.minutes)
+            if "mp3" in a.only: m4a.bench_mp3(segno, work, a.rounds, a.minutes)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

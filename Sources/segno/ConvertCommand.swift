@@ -21,10 +21,11 @@ struct ConvertCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Normalise to loudness (-16LUFS, true peak ≤ -1 dBTP) or sample peak (-1dBFS).", valueName: "target")) var normalize: String?
     @Option(parsing: .unconditional, help: "Pitch shift in semitones, −24…24 (duration kept).") var pitch: Double?
     @Option(help: "Tempo factor 0.25…4 without changing pitch.") var tempo: Double?
-    @Option(help: "Output format: wav, aiff, caf, flac, ogg, opus, mp3, w64, rf64 (default: from OUT's extension).") var format: String?
+    @Option(help: "Output format: wav, aiff, caf, flac, ogg, opus, mp3, w64, rf64, aac, alac (default: from OUT's extension; .m4a is aac). aac and alac are written through the ffmpeg program.") var format: String?
     @Option(help: "Bits per sample: 8, 16, 24, 32, float, double (default: the source's depth where the format holds it).") var bits: String?
     @Option(name: .customLong("encode-quality"), help: "Lossy quality 0…1 (higher is better) or FLAC effort.") var encodeQuality: Double?
     @Flag(help: "Replace OUT even when segno did not write it (without it, only files segno wrote are replaced).") var overwrite = false
+    @Option(help: ArgumentHelp("AAC bitrate, e.g. 128k (default: 64k per channel).", valueName: "bits/s")) var bitrate: String?
 
     func validate() throws {
         if let rate, !ResampleConfig.rateRange.contains(rate) { throw ValidationError("--rate must be 1000…384000 Hz, got \(rate)") }
@@ -42,6 +43,13 @@ struct ConvertCommand: ParsableCommand {
         if let p = pitch, !PitchConfig.semitoneRange.contains(p) { throw ValidationError("--pitch must be −24…24 semitones") }
         if let t = tempo, !PitchConfig.tempoRange.contains(t) { throw ValidationError("--tempo must be 0.25…4") }
         if let q = encodeQuality, !(0...1).contains(q) { throw ValidationError("--encode-quality must be 0…1") }
+        let resolved = format.flatMap { OutputFormat(rawValue: $0.lowercased()) } ?? OutputFormat(extensionOf: output)
+        if let bitrate {
+            guard resolved == .aac else { throw ValidationError("--bitrate applies to aac output only (.m4a or --format aac)") }
+            if EncodeConfig.parseBitrate(bitrate) == nil { throw ValidationError("--bitrate must be bits per second, or kb/s with k: 8k…512k (e.g. 128k)") }
+        }
+        if encodeQuality != nil, resolved == .aac { throw ValidationError("aac takes --bitrate (e.g. --bitrate 128k), not --encode-quality") }
+        if encodeQuality != nil, resolved == .alac { throw ValidationError("alac is lossless and has no --encode-quality") }
     }
 
     func run() throws {
@@ -79,13 +87,14 @@ struct ConvertCommand: ParsableCommand {
         }
         let template = try PathTemplate(output.lastComponent)
         let encode = EncodeConfig(path: template, format: format.flatMap { OutputFormat(rawValue: $0.lowercased()) },
-                                  bits: bits.flatMap(SampleBits.init(text:)), quality: encodeQuality)
+                                  bits: bits.flatMap(SampleBits.init(text:)), quality: encodeQuality,
+                                  bitrate: bitrate.flatMap(EncodeConfig.parseBitrate))
         let watcher = SignalWatcher()
         let stop = watcher.flag
         do {
             let result = try Convert.run(input: input, output: output, transforms: transforms, encode: encode,
                                          isCancelled: { stop.signal != nil })
-            for note in result.notes { printError("segno: warning: " + Self.flagWording(note)) }
+            for note in result.notes { printError("segno: warning: \(AudioError.quoted(self.input)): " + Self.flagWording(note)) }
         } catch is Interrupted {
             throw stop.signal == SIGTERM ? Exit.sigterm : Exit.sigint
         } catch {

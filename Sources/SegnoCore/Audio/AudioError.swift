@@ -20,6 +20,9 @@ public enum AudioError: Error, Sendable, CustomStringConvertible, Equatable {
     /// The content needs a program that is not installed (AAC needs `ffmpeg` on PATH); `detail`
     /// says what the file holds and how to install the program.
     case missingDecoder(path: String, detail: String)
+    /// The output format needs a program that is not installed (AAC and ALAC output need `ffmpeg`
+    /// on PATH); `detail` says what and how to install it.
+    case missingEncoder(path: String, detail: String)
     /// The encoder could not be set up or failed while writing.
     case encodeFailed(path: String, detail: String)
     /// The requested output format is unknown or does not fit the audio (e.g. Opus at 44.1 kHz).
@@ -35,7 +38,7 @@ public enum AudioError: Error, Sendable, CustomStringConvertible, Equatable {
         switch self {
         case .missing(let p), .notAFile(let p), .unreadable(let p, _), .empty(let p),
              .unrecognised(let p, _, _), .truncated(let p, _), .decodeFailed(let p, _), .missingDecoder(let p, _),
-             .encodeFailed(let p, _), .unsupportedOutput(let p, _), .io(let p, _, _), .refused(let p, _):
+             .missingEncoder(let p, _), .encodeFailed(let p, _), .unsupportedOutput(let p, _), .io(let p, _, _), .refused(let p, _):
             return p
         }
     }
@@ -53,6 +56,7 @@ public enum AudioError: Error, Sendable, CustomStringConvertible, Equatable {
         case .truncated(_, let d): return "\(p): truncated: \(d)"
         case .decodeFailed(_, let d): return "\(p): decode failed: \(d)"
         case .missingDecoder(_, let d): return "\(p): \(d)"
+        case .missingEncoder(_, let d): return "\(p): \(d)"
         case .encodeFailed(_, let d): return "\(p): encode failed: \(d)"
         case .unsupportedOutput(_, let d): return "\(p): \(d)"
         case .io(_, let d, _): return "\(p): \(d)"

@@ -102,6 +102,12 @@ final class ChildProcess {
     /// Writes every byte to the child's stdin (started with `stdinPipe`), collecting its stderr
     /// meanwhile. Throws `POSIXError` (EPIPE when the child is gone).
     func writeStdin(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try writeStdin($0) }
+    }
+
+    /// Writes every byte of `bytes` to the child's stdin (started with `stdinPipe`), collecting
+    /// its stderr meanwhile. Throws `POSIXError` (EPIPE when the child is gone).
+    func writeStdin(_ bytes: UnsafeRawBufferPointer) throws {
         guard stdinFD >= 0 else { throw POSIXError(.EPIPE) }
         var off = 0
         while off < bytes.count {
@@ -112,7 +118,7 @@ final class ChildProcess {
             if stderrFD >= 0 && fds[1].revents != 0 { drainStderrOnce() }
             if fds[0].revents & Int16(POLLERR | POLLHUP) != 0 { throw POSIXError(.EPIPE) }
             if fds[0].revents != 0 {
-                let n = bytes.withUnsafeBytes { Glibc.write(stdinFD, $0.baseAddress! + off, bytes.count - off) }
+                let n = Glibc.write(stdinFD, bytes.baseAddress! + off, bytes.count - off)
                 if n < 0 { if errno == EINTR || errno == EAGAIN { continue }; throw POSIXError(.init(rawValue: errno) ?? .EIO) }
                 off += n
             }

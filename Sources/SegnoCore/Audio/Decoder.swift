@@ -59,6 +59,13 @@ public protocol AudioDecoder: AnyObject {
     func read(into block: inout AudioBlock, maxFrames: Int) throws -> Int
     /// Releases the file (and any child process). Safe to call twice.
     func close()
+    /// What the decode met that did not stop it (junk skipped in a damaged MP3), one line each,
+    /// without the file name; read after the last block and reported as warnings.
+    var notes: [String] { get }
+}
+
+extension AudioDecoder {
+    public var notes: [String] { [] }
 }
 
 /// A decoder that can also hand out the source's samples as int16, the way libsndfile's

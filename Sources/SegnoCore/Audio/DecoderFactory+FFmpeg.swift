@@ -10,7 +10,9 @@ extension DecoderFactory {
 
     /// Opens `path` by its content (the extension is only a hint): MP4/M4A, 3GP, ADTS, AMR and
     /// WebM/Matroska (Opus or Vorbis from a browser's MediaRecorder) go to
-    /// ffmpeg; everything else to libsndfile first, and CAF or MP3 that libsndfile refuses to ffmpeg.
+    /// ffmpeg; MPEG audio (MP3) to libmpg123 (`Mpg123Decoder`), and to ffmpeg when that finds no
+    /// MPEG frame (AAC behind an ID3 tag); everything else to libsndfile first, and CAF that
+    /// libsndfile refuses to ffmpeg.
     /// `searchPath` is the `PATH` in which `ffmpeg` and `ffprobe` are looked for. Without them such
     /// files fail with one line naming the codec and the install command; the rest still works.
     /// With them, `helpers` decode such files without a process each (nil: one `ffmpeg` per file).
@@ -24,6 +26,13 @@ extension DecoderFactory {
         let kind = ContentSniffer.sniff(path: path)
         if ffmpegOnly.contains(kind) {
             return try openWithFFmpeg(path: path, kind: kind, searchPath: searchPath, libsndfileError: nil, helpers: helpers)
+        }
+        if kind == .mp3 {
+            // libmpg123 directly (silenced), not through libsndfile, which lets it print.
+            do { return try Mpg123Decoder(path: path) } catch let e as AudioError {
+                guard case .unrecognised = e else { throw e }
+                return try openWithFFmpeg(path: path, kind: kind, searchPath: searchPath, libsndfileError: e)
+            }
         }
         do {
             let d = try SndFileDecoder(path: path)
@@ -46,6 +55,8 @@ extension DecoderFactory {
     /// True for an MP3 without a Xing/Info/VBRI header whose frames hold more audio than
     /// mpg123's estimate from the first frame's bitrate (a VBR stream): libsndfile stops reading
     /// at that estimate, so the rest would be lost. Such files go to ffmpeg when it is installed.
+    /// Only for MPEG audio libsndfile found where the sniffer did not (`Mpg123Decoder` reads the
+    /// rest, and never stops short).
     /// Costs one read of the file's frame headers, for MP3 only.
     static func stopsShort(_ d: SndFileDecoder, path: String) -> Bool {
         guard ["MP1", "MP2", "MP3"].contains(d.info.codec), !FrameScan.mp3HasLengthHeader(path: path),
@@ -68,13 +79,13 @@ extension DecoderFactory {
     /// (with ffprobe) is on `searchPath`, with its version line, and the `segno-decode` helper.
     /// Runs `ffmpeg -version` and the helper once.
     public static func availableDecoders(searchPath: String?, helpers: DecodeHelperPool = .shared) -> [String] {
-        var lines = ["libsndfile: \(String(cString: sf_version_string())) (WAV, RF64, AIFF, CAF with PCM/ALAC, FLAC, Ogg Vorbis/Opus, MP3)"]
+        var lines = ["libsndfile: \(String(cString: sf_version_string())) (WAV, RF64, AIFF, CAF with PCM/ALAC, FLAC, Ogg Vorbis/Opus); MP3/MP2 through libmpg123"]
         if let tools = FFmpegTools.locate(searchPath: searchPath) {
             let version = tools.versionLine() ?? "version unknown"
-            lines.append("ffmpeg: \(tools.ffmpeg) (\(version)), ffprobe: \(tools.ffprobe) (AAC/ALAC in MP4/M4A/3GP/CAF, ADTS, AMR, IMA4, WebM/Matroska)")
+            lines.append("ffmpeg: \(tools.ffmpeg) (\(version)), ffprobe: \(tools.ffprobe) (AAC/ALAC in MP4/M4A/3GP/CAF, ADTS, AMR, IMA4, WebM/Matroska; writes AAC/ALAC .m4a)")
             lines.append(helpers.describe())
         } else {
-            lines.append("ffmpeg: not found on PATH (AAC in .m4a/.3gp/.caf, AMR, WebM/Matroska cannot be read; \(FFmpegTools.installHint))")
+            lines.append("ffmpeg: not found on PATH (AAC in .m4a/.3gp/.caf, AMR, WebM/Matroska cannot be read, .m4a not written; \(FFmpegTools.installHint))")
         }
         return lines
     }

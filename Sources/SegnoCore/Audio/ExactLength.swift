@@ -33,8 +33,9 @@ enum ExactLength: Equatable {
             default: counted = nil
             }
         } else if ["MP1", "MP2", "MP3"].contains(i.codec) {
-            // libsndfile stops at mpg123's estimate when the stream is longer (measured): the
-            // decoder yields the lesser of the two.
+            // `Mpg123Decoder` scanned the stream at open, so its length is this count; libsndfile
+            // (an MPEG file the sniffer did not name) stops at mpg123's estimate when the stream is
+            // longer (measured): the decoder yields the lesser of the two.
             counted = FrameScan.mp3(path: path).map { min($0, i.frames) }
         } else if i.container == "CAF" && i.codec.hasPrefix("ALAC") {
             counted = FrameScan.cafValidFrames(path: path)

@@ -31,6 +31,26 @@ enum FrameScan {
         return first == nil ? nil : frames
     }
 
+    /// True when an MPEG audio frame header starts the file (after an ID3v2 tag): what segno
+    /// hands to libmpg123, which would otherwise search the whole file for something frame-like.
+    static func mp3StartsWithFrame(path: String) -> Bool {
+        guard let r = ByteSource(path: path), let h = r.bytes(id3v2Size(r), 4) else { return false }
+        return MPEGFrame(h) != nil
+    }
+
+    /// True when two MPEG audio frames in a row start in the `within` bytes from byte `from` (less
+    /// the 4 bytes of a header read ahead): the audio goes on there (a tag or other trailing data
+    /// does not look like that).
+    static func mp3FramesFollow(path: String, from: Int64, within: Int64) -> Bool {
+        guard let r = ByteSource(path: path) else { return false }
+        for at in max(0, from - 4)..<min(r.size, from + within) {
+            guard let h = r.bytes(at, 4), let f = MPEGFrame(h), let next = r.bytes(at + Int64(f.length), 4),
+                  let g = MPEGFrame(next), (g.version, g.layer, g.rate) == (f.version, f.layer, f.rate) else { continue }
+            return true
+        }
+        return false
+    }
+
     /// True when the first MP3 frame carries a Xing/Info/VBRI header: mpg123's length then comes
     /// from it (with the LAME tag's encoder delay and padding), not from an estimate.
     static func mp3HasLengthHeader(path: String) -> Bool {

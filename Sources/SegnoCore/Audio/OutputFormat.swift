@@ -1,8 +1,9 @@
 import CSndFile
 
-/// An output container/codec segno can write through libsndfile.
+/// An output container/codec segno can write: through libsndfile, or (`aac`, `alac`: AAC-LC or
+/// ALAC in an MP4 `.m4a` file) through the `ffmpeg` program (`FFmpegEncoder`).
 public enum OutputFormat: String, Sendable, CaseIterable, Codable {
-    case wav, aiff, caf, flac, ogg, opus, mp3, w64, rf64
+    case wav, aiff, caf, flac, ogg, opus, mp3, w64, rf64, aac, alac
 
     /// Picks the format from a file name's extension (case-insensitive); nil when unknown.
     public init?(extensionOf path: String) {
@@ -20,18 +21,32 @@ public enum OutputFormat: String, Sendable, CaseIterable, Codable {
         case "mp3": self = .mp3
         case "w64": self = .w64
         case "rf64": self = .rf64
+        case "m4a": self = .aac   // ALAC in .m4a is asked for with format: alac
         default: return nil
         }
     }
 
     /// True when the codec is lossy (bits do not apply; quality does).
-    public var isLossy: Bool { self == .ogg || self == .opus || self == .mp3 }
+    public var isLossy: Bool { self == .ogg || self == .opus || self == .mp3 || self == .aac }
+
+    /// True when the `ffmpeg` program writes the file (AAC, ALAC in MP4), not libsndfile.
+    public var needsFFmpeg: Bool { self == .aac || self == .alac }
+
+    /// Most channels the codec takes.
+    public var maxChannels: Int? {
+        switch self {
+        case .opus, .mp3: return 2
+        case .aac, .alac: return 8
+        default: return nil
+        }
+    }
 
     /// Sample rates the codec accepts, or nil for any.
     public var allowedRates: [Int]? {
         switch self {
         case .opus: return [8000, 12000, 16000, 24000, 48000]
         case .mp3: return [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000]
+        case .aac: return [7350, 8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 64000, 88200, 96000]
         default: return nil
         }
     }
@@ -41,10 +56,12 @@ public enum OutputFormat: String, Sendable, CaseIterable, Codable {
         switch self {
         case .flac: return [.b8, .b16, .b24]
         case .wav, .w64, .rf64, .caf, .aiff: return [.b8, .b16, .b24, .b32, .float, .double]
-        case .ogg, .opus, .mp3: return []
+        case .alac: return [.b16, .b24]   // ffmpeg's ALAC encoder writes 16 or 24 bits
+        case .ogg, .opus, .mp3, .aac: return []
         }
     }
 
+    /// libsndfile's major format; 0 for the formats ffmpeg writes.
     var majorFormat: Int32 {
         switch self {
         case .wav: return Int32(SF_FORMAT_WAV)
@@ -55,6 +72,7 @@ public enum OutputFormat: String, Sendable, CaseIterable, Codable {
         case .mp3: return Int32(SF_FORMAT_MPEG)
         case .w64: return Int32(SF_FORMAT_W64)
         case .rf64: return Int32(SF_FORMAT_RF64)
+        case .aac, .alac: return 0
         }
     }
 }
@@ -77,7 +95,7 @@ public enum SampleBits: String, Sendable, CaseIterable, Codable {
 
     /// The default depth for a source: the source's own depth where the container holds it
     /// (8, 16, 24 or 32-bit integer; 32 or 64-bit float), else the nearest it holds (20-bit ALAC
-    /// and float in FLAC become 24-bit); 16-bit after a lossy codec. A 64-bit float source keeps
+    /// and float in FLAC become 24-bit, 8-bit in ALAC 16-bit); 16-bit after a lossy codec. A 64-bit float source keeps
     /// its depth, though the chain carries 32-bit floats, so its values keep float32 precision.
     public static func defaultFor(source: SampleKind, sourceCodec: String, format: OutputFormat) -> SampleBits? {
         if format.isLossy { return nil }
@@ -92,6 +110,7 @@ public enum SampleBits: String, Sendable, CaseIterable, Codable {
             else { wanted = .b16 }
         }
         if format.allowedBits.contains(wanted) { return wanted }
+        if wanted == .b8 { return .b16 }   // ALAC holds no 8-bit samples
         return format.allowedBits.contains(.b24) && wanted != .b16 ? .b24 : .b16
     }
 }

@@ -3,7 +3,9 @@ import Foundation
 import SegnoDSP
 
 /// Streaming decode through libsndfile (WAV/RF64/W64, AIFF, CAF with PCM or ALAC, FLAC,
-/// Ogg Vorbis/Opus, MP3). The format comes from the content; the name is only used in messages.
+/// Ogg Vorbis/Opus; MP3 only where the sniffer did not see MPEG audio, since `Mpg123Decoder`
+/// decodes MP3 with libmpg123 silenced). The format comes from the content; the name is only
+/// used in messages.
 public final class SndFileDecoder: Int16Decoding {
     public let info: SourceInfo
     private let path: String

@@ -4,7 +4,7 @@ import SegnoDSP
 
 /// Streaming encode through libsndfile into an `OutputFile` (temporary name, renamed on `finish`).
 ///
-/// Integer outputs are converted here, not by libsndfile: a float `x` becomes
+/// Integer outputs are converted here (`IntegerPCM`), not by libsndfile: a float `x` becomes
 /// `round(x · 2^(bits−1))` clipped, the exact inverse of how libsndfile decodes integer PCM, so
 /// a 16-bit WAV → 16-bit FLAC conversion is bit-transparent. No dither is added.
 public final class SndFileEncoder {
@@ -24,6 +24,9 @@ public final class SndFileEncoder {
     /// - Parameters:
     ///   - quality: 0…1 for lossy codecs (higher is better), compression effort for FLAC.
     public init(path: String, format: OutputFormat, bits: SampleBits?, quality: Double?, stream: AudioFormat) throws {
+        if format.needsFFmpeg {
+            throw AudioError.unsupportedOutput(path: path, detail: "\(format.rawValue) is written through ffmpeg, not libsndfile")
+        }
         if let rates = format.allowedRates, !rates.contains(stream.sampleRate) {
             throw AudioError.unsupportedOutput(path: path, detail: "\(format.rawValue) cannot be written at \(stream.sampleRate) Hz (allowed: \(rates.map(String.init).joined(separator: ", ")) Hz); add a resample stage")
         }
@@ -92,29 +95,17 @@ public final class SndFileEncoder {
         case .b8?, .b16?:
             if shorts.count < n { shorts = [Int16](repeating: 0, count: n) }
             // 8-bit: round at 8 bits and let libsndfile's >> 8 keep that value exactly.
-            let scale: Float = bits == .b8 ? 128 : 32768
-            let hi: Float = scale - 1
-            let shift: Int16 = bits == .b8 ? 8 : 0
             block.samples.withUnsafeBufferPointer { src in
                 shorts.withUnsafeMutableBufferPointer { dst in
-                    for i in 0..<n {
-                        let v = (src[i] * scale).rounded()
-                        dst[i] = Int16(max(-scale, min(hi, v.isNaN ? 0 : v))) << shift
-                    }
+                    IntegerPCM.int16(UnsafeBufferPointer(rebasing: src[0..<n]), into: dst, bits8: bits == .b8)
                 }
             }
             written = shorts.withUnsafeBufferPointer { sf_writef_short(h, $0.baseAddress, sf_count_t(block.frames)) }
         case .b24?, .b32?:
             if ints.count < n { ints = [Int32](repeating: 0, count: n) }
-            let full = bits == .b24 ? Float(8_388_608) : Float(2_147_483_648)
-            let shift: Int32 = bits == .b24 ? 8 : 0
             block.samples.withUnsafeBufferPointer { src in
                 ints.withUnsafeMutableBufferPointer { dst in
-                    for i in 0..<n {
-                        let v = Double((src[i] * full).rounded())
-                        let hi = Double(bits == .b24 ? 8_388_607 : 2_147_483_647)
-                        dst[i] = v.isNaN ? 0 : Int32(max(-hi - 1, min(hi, v))) << shift
-                    }
+                    IntegerPCM.int32(UnsafeBufferPointer(rebasing: src[0..<n]), into: dst, bits24: bits == .b24)
                 }
             }
             written = ints.withUnsafeBufferPointer { sf_writef_int(h, $0.baseAddress, sf_count_t(block.frames)) }

@@ -50,7 +50,7 @@ extension AudioError {
         switch self {
         case .notAFile, .empty, .unrecognised, .truncated, .decodeFailed: return .input
         case .encodeFailed, .unsupportedOutput, .refused: return .spec
-        case .missing, .unreadable, .missingDecoder: return .environment
+        case .missing, .unreadable, .missingDecoder, .missingEncoder: return .environment
         case .io(_, _, let code): return code == 0 ? .environment : FailureClass.of(errno: code)
         }
     }

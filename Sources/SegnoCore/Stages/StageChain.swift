@@ -174,7 +174,8 @@ public struct ChainRecipe {
         case tap(any TapConfig, paths: [String])
     }
     public var items: [Item]
-    /// Sees each analysing transform's `note` once its measurement is done (warnings).
+    /// Sees each analysing transform's `note` once its measurement is done, and the decoder's
+    /// `notes` after the real pass (warnings).
     public var notes: ((String) -> Void)?
     public init(items: [Item]) { self.items = items }
 
@@ -236,6 +237,7 @@ public struct ChainRecipe {
         defer { decoder.close() }
         var made = try StageChain(elements: instances).runEach(decoder: decoder, isolatingTaps: isolatingTaps,
                                                                isCancelled: isCancelled, progress: progress)[...]
+        decoder.notes.forEach { notes?($0) }
         var results: [Result<[ProducedFile], any Error>] = []
         for k in 0..<tapCount {
             if let e = unmade[k] { results.append(.failure(e)) } else { results.append(made.removeFirst()) }

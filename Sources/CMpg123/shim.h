@@ -1,0 +1,2 @@
+#include <sys/types.h>
+#include <mpg123.h>
