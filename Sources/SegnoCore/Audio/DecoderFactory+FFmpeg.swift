@@ -31,7 +31,7 @@ extension DecoderFactory {
             // libmpg123 directly (silenced), not through libsndfile, which lets it print.
             do { return try Mpg123Decoder(path: path) } catch let e as AudioError {
                 guard case .unrecognised = e else { throw e }
-                return try openWithFFmpeg(path: path, kind: kind, searchPath: searchPath, libsndfileError: e)
+                return try openWithFFmpeg(path: path, kind: kind, searchPath: searchPath, libsndfileError: e, helpers: helpers)
             }
         }
         do {
