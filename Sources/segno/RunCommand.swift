@@ -112,6 +112,10 @@ func runJob(spec path: String, flags: RunFlags, retryOnly: Bool) throws {
         default: throw Exit.failures
         }
     }
+    if ProcessInfo.processInfo.environment["SEGNO_STATE_STATS"] != nil, let st = summary.stateStatements {
+        // For bench/bench.py's fleet section: the cost of claims and state writes in this run.
+        printError("segno: state statements: \(st.count) in \(String(format: "%.3f", st.seconds)) s for \(summary.done + summary.failed) recordings")
+    }
     for p in summary.problems where !flags.quiet { printError("segno: skipped \(p)") }
     for f in summary.captureFailures { printError("segno: \(f)") }
     for p in summary.ownOutputs where !flags.quiet { printError("segno: skipped \(AudioError.quoted(p)): an output of this job, never taken as input") }
