@@ -61,6 +61,13 @@ struct FleetObjectStoreTests {
         return bucket
     }
 
+    /// `segno status pg.yaml --json` with the credentials the input listing needs.
+    func status(_ ws: RunWorkspace) throws -> [String: Any] {
+        let r = try ws.segno(["status", "pg.yaml", "--json"], environment: keys)
+        guard r.exited(0) else { throw CLITestError("status exited \(r.status): \(r.stderr)") }
+        return try RunWorkspace.json(r.stdout)
+    }
+
     /// The FLAC outputs a run should upload: `memo 001.wav` → `memo 001.flac`.
     static func uploadedKeys(_ files: [String]) -> Set<String> {
         Set(files.map { "memos/" + ($0 as NSString).deletingPathExtension + ".flac" })
@@ -83,7 +90,7 @@ struct FleetObjectStoreTests {
         let done = try (0..<3).flatMap { try ManyWorkersTests.done(ws, "r\($0).json") }
         #expect(Set(done) == Set(files))
         #expect(done.count == files.count, "each recording done by one worker: \(done.count) of \(files.count)")
-        #expect(try ws.status("pg.yaml").int("done") == files.count)
+        #expect(try status(ws).int("done") == files.count)
         let rows = try CLI.run("/usr/bin/psql", [url, "-tAc", "SELECT count(*), count(DISTINCT path) FROM recording; SELECT count(*) FROM step"])
         #expect(rows.stdout.split(separator: "\n") == ["\(files.count)|\(files.count)", "\(files.count * 3)"], "one row per recording, 3 steps each: \(rows.stdout)")
 
@@ -94,7 +101,7 @@ struct FleetObjectStoreTests {
         #expect(versions.allSatisfy { !$0.deleteMarker })
         #expect(try s3.listMultipartUploads(bucket: output).isEmpty, "no multipart upload left open")
 
-        let single = try ws.segno(["run", "sqlite.yaml", "--quiet"], environment: keys, timeout: 300)
+        let single = try ws.segno(["run", "sqlite.yaml", "--quiet", "--parallel", "2"], environment: keys, timeout: 300)
         #expect(single.exited(0), "\(single.stderr)")
         let shared = Dictionary(uniqueKeysWithValues: try s3.listObjectsDetailed(bucket: output).map { ($0.key, $0.etag) })
         let alone = Dictionary(uniqueKeysWithValues: try s3.listObjectsDetailed(bucket: reference).map { ($0.key, $0.etag) })
@@ -122,7 +129,8 @@ struct FleetObjectStoreTests {
             let exit = w.wait(timeout: 300)
             #expect(exit.exited(0), "\(exit.stderr)")
         }
-        #expect(try ws.status("pg.yaml").int("done") == files.count, "the survivors finished the victim's work")
+        let status = try status(ws)
+        #expect(status.int("done") == files.count, "the survivors finished the victim's work: \(status)")
         let s3 = try client()
         #expect(try s3.listMultipartUploads(bucket: output).isEmpty, "no multipart upload left open after the kill")
         let versions = try s3.listObjectVersions(output)
