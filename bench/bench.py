@@ -219,7 +219,7 @@ def bench_waveform(segno, work, rounds):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("segno")
-    ap.add_argument("--only", nargs="*", default=["convert", "resample", "folder", "memos", "noop", "chain", "waveform", "phone", "fingerprint", "duplicates"])
+    ap.add_argument("--only", nargs="*", default=["convert", "resample", "folder", "memos", "noop", "chain", "waveform", "phone", "fingerprint", "duplicates", "fleet"])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--minutes", type=int, default=10)
     a = ap.parse_args()
@@ -241,6 +241,9 @@ def main():
             import fingerprint  # bench/fingerprint.py: chromaprint vs fpcalc, duplicates at scale (issue 16)
             if "fingerprint" in a.only: fingerprint.bench_fingerprint(segno, work, a.rounds, a.minutes)
             if "duplicates" in a.only: fingerprint.bench_duplicates(segno, work)
+        if "fleet" in a.only:
+            import fleet  # bench/fleet.py: workers on PostgreSQL, no-op reruns at 100,000, planner memory (issue 14)
+            fleet.bench_fleet(segno, work, a.rounds)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -89,6 +89,21 @@ final class PGConnection: @unchecked Sendable {
     }
 }
 
+extension PGConnection {
+    /// Runs a query through a cursor and hands its rows to `body` `fetch` at a time, so a large
+    /// table (a million recordings) is never held whole, neither by libpq nor as Swift arrays.
+    /// Must be called inside a transaction (a cursor lives in one).
+    func forEachRow(_ sql: String, _ params: [String?] = [], fetch: Int = 10_000, _ body: ([String?]) throws -> Void) throws {
+        try exec("DECLARE segno_rows NO SCROLL CURSOR FOR " + sql, params)
+        while true {
+            let rows = try exec("FETCH \(fetch) FROM segno_rows")
+            for r in rows { try body(r) }
+            if rows.count < fetch { break }
+        }
+        try exec("CLOSE segno_rows")
+    }
+}
+
 /// Connections shared by a process's threads: each call takes an idle one (or opens one), so a
 /// worker thread in a call has a connection of its own. A lost server is waited for: calls
 /// reconnect with back-off for up to `patience` seconds, then fail (an environment failure).

@@ -46,11 +46,19 @@ public final class PostgresState: StateBackend {
     }
 
     static func data(hex: String) -> Data? {
-        var out = Data(capacity: hex.count / 2)
+        func nibble(_ c: UInt8) -> UInt8? {
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+        }
+        var out = Data(capacity: hex.utf8.count / 2)
         var it = hex.utf8.makeIterator()
         while let a = it.next(), let b = it.next() {
-            guard let hi = Int(String(UnicodeScalar(a)), radix: 16), let lo = Int(String(UnicodeScalar(b)), radix: 16) else { return nil }
-            out.append(UInt8(hi * 16 + lo))
+            guard let hi = nibble(a), let lo = nibble(b) else { return nil }
+            out.append(hi << 4 | lo)
         }
         return out
     }
@@ -64,14 +72,24 @@ public final class PostgresState: StateBackend {
             var out: [String: RecordingState] = [:]
             var byId: [Int64: String] = [:]
             let snap = try conn.exec("SELECT pg_current_snapshot()::text").first?[0] ?? nil
-            for row in try conn.exec("SELECT \(Self.recordingColumns) FROM recording r") {
+            try conn.forEachRow("SELECT \(Self.recordingColumns) FROM recording r") { row in
                 let r = Self.recording(row)
                 out[r.path] = r
                 byId[r.id] = r.path
             }
-            for row in try conn.exec("SELECT recording_id, stage, fingerprint, source, output, output_hash, output_size, finished_at, detail FROM step") {
-                guard let id = row[0].flatMap(Int64.init), let path = byId[id] else { continue }
-                let s = Self.step(row, at: 1)
+            // Stage names and fingerprints repeat across recordings: one copy of each text.
+            var shared: [String: String] = [:]
+            func interned(_ text: String?) -> String? {
+                guard let text else { return nil }
+                if let known = shared[text] { return known }
+                shared[text] = text
+                return text
+            }
+            try conn.forEachRow("SELECT recording_id, stage, fingerprint, source, output, output_hash, output_size, finished_at, detail FROM step") { row in
+                guard let id = row[0].flatMap(Int64.init), let path = byId[id] else { return }
+                var s = Self.step(row, at: 1)
+                s.stage = interned(s.stage)!
+                s.fingerprint = interned(s.fingerprint)!
                 out[path]?.steps[s.stage] = s
             }
             try conn.exec("COMMIT")
