@@ -110,23 +110,78 @@ def bench_throughput(segno, work, pg, rounds, count=300, seconds=2.0):
             print(f"{label:26} {wall:7.2f} {cpu:7.2f} {count / wall:7.1f} {audio / wall:7.1f} {extra}")
 
 
-def bench_noop(segno, work, pg, rounds, counts=(10000, 100000)):
-    print("\n## fleet: no-op rerun over recordings already done (targets at 100,000: SQLite ≤ 2 s, PostgreSQL ≤ 5 s)")
+def clone_done_state(kind, db, root, out, template):
+    """Adds every file under `root` that the state does not know as a done recording, its rows
+    cloned from the real recording `template` (stem, e.g. "d000/t000000") with the file's own
+    identity (size, mtime, inode, as segno's scan reads them) and a copy of its output: what a
+    real first run would have written, since every file is a copy of one tone."""
+    import sqlite3
+    known = set()
+    if kind == "sqlite":
+        con = sqlite3.connect(db)
+        known = {r[0] for r in con.execute("SELECT path FROM recording")}
+    else:
+        known = set(Postgres.psql(db, "SELECT path FROM recording").split())
+    rows = []
+    for d in sorted(os.listdir(root)):
+        for f in sorted(os.listdir(os.path.join(root, d))):
+            rel = f"{d}/{f}"
+            if rel in known: continue
+            st = os.stat(os.path.join(root, rel))
+            rows.append((rel, st.st_size, st.st_mtime_ns, st.st_ino))
+            os.makedirs(os.path.join(out, d), exist_ok=True)
+            shutil.copyfile(os.path.join(out, template + ".flac"), os.path.join(out, rel[:-4] + ".flac"))
+    step_sql = (f"INSERT INTO step (recording_id, stage, fingerprint, source, output, output_hash, output_size, finished_at, detail) "
+                f"SELECT r.id, t.stage, t.fingerprint, r.size || ':' || r.mtime_ns || ':' || r.inode, "
+                f"replace(t.output, '{template}', substr(r.path, 1, length(r.path) - 4)), t.output_hash, t.output_size, t.finished_at, t.detail "
+                f"FROM recording r, (SELECT s.* FROM step s JOIN recording x ON x.id = s.recording_id WHERE x.path = '{template}.wav') t "
+                f"WHERE NOT EXISTS (SELECT 1 FROM step s2 WHERE s2.recording_id = r.id)")
+    rec_cols = "path, size, mtime_ns, inode, content_hash, duration, status, attempts, error, updated_at"
+    if kind == "sqlite":
+        t = con.execute(f"SELECT content_hash, duration, updated_at FROM recording WHERE path = ?", (template + ".wav",)).fetchone()
+        con.executemany(f"INSERT INTO recording ({rec_cols}) VALUES (?, ?, ?, ?, ?, ?, 'done', 0, NULL, ?)",
+                        [(p, sz, mt, ino, t[0], t[1], t[2]) for p, sz, mt, ino in rows])
+        con.execute(step_sql)
+        con.commit()
+        con.close()
+    else:
+        csv = "".join(f'"{p}",{sz},{mt},{ino}\n' for p, sz, mt, ino in rows)
+        subprocess.run(["psql", db, "-qtA", "-v", "ON_ERROR_STOP=1", "-c", "CREATE TEMP TABLE f (path text, size bigint, mtime_ns bigint, inode bigint)",
+                        "-c", "\\copy f FROM STDIN WITH (FORMAT csv)",
+                        "-c", f"INSERT INTO recording ({rec_cols}) SELECT f.path, f.size, f.mtime_ns, f.inode, t.content_hash, t.duration, 'done', 0, NULL, t.updated_at "
+                              f"FROM f, (SELECT * FROM recording WHERE path = '{template}.wav') t",
+                        "-c", step_sql, "-c", "ANALYZE"], input=csv, text=True, check=True, capture_output=True)
+
+
+def bench_noop(segno, work, pg, rounds, counts=(10000, 100000), real=1000):
+    print(f"\n## fleet: no-op rerun over recordings already done (targets at 100,000: SQLite ≤ 2 s, PostgreSQL ≤ 5 s); "
+          f"real tiny WAVs and outputs, a real first run over {real:,} of them and the other rows cloned by SQL")
     for count in counts:
         inp = os.path.join(work, f"noop-{count}")
         tiny_tree(inp, count, 0.01, rate=8000)
-        specs = {"SQLite": spec(os.path.join(work, f"noop-{count}-sqlite.yaml"), inp, inp + "-out-sqlite", parallel=2),
-                 "PostgreSQL": spec(os.path.join(work, f"noop-{count}-pg.yaml"), inp, inp + "-out-pg", state=pg.database(), parallel=2)}
+        # The first run sees only the first `real` files (its include), then the state is extended.
+        url = pg.database()
+        outs = {"SQLite": inp + "-out-sqlite", "PostgreSQL": inp + "-out-pg"}
         first = {}
-        for name, s in specs.items():
+        for name, out in outs.items():
+            s = spec(os.path.join(work, f"noop-{count}-{name}.yaml"), inp, out, state=url if name == "PostgreSQL" else None, parallel=2)
+            with open(s) as f: text = f.read()
+            with open(s + ".first.yaml", "w") as f:
+                f.write(text.replace("settle: 0s }", "settle: 0s, include: [\"d00[01]/*.wav\"] }"))
             t0 = time.time()
-            subprocess.run([segno, "run", s, "--quiet"], check=True)
+            subprocess.run([segno, "run", s + ".first.yaml", "--quiet"], check=True)
             first[name] = time.time() - t0
+            clone_done_state("sqlite" if name == "SQLite" else "pg", os.path.join(out, ".segno", "state.sqlite") if name == "SQLite" else url,
+                             inp, out, "d000/t000000")
+        specs = {name: os.path.join(work, f"noop-{count}-{name}.yaml") for name in outs}
+        for name, s in specs.items():
+            r = subprocess.run([segno, "run", s], check=True, capture_output=True, text=True).stdout
+            if f"nothing to do: {count} recordings up to date" not in r: sys.exit(f"bench fleet: the cloned {name} state is not up to date: {r}")
         rows = interleave({name: [segno, "run", s, "--quiet"] for name, s in specs.items()} | {"find (walk only)": ["find", inp, "-type", "f"]}, rounds)
         for name, (w, c, r) in rows.items():
-            made = f"; first run {first[name]:.1f} s" if name in first else ""
+            made = f"; first run over {real:,}: {first[name]:.1f} s" if name in first else ""
             print(f"{count:>7} {name:18} wall {w:6.2f} s  CPU {c:6.2f} s  peak RSS {r:7.1f} MiB{made}")
-        for name in specs: shutil.rmtree(inp + "-out-" + ("sqlite" if name == "SQLite" else "pg"), ignore_errors=True)
+        for out in outs.values(): shutil.rmtree(out, ignore_errors=True)
         shutil.rmtree(inp, ignore_errors=True)
 
 

@@ -367,6 +367,7 @@ public final class BatchRunner: Sendable {
             return false
         }
         var work = plan
+        var pause = 0.2
         while !work.isEmpty && !shouldStop() {
             let queue = ClaimQueue(work, store: store, workers: options.parallel ?? job.spec.workers)
             WorkerPool.run(workers: options.parallel ?? job.spec.workers, shouldStop: shouldStop, next: queue.take) { [self] plan in
@@ -383,7 +384,11 @@ public final class BatchRunner: Sendable {
             }
             collected.withLock { $0 += skipped }
             work = held.sorted { $0.file.relativePath < $1.file.relativePath }
-            if !work.isEmpty && !shouldStop() { Thread.sleep(forTimeInterval: min(2, max(0.2, job.spec.leaseSeconds / 4))) }
+            // Held recordings usually finish within moments: ask again soon, then less often.
+            if !work.isEmpty && !shouldStop() {
+                Thread.sleep(forTimeInterval: pause)
+                pause = min(pause * 2, min(2, max(0.2, job.spec.leaseSeconds / 4)))
+            }
         }
         return (collected.withLock { $0 }, timeUp.withLock { $0 })
     }

@@ -6,7 +6,8 @@ import Synchronization
 /// recording. The batch grows with the process's throughput (about two seconds of work, between
 /// the thread count and 32), so a fast worker asks rarely and a slow one does not hoard leases
 /// others could use. Each process starts at its own random place in the list, so workers that
-/// start together do not ask for the same recordings.
+/// start together do not ask for the same recordings, and asks that come back with nothing (a
+/// stretch other workers already did) grow, so crossing it costs a few statements.
 final class ClaimQueue: Sendable {
     /// Largest batch: with 4 workers of one process, at most this many leases wait unused.
     static let maxBatch = 32
@@ -24,6 +25,9 @@ final class ClaimQueue: Sendable {
         var firstClaim: Date?
         var held: [RecordingPlan] = []
         var skipped: [RecordingResult] = []
+        /// Doubles while asks come back with nothing granted (a stretch other workers did), up
+        /// to 256 candidates per ask; one granted recording resets it.
+        var widen = 1
     }
 
     let stock: Mutex<Stock>
@@ -73,7 +77,7 @@ final class ClaimQueue: Sendable {
     /// Asks the store for the next batch of candidates (one statement); what another worker holds
     /// is kept for a later round, what another worker finished is reported as skipped.
     private func claimBatch(_ s: inout Stock) {
-        let n = batchSize(s)
+        let n = min(256, batchSize(s) * s.widen)
         let batch = Array(s.candidates[s.next..<min(s.candidates.count, s.next + n)])
         s.next += batch.count
         if s.firstClaim == nil { s.firstClaim = Date() }
@@ -88,6 +92,7 @@ final class ClaimQueue: Sendable {
             }
             return
         }
+        s.widen = batch.contains { answers[$0.file.relativePath] == .granted } ? 1 : min(256, s.widen * 2)
         for plan in batch {
             switch answers[plan.file.relativePath] ?? .heldElsewhere {
             case .granted: s.ready.append(plan)
