@@ -13,6 +13,13 @@ struct FleetObjectStoreTests {
     let env = ProcessInfo.processInfo.environment
     var keys: [String: String] { ["AWS_ACCESS_KEY_ID": env["S3_TEST_ACCESS_KEY"] ?? "", "AWS_SECRET_ACCESS_KEY": env["S3_TEST_SECRET_KEY"] ?? ""] }
 
+    /// Credentials, and a temporary folder of the workspace's own: scratch copies of these runs
+    /// must not show up in another suite's check of the shared temporary folder.
+    func env(_ ws: RunWorkspace) -> [String: String] {
+        try? FileManager.default.createDirectory(atPath: ws["tmp"], withIntermediateDirectories: true)
+        return keys.merging(["TMPDIR": ws["tmp"]]) { _, new in new }
+    }
+
     func client() throws -> S3Client {
         let endpoint = try S3Endpoint(url: URL(string: env["S3_TEST_ENDPOINT"]!)!, region: "us-east-1", addressing: .path)
         return S3Client(endpoint: endpoint, credentials: S3Credentials(accessKeyId: env["S3_TEST_ACCESS_KEY"]!, secretAccessKey: env["S3_TEST_SECRET_KEY"]!))
@@ -63,7 +70,7 @@ struct FleetObjectStoreTests {
 
     /// `segno status pg.yaml --json` with the credentials the input listing needs.
     func status(_ ws: RunWorkspace) throws -> [String: Any] {
-        let r = try ws.segno(["status", "pg.yaml", "--json"], environment: keys)
+        let r = try ws.segno(["status", "pg.yaml", "--json"], environment: env(ws))
         guard r.exited(0) else { throw CLITestError("status exited \(r.status): \(r.stderr)") }
         return try RunWorkspace.json(r.stdout)
     }
@@ -82,7 +89,7 @@ struct FleetObjectStoreTests {
         try client().createBucket(reference)
         try ws.writeSpec(spec(input: input, output: output, state: url, root: "out"), name: "pg.yaml")
         try ws.writeSpec(spec(input: input, output: reference, state: nil, root: "ref"), name: "sqlite.yaml")
-        let workers = try (0..<3).map { try SegnoChild(["run", "pg.yaml", "--report", "r\($0).json", "--quiet"], in: ws.root, logs: ws.logs, environment: keys) }
+        let workers = try (0..<3).map { try SegnoChild(["run", "pg.yaml", "--report", "r\($0).json", "--quiet"], in: ws.root, logs: ws.logs, environment: env(ws)) }
         for w in workers {
             let exit = w.wait(timeout: 300)
             #expect(exit.exited(0), "\(exit.stderr)")
@@ -101,7 +108,7 @@ struct FleetObjectStoreTests {
         #expect(versions.allSatisfy { !$0.deleteMarker })
         #expect(try s3.listMultipartUploads(bucket: output).isEmpty, "no multipart upload left open")
 
-        let single = try ws.segno(["run", "sqlite.yaml", "--quiet", "--parallel", "2"], environment: keys, timeout: 300)
+        let single = try ws.segno(["run", "sqlite.yaml", "--quiet", "--parallel", "2"], environment: env(ws), timeout: 300)
         #expect(single.exited(0), "\(single.stderr)")
         let shared = Dictionary(uniqueKeysWithValues: try s3.listObjectsDetailed(bucket: output).map { ($0.key, $0.etag) })
         let alone = Dictionary(uniqueKeysWithValues: try s3.listObjectsDetailed(bucket: reference).map { ($0.key, $0.etag) })
@@ -119,8 +126,8 @@ struct FleetObjectStoreTests {
         let output = try versionedBucket()
         try ws.writeSpec(spec(input: input, output: output, state: url, root: "out", lease: 3), name: "pg.yaml")
         var rng = SplitMix64(seed: seed)
-        let victim = try SegnoChild(["run", "pg.yaml", "--quiet"], in: ws.root, logs: ws.logs, environment: keys)
-        let others = try (0..<2).map { try SegnoChild(["run", "pg.yaml", "--report", "r\($0).json", "--quiet"], in: ws.root, logs: ws.logs, environment: keys) }
+        let victim = try SegnoChild(["run", "pg.yaml", "--quiet"], in: ws.root, logs: ws.logs, environment: env(ws))
+        let others = try (0..<2).map { try SegnoChild(["run", "pg.yaml", "--report", "r\($0).json", "--quiet"], in: ws.root, logs: ws.logs, environment: env(ws)) }
         // Every recording ends in a multipart upload: a kill lands in one, or between two.
         Thread.sleep(forTimeInterval: Double.random(in: 1.5...3.5, using: &rng))
         victim.send(SIGKILL)
@@ -136,9 +143,12 @@ struct FleetObjectStoreTests {
         let versions = try s3.listObjectVersions(output)
         #expect(Set(versions.map(\.key)) == Self.uploadedKeys(files))
         #expect(versions.count == files.count, "a taken-over upload is resumed or skipped, never sent twice: \(versions.count) versions")
-        let again = try ws.segno(["run", "pg.yaml"], environment: keys)
+        let again = try ws.segno(["run", "pg.yaml"], environment: env(ws))
         #expect(again.stdout.contains("nothing to do: \(files.count) recordings up to date"), "\(again.stdout) \(again.stderr)")
         #expect(try RunWorkspace.temporaries(ws["out"]).isEmpty, "the next run removes the victim's temporaries")
+        let scratch = (try? FileManager.default.contentsOfDirectory(atPath: ws["tmp"])) ?? []
+        #expect(scratch.allSatisfy { ((try? FileManager.default.contentsOfDirectory(atPath: ws["tmp/" + $0])) ?? []).isEmpty },
+                "the victim's scratch copy is gone too: \(scratch)")
     }
 }
 

@@ -291,6 +291,7 @@ public final class BatchRunner: Sendable {
         let (hold, store) = try state.openForRun()
         let shared = job.spec.stateIsShared
         Temporaries.remove(under: job.spec.outputRoot, sharedWithOtherWorkers: shared)
+        (source as? ObjectStoreSource)?.removeDeadScratch()
         for up in job.uploads {
             if case .folder(let t) = up.config.target, let dir = t.fixedFolder { Temporaries.remove(under: dir, sharedWithOtherWorkers: shared) }
         }
