@@ -222,7 +222,7 @@ def bench_waveform(segno, work, rounds):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("segno")
-    ap.add_argument("--only", nargs="*", default=["convert", "resample", "folder", "memos", "noop", "chain", "waveform", "phone", "fingerprint", "duplicates", "m4a", "mp3"])
+    ap.add_argument("--only", nargs="*", default=["convert", "resample", "folder", "memos", "noop", "chain", "waveform", "phone", "fingerprint", "duplicates", "m4a", "mp3", "fleet"])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--minutes", type=int, default=10)
     a = ap.parse_args()
@@ -248,6 +248,9 @@ def main():
             import m4a  # bench/m4a.py: .m4a output through ffmpeg, MP3 through libmpg123 (issue 12)
             if "m4a" in a.only: m4a.bench_m4a(segno, work, a.rounds, a.minutes)
             if "mp3" in a.only: m4a.bench_mp3(segno, work, a.rounds, a.minutes)
+        if "fleet" in a.only:
+            import fleet  # bench/fleet.py: workers on PostgreSQL, no-op reruns at 100,000, planner memory (issue 14)
+            fleet.bench_fleet(segno, work, a.rounds)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

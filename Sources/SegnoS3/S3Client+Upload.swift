@@ -169,6 +169,14 @@ extension S3Client {
             var create = PutObjectOptions(metadata: userMetadata, contentType: contentType,
                                           storageClass: options.storageClass)
             create.metadata[S3Metadata.sha256Key] = sha256
+            if progressStore != nil {
+                // An upload of this key that the store does not know was created by a call killed
+                // before it could record it (the caller is this key's only writer now): abort it,
+                // or it would stay open, holding its parts, until the bucket's lifecycle rule.
+                for orphan in try listMultipartUploads(bucket: bucket, prefix: key) where orphan.key == key {
+                    try? abortMultipartUpload(bucket: bucket, key: key, uploadId: orphan.uploadId)
+                }
+            }
             let uploadId = try createMultipartUpload(bucket: bucket, key: key, options: create)
             progress = MultipartProgress(fileSHA256: sha256, uploadId: uploadId, partSize: partSize, startedAt: Date())
             try progressStore?.save(progress!, for: storeKey)

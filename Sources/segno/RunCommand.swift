@@ -139,6 +139,10 @@ func runJob(spec path: String, flags: RunFlags, retryOnly: Bool, watchRescan: Do
         default: throw Exit.failures
         }
     }
+    if ProcessInfo.processInfo.environment["SEGNO_STATE_STATS"] != nil, let st = summary.stateStatements {
+        // For bench/bench.py's fleet section: the cost of claims and state writes in this run.
+        printError("segno: state statements: \(st.count) in \(String(format: "%.3f", st.seconds)) s for \(summary.done + summary.failed) recordings")
+    }
     if let watchLog {
         watchLog.stopped(summary)
         return

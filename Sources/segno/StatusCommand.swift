@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import SegnoCore
 
 struct StatusCommand: ParsableCommand {
@@ -22,8 +23,15 @@ struct StatusCommand: ParsableCommand {
         // (their outputs stay until a run with `prune: true` removes them).
         var counts: [String: Int] = [:]
         var gone: [String] = []
+        var present: (String) -> Bool = { FileManager.default.fileExists(atPath: s.input.root + "/" + $0) }
+        if s.input.isObjectStore {
+            // Objects are listed (one ListObjectsV2 per 1,000); without credentials nothing counts as gone.
+            let listed = try? s.makeSource(environment: ProcessInfo.processInfo.environment, logger: Logger(label: "segno")).scan()
+            let names = listed.map { Set($0.files.map(\.relativePath) + $0.settlingPaths) }
+            present = { names?.contains($0) ?? true }
+        }
         for (path, rec) in try store.loadAll() {
-            if FileManager.default.fileExists(atPath: s.input.root + "/" + path) { counts[rec.status.rawValue, default: 0] += 1 } else { gone.append(path) }
+            if present(path) { counts[rec.status.rawValue, default: 0] += 1 } else { gone.append(path) }
         }
         gone.sort()
         let failures = try store.failures()

@@ -103,7 +103,7 @@ import Testing
         let workers = try (0..<2).map { try ws.start(["run", "pg.yaml", "--report", "r\($0).json", "--quiet"]) }
         Thread.sleep(forTimeInterval: 1.0)
         #expect(Self.shell("SEGNO_PG_DIR='\(dir)' bash '\(script)' pause >/dev/null 2>&1") == 0)
-        Thread.sleep(forTimeInterval: 10)
+        Thread.sleep(forTimeInterval: 20)  // the outage: 20 s
         #expect(Self.shell("SEGNO_PG_DIR='\(dir)' bash '\(script)' resume >/dev/null 2>&1") == 0)
         for w in workers {
             let exit = w.wait(timeout: 300)

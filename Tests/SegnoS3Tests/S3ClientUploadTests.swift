@@ -156,6 +156,24 @@ struct S3ClientUploadTests {
         #expect(try client.verify(bucket: RGW.bucket, key: key, sha256: S3Client.sha256(ofFile: first.url)) == .mismatch(remoteSHA256: result.sha256))
     }
 
+    /// A process killed between CreateMultipartUpload and recording its id leaves an upload no
+    /// store knows: the next upload of that key (its only writer now) aborts it.
+    @Test func anUnrecordedUploadOfTheSameKeyIsAbortedBeforeANewOne() throws {
+        let key = RGW.uniqueKey("orphan.flac")
+        let client = RGW.client()
+        let orphan = try client.createMultipartUpload(bucket: RGW.bucket, key: key)
+        let neighbour = try client.createMultipartUpload(bucket: RGW.bucket, key: key + ".other")
+        defer { try? client.abortMultipartUpload(bucket: RGW.bucket, key: key + ".other", uploadId: neighbour) }
+        let file = try TempFile(size: 6 * Self.mib, seed: 6)
+        defer { file.remove() }
+        let result = try client.upload(file: file.url, bucket: RGW.bucket, key: key, options: Self.options(),
+                                       progressStore: InMemoryMultipartProgressStore())
+        #expect(result.multipart && !result.resumed)
+        let open = try client.listMultipartUploads(bucket: RGW.bucket, prefix: key)
+        #expect(!open.map(\.uploadId).contains(orphan), "the orphan was aborted")
+        #expect(open.map(\.uploadId) == [neighbour], "another key's upload is left alone")
+    }
+
     @Test func verifyReportsMissingAndMismatch() throws {
         let client = RGW.client()
         let key = RGW.uniqueKey("verify.txt")

@@ -110,6 +110,9 @@ public struct RunSummary: Sendable {
     public var finishedAt = Date()
     /// Stations that could not be recorded (stream input), one line each: the run exits 1.
     public var captureFailures: [String] = []
+    /// With a shared store: the statements sent to it while recordings were claimed, processed and
+    /// recorded (claims, results, heartbeats, releases) and the seconds spent waiting for them.
+    public var stateStatements: (count: Int, seconds: Double)?
 
     /// Adds a later pass of the same run (stream capture): results and counts add up; what the
     /// last pass found up to date stays, less what earlier passes did.
@@ -297,6 +300,7 @@ public final class BatchRunner: Sendable {
         let (hold, store) = try state.openForRun()
         let shared = job.spec.stateIsShared
         Temporaries.remove(under: job.spec.outputRoot, sharedWithOtherWorkers: shared)
+        (source as? ObjectStoreSource)?.removeDeadScratch()
         for up in job.uploads {
             if case .folder(let t) = up.config.target, let dir = t.fixedFolder { Temporaries.remove(under: dir, sharedWithOtherWorkers: shared) }
         }
@@ -325,9 +329,12 @@ public final class BatchRunner: Sendable {
         let refused = recordRefused(plan.refused, writer: writer)
         let progress = ProgressPrinter(mode: options.progress)
         progress.start(planned: plan.work.map { ($0.file.relativePath, $0.prior?.duration) })
+        let stats = (store as? PostgresState)?.pool.stats
+        let before = (stats?.statements ?? 0, stats?.seconds ?? 0)
         let (finished, timeUp) = runWork(plan.work, store: store, writer: writer, progress: progress, uploaders: uploaders, deadline: deadline)
         progress.stop()
         do { try writer.flush() } catch { progress.error("segno: \(error)") }
+        if let stats { summary.stateStatements = (stats.statements - before.0, stats.seconds - before.1) }
         summary.notStarted = plan.work.count - finished.count
         summary.results = (refused + finished).sorted { $0.path < $1.path }
         summarise(&summary, timeUp: timeUp)
@@ -355,7 +362,8 @@ public final class BatchRunner: Sendable {
         }
     }
 
-    /// Runs the plan's recordings on the worker pool until done, stopped or out of time. Recordings
+    /// Runs the plan's recordings on the worker pool until done, stopped or out of time; with a
+    /// shared store the threads take them from a `ClaimQueue` (claimed in batches). Recordings
     /// another worker holds are tried again once this worker's own are done: that lease either
     /// ends with the work done (then they are skipped) or expires (taken over). Returns the
     /// results and whether `--max-time` ran out.
@@ -369,21 +377,28 @@ public final class BatchRunner: Sendable {
             return false
         }
         var work = plan
+        var pause = 0.2
         while !work.isEmpty && !shouldStop() {
-            let held = Mutex<[RecordingPlan]>([])
-            let round = work
-            WorkerPool.run(count: round.count, workers: options.parallel ?? job.spec.workers, shouldStop: shouldStop) { [self] i in
-                let r: RecordingResult
-                switch claim(round[i], store: store) {
-                case .run(let plan): r = process(plan, writer: writer, progress: progress, uploaders: uploaders)
-                case .skip(let result): r = result; progress.update { $0.planned -= 1 }; progress.end(round[i].file.relativePath)
-                case .held: held.withLock { $0.append(round[i]) }; return
-                }
-                if r.status == .interrupted || r.status == .notReady { store.release(r.path) }
+            let queue = ClaimQueue(work, store: store, workers: options.parallel ?? job.spec.workers)
+            WorkerPool.run(workers: options.parallel ?? job.spec.workers, shouldStop: shouldStop, next: queue.take) { [self] plan in
+                let r = process(plan, writer: writer, progress: progress, uploaders: uploaders)
+                if store.claimsRecordings && (r.status == .interrupted || r.status == .notReady) { store.release(r.path) }
                 collected.withLock { $0.append(r) }
             }
-            work = held.withLock { $0 }.sorted { $0.file.relativePath < $1.file.relativePath }
-            if !work.isEmpty && !shouldStop() { Thread.sleep(forTimeInterval: min(2, max(0.2, job.spec.leaseSeconds / 4))) }
+            queue.releaseUnstarted()
+            let (held, skipped) = queue.leftovers
+            for r in skipped {
+                progress.update { $0.planned -= 1 }
+                progress.end(r.path)
+                if let e = r.error { progress.error("segno: \(e)") }
+            }
+            collected.withLock { $0 += skipped }
+            work = held.sorted { $0.file.relativePath < $1.file.relativePath }
+            // Held recordings usually finish within moments: ask again soon, then less often.
+            if !work.isEmpty && !shouldStop() {
+                Thread.sleep(forTimeInterval: pause)
+                pause = min(pause * 2, min(2, max(0.2, job.spec.leaseSeconds / 4)))
+            }
         }
         return (collected.withLock { $0 }, timeUp.withLock { $0 })
     }
@@ -410,40 +425,6 @@ public final class BatchRunner: Sendable {
         case .timeUp: return .timeUp
         case .none: return summary.failed > 0 ? .failures : .done
         }
-    }
-
-    enum Claimed {
-        case run(RecordingPlan)
-        case skip(RecordingResult)
-        /// Another worker holds a live lease on it: try again later.
-        case held
-    }
-
-    /// Claims a recording before its pass (always granted with SQLite). With a shared store the
-    /// plan is made again on the recording as stored now: another worker may have finished it
-    /// since this worker's scan. Called on a worker thread.
-    func claim(_ plan: RecordingPlan, store: any StateBackend) -> Claimed {
-        var skipped = RecordingResult(path: plan.file.relativePath, status: .elsewhere, duration: nil, seconds: 0, attempts: 0,
-                                      outputs: [], error: nil, reasons: [])
-        let claim: ClaimResult
-        do { claim = try store.claim(plan.file.relativePath) } catch {
-            skipped.status = .failed
-            skipped.error = "\(AudioError.quoted(plan.file.relativePath)): cannot claim it: \(error)"
-            skipped.failureClass = .environment
-            return .skip(skipped)
-        }
-        guard case .granted(let refreshed, let current) = claim else { return .held }
-        guard refreshed else { return .run(plan) }
-        var planner = Planner(job: job, state: current.map { [plan.file.relativePath: $0] } ?? [:], source: source)
-        planner.force = options.force
-        planner.retryOnly = options.retryOnly
-        if options.explain { planner.recipeLookup = { try? store.recipe($0) } }
-        let fresh = planner.plan(plan.file)
-        guard case .run = fresh.action else {
-            store.release(plan.file.relativePath)
-            return .skip(skipped)
-        }
-        return .run(fresh)
     }
 
     /// Processes one recording; transient failures are retried with back-off, and a retry reruns

@@ -7,15 +7,33 @@ enum Temporaries {
     /// (SQLite) every leftover goes; with shared state (`sharedWithOtherWorkers`) only those of
     /// processes that are gone — dead pids on this host, or files untouched for an hour elsewhere.
     static func remove(under root: String, sharedWithOtherWorkers: Bool = false) {
-        guard let e = FileManager.default.enumerator(atPath: root) else { return }
         let me = OutputFile.owner
         let host = String(me.prefix { $0 != "-" })
-        while let rel = e.nextObject() as? String {
-            let name = (rel as NSString).lastPathComponent
-            guard name.starts(with: OutputFile.tempPrefix) else { continue }
-            let path = root + "/" + rel
-            if sharedWithOtherWorkers && isLive(name.dropFirst(OutputFile.tempPrefix.count), host: host, path: path) { continue }
-            unlink(path)
+        // readdir with d_type, not FileManager's enumerator: an output tree of 100,000 files is
+        // walked in a tenth of a second instead of half a second (bench `fleet`, no-op rerun).
+        let prefix = Array(OutputFile.tempPrefix.utf8CString.dropLast())
+        var folders = [root]
+        while let dir = folders.popLast() {
+            guard let d = opendir(dir) else { continue }
+            defer { closedir(d) }
+            while let entry = readdir(d) {
+                let (isTemporary, name): (Bool, String?) = withUnsafePointer(to: &entry.pointee.d_name) { raw in
+                    raw.withMemoryRebound(to: CChar.self, capacity: 256) { c in
+                        if c[0] == 46 && (c[1] == 0 || (c[1] == 46 && c[2] == 0)) { return (false, nil) }  // . and ..
+                        let temporary = strncmp(c, prefix, prefix.count) == 0
+                        return (temporary, temporary || entry.pointee.d_type == UInt8(DT_DIR) || entry.pointee.d_type == UInt8(DT_UNKNOWN) ? String(cString: c) : nil)
+                    }
+                }
+                guard let name else { continue }
+                let path = dir + "/" + name
+                if !isTemporary {
+                    var st = stat()
+                    if entry.pointee.d_type == UInt8(DT_DIR) || (lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR) { folders.append(path) }
+                    continue
+                }
+                if sharedWithOtherWorkers && isLive(name.dropFirst(OutputFile.tempPrefix.count), host: host, path: path) { continue }
+                unlink(path)
+            }
         }
     }
 

@@ -26,4 +26,19 @@ public enum WorkerPool {
         }
         group.wait()
     }
+
+    /// Runs `body` on up to `workers` threads for each item `next` hands out, until it returns nil
+    /// or `shouldStop` says so (asked before each item).
+    public static func run<T>(workers: Int, shouldStop: @escaping @Sendable () -> Bool, next: @escaping @Sendable () -> T?,
+                              body: @escaping @Sendable (T) -> Void) {
+        let group = DispatchGroup()
+        for _ in 0..<max(1, workers) {
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                while !shouldStop(), let item = next() { body(item) }
+            }
+        }
+        group.wait()
+    }
 }

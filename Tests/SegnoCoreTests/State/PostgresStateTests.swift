@@ -49,6 +49,9 @@ enum TestPostgres {
         let job = try job()
         let first = try run(job, pg)
         #expect(first.done == 2 && first.failed == 1)
+        // Claims in batches and results in one statement per batch (issue: at most 3 per recording).
+        let statements = try #require(first.stateStatements).count
+        #expect(statements >= 2 && statements <= 3 * 3, "\(statements) statements for 3 recordings")
         let second = try run(job, pg)
         #expect(second.planned == 0 && second.skipped == 2 && second.knownFailures == 1)
         let bits16 = try self.job(["lowpass: { frequency: 3000 }", "encode: { path: \"{stem}.wav\" }", "waveform: { path: \"{stem}.json\", bits: 16 }"])
@@ -69,18 +72,23 @@ enum TestPostgres {
         _ = try PostgresStateLocation(url: url).openForRun()  // migrates
         let a = PostgresState(pool: PGPool(url: url), leaseSeconds: 1)
         let b = PostgresState(pool: PGPool(url: url), leaseSeconds: 30)
-        guard case .granted(true, nil) = try a.claim("x.wav") else { Issue.record("a's first claim"); return }
-        guard case .heldElsewhere = try b.claim("x.wav") else { Issue.record("b must not get x.wav while a's lease lives"); return }
-        guard case .granted = try a.claim("x.wav") else { Issue.record("a renews its own claim"); return }
+        #expect(try a.loadAll().isEmpty && b.loadAll().isEmpty)  // each worker's snapshot
+        #expect(try a.claim(["x.wav", "y.wav"]) == ["x.wav": .granted, "y.wav": .granted], "one statement claims a batch")
+        #expect(try b.claim(["x.wav", "z.wav"]) == ["x.wav": .heldElsewhere, "z.wav": .granted], "b must not get x.wav while a's lease lives")
+        #expect(try a.claim(["x.wav"]) == ["x.wav": .granted], "a renews its own claim")
         Thread.sleep(forTimeInterval: 1.5)
-        guard case .granted = try b.claim("x.wav") else { Issue.record("b takes over an expired lease"); return }
+        #expect(try b.claim(["x.wav"]) == ["x.wav": .granted], "b takes over an expired lease")
         let id = FileIdentity(size: 1, mtimeNs: 1, inode: 1)
         try a.apply([.done(path: "x.wav", identity: id, contentHash: nil, duration: 1, steps: [], recipes: [:])])
-        #expect(try a.loadAll().isEmpty, "a lost its lease: its result is dropped")
+        #expect(try PostgresState(pool: PGPool(url: url), leaseSeconds: 1).loadAll().isEmpty, "a lost its lease: its result is dropped")
         try b.apply([.done(path: "x.wav", identity: id, contentHash: nil, duration: 1, steps: [], recipes: [:])])
-        #expect(try b.loadAll()["x.wav"]?.status == .done)
-        guard case .granted(true, let current?) = try b.claim("x.wav") else { Issue.record("a claim returns the stored recording"); return }
-        #expect(current.status == .done)
+        // a planned on a snapshot from before b's result: told the recording is done elsewhere.
+        #expect(try a.claim(["x.wav"]) == ["x.wav": .doneElsewhere])
+        #expect(try a.loadAll()["x.wav"]?.status == .done)
+        #expect(try a.claim(["x.wav"]) == ["x.wav": .granted], "a newer snapshot sees b's result: a plan made from it may claim again")
+        // The fleet shows live claims only, not the leases that ended with a result.
+        try b.apply([.done(path: "z.wav", identity: id, contentHash: nil, duration: 1, steps: [], recipes: [:])])
+        #expect(try a.fleet().map { "\($0.worker) \($0.claimed)" } == ["\(a.worker) 2"], "a holds x.wav and y.wav; b holds nothing")
     }
 
     @Test func readersNeverMigrate() throws {

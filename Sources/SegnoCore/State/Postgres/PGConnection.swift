@@ -13,15 +13,33 @@ public struct PGError: Error, Sendable, CustomStringConvertible {
     public var description: String { "PostgreSQL: " + message.trimmingCharacters(in: .whitespacesAndNewlines) }
 }
 
+/// Statements a pool's connections ran and the wall time they took (round trip included), for
+/// the benchmark's claim overhead per recording (`SEGNO_STATE_STATS`). Updated by every `exec`.
+public final class PGStats: Sendable {
+    private let counts = Atomic<Int>(0)
+    private let nanoseconds = Atomic<Int>(0)
+    public init() {}
+    /// Statements run so far (BEGIN and COMMIT count as statements: each is a round trip).
+    public var statements: Int { counts.load(ordering: .relaxed) }
+    /// Seconds spent waiting for those statements.
+    public var seconds: Double { Double(nanoseconds.load(ordering: .relaxed)) / 1e9 }
+    func add(nanoseconds ns: UInt64) {
+        counts.add(1, ordering: .relaxed)
+        nanoseconds.add(Int(ns), ordering: .relaxed)
+    }
+}
+
 /// One synchronous libpq connection, used by one thread at a time (the pool hands it out).
 /// Parameters and results travel as text.
 final class PGConnection: @unchecked Sendable {
     private var conn: OpaquePointer?
     let url: String
+    let stats: PGStats?
 
     /// Connects; `url` is a libpq connection URI (postgres://user@host:port/db?sslmode=…).
-    init(url: String) throws(PGError) {
+    init(url: String, stats: PGStats? = nil) throws(PGError) {
         self.url = url
+        self.stats = stats
         conn = PQconnectdb(url)
         guard PQstatus(conn) == CONNECTION_OK else {
             let message = conn.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"
@@ -42,6 +60,8 @@ final class PGConnection: @unchecked Sendable {
         guard let conn else { throw PGError(message: "not connected", state: nil, connectionLost: true) }
         let cStrings = params.map { $0.map { strdup($0) } ?? nil }
         defer { cStrings.forEach { free($0) } }
+        let started = DispatchTime.now().uptimeNanoseconds
+        defer { stats?.add(nanoseconds: DispatchTime.now().uptimeNanoseconds - started) }
         let result: OpaquePointer? = cStrings.withUnsafeBufferPointer { buf in
             buf.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: max(1, params.count)) { ptr in
                 PQexecParams(conn, sql, Int32(params.count), nil, params.isEmpty ? nil : ptr, nil, nil, 0)
@@ -69,12 +89,28 @@ final class PGConnection: @unchecked Sendable {
     }
 }
 
+extension PGConnection {
+    /// Runs a query through a cursor and hands its rows to `body` `fetch` at a time, so a large
+    /// table (a million recordings) is never held whole, neither by libpq nor as Swift arrays.
+    /// Must be called inside a transaction (a cursor lives in one).
+    func forEachRow(_ sql: String, _ params: [String?] = [], fetch: Int = 10_000, _ body: ([String?]) throws -> Void) throws {
+        try exec("DECLARE segno_rows NO SCROLL CURSOR FOR " + sql, params)
+        while true {
+            let rows = try exec("FETCH \(fetch) FROM segno_rows")
+            for r in rows { try body(r) }
+            if rows.count < fetch { break }
+        }
+        try exec("CLOSE segno_rows")
+    }
+}
+
 /// Connections shared by a process's threads: each call takes an idle one (or opens one), so a
 /// worker thread in a call has a connection of its own. A lost server is waited for: calls
 /// reconnect with back-off for up to `patience` seconds, then fail (an environment failure).
 final class PGPool: Sendable {
     let url: String
     let patience: Double
+    let stats = PGStats()
     private let idle = Mutex<[PGConnection]>([])
 
     init(url: String, patience: Double = 120) {
@@ -88,7 +124,7 @@ final class PGPool: Sendable {
         var delay = 0.2
         while true {
             do {
-                let conn = try idle.withLock { $0.popLast() } ?? PGConnection(url: url)
+                let conn = try idle.withLock { $0.popLast() } ?? PGConnection(url: url, stats: stats)
                 do {
                     let value = try body(conn)
                     idle.withLock { $0.append(conn) }
@@ -121,5 +157,29 @@ final class PGPool: Sendable {
                 throw error
             }
         }
+    }
+}
+
+/// PostgreSQL array literals for `unnest($n::text[])`: one statement carries a whole batch.
+enum PGArray {
+    /// `{"a","b\\\"c",NULL}`: every element quoted, backslash and double quote escaped.
+    static func text(_ values: [String?]) -> String {
+        var out = "{"
+        for (i, v) in values.enumerated() {
+            if i > 0 { out += "," }
+            guard let v else { out += "NULL"; continue }
+            out += "\""
+            for ch in v.unicodeScalars {
+                if ch == "\\" || ch == "\"" { out += "\\" }
+                out.unicodeScalars.append(ch)
+            }
+            out += "\""
+        }
+        return out + "}"
+    }
+
+    /// Numbers (and NULL) as an array literal.
+    static func numbers<T: LosslessStringConvertible>(_ values: [T?]) -> String {
+        "{" + values.map { $0.map { String($0) } ?? "NULL" }.joined(separator: ",") + "}"
     }
 }

@@ -41,6 +41,12 @@ enum PostgresMigrations {
         ("pg2: no-op runs folded into one row (SQLite's v6)", [
             "ALTER TABLE run ADD COLUMN repeats INTEGER NOT NULL DEFAULT 1",
         ]),
+        ("pg3: a lease stays once its result is written, stamped with the writing transaction", [
+            // NULL: claimed (or expired) without a result. Set: the result was written by that
+            // transaction; a worker whose snapshot does not see it skips the recording.
+            "ALTER TABLE lease ADD COLUMN finished_xid xid8",
+            "CREATE INDEX lease_live ON lease (worker) WHERE finished_xid IS NULL",
+        ]),
     ]
 
     /// Applies what is missing, under `pg_advisory_lock`. Called when a worker opens the store.

@@ -26,6 +26,8 @@ public final class PostgresState: StateBackend {
         worker = "\(host):\(pid):\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
     }
 
+    public var claimsRecordings: Bool { true }
+
     static let recordingColumns = "r.id, r.path, r.size, r.mtime_ns, r.inode, r.content_hash, r.duration, r.status, r.attempts, r.error, r.updated_at, r.failed_recipe, r.failure_class"
 
     static func recording(_ row: [String?], at i: Int = 0) -> RecordingState {
@@ -44,143 +46,231 @@ public final class PostgresState: StateBackend {
     }
 
     static func data(hex: String) -> Data? {
-        var out = Data(capacity: hex.count / 2)
+        func nibble(_ c: UInt8) -> UInt8? {
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+        }
+        var out = Data(capacity: hex.utf8.count / 2)
         var it = hex.utf8.makeIterator()
         while let a = it.next(), let b = it.next() {
-            guard let hi = Int(String(UnicodeScalar(a)), radix: 16), let lo = Int(String(UnicodeScalar(b)), radix: 16) else { return nil }
-            out.append(UInt8(hi * 16 + lo))
+            guard let hi = nibble(a), let lo = nibble(b) else { return nil }
+            out.append(hi << 4 | lo)
         }
         return out
     }
 
+    /// Every recording with its steps, read in one REPEATABLE READ transaction together with the
+    /// transaction snapshot it saw: a later claim skips a recording whose result another worker
+    /// wrote after that snapshot (`doneElsewhere`), so the plan made from it never redoes it.
     public func loadAll() throws -> [String: RecordingState] {
         try pool.with { conn in
+            try conn.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             var out: [String: RecordingState] = [:]
             var byId: [Int64: String] = [:]
-            for row in try conn.exec("SELECT \(Self.recordingColumns) FROM recording r") {
+            let snap = try conn.exec("SELECT pg_current_snapshot()::text").first?[0] ?? nil
+            try conn.forEachRow("SELECT \(Self.recordingColumns) FROM recording r") { row in
                 let r = Self.recording(row)
                 out[r.path] = r
                 byId[r.id] = r.path
             }
-            for row in try conn.exec("SELECT recording_id, stage, fingerprint, source, output, output_hash, output_size, finished_at, detail FROM step") {
-                guard let id = row[0].flatMap(Int64.init), let path = byId[id] else { continue }
-                let s = Self.step(row, at: 1)
+            // Stage names and fingerprints repeat across recordings: one copy of each text.
+            var shared: [String: String] = [:]
+            func interned(_ text: String?) -> String? {
+                guard let text else { return nil }
+                if let known = shared[text] { return known }
+                shared[text] = text
+                return text
+            }
+            try conn.forEachRow("SELECT recording_id, stage, fingerprint, source, output, output_hash, output_size, finished_at, detail FROM step") { row in
+                guard let id = row[0].flatMap(Int64.init), let path = byId[id] else { return }
+                var s = Self.step(row, at: 1)
+                s.stage = interned(s.stage)!
+                s.fingerprint = interned(s.fingerprint)!
                 out[path]?.steps[s.stage] = s
+            }
+            try conn.exec("COMMIT")
+            snapshot.withLock { $0 = snap }
+            return out
+        }
+    }
+
+    /// The snapshot of the last `loadAll` (text of `pg_snapshot`); nil before the first.
+    let snapshot = Mutex<String?>(nil)
+
+    /// Claims a batch of recordings in one statement. A recording without a lease row gets one; an
+    /// expired lease (or this worker's own) is taken over with `FOR UPDATE SKIP LOCKED`, so a row
+    /// another worker is claiming or writing at this moment is skipped, never waited for. A
+    /// recording whose result was written (by any worker) after this worker's snapshot is
+    /// `doneElsewhere`; one under another worker's live lease is `heldElsewhere`. Called by the
+    /// runner's claim queue on a worker thread, for 1…32 paths at a time.
+    public func claim(_ paths: [String]) throws -> [String: ClaimResult] {
+        guard !paths.isEmpty else { return [:] }
+        let snap = snapshot.withLock { $0 }
+        return try pool.with { conn in
+            let rows = try conn.exec("""
+                WITH want AS (SELECT p AS path FROM unnest($5::text[]) AS p),
+                snap AS (SELECT COALESCE($6::pg_snapshot, pg_current_snapshot()) AS s),
+                ins AS (
+                  INSERT INTO lease (path, worker, host, pid, expires_at)
+                  SELECT path, $1::text, $2::text, $3::int4, now() + make_interval(secs => $4::float8) FROM want ORDER BY path
+                  ON CONFLICT (path) DO NOTHING RETURNING path),
+                took AS (
+                  UPDATE lease l SET worker = $1::text, host = $2::text, pid = $3::int4, claimed_at = now(),
+                    expires_at = now() + make_interval(secs => $4::float8), finished_xid = NULL
+                  FROM (SELECT l2.path FROM lease l2 JOIN want USING (path), snap
+                        WHERE (l2.expires_at < now() OR l2.worker = $1::text)
+                          AND (l2.finished_xid IS NULL OR pg_visible_in_snapshot(l2.finished_xid, snap.s))
+                        ORDER BY l2.path FOR UPDATE OF l2 SKIP LOCKED) t
+                  WHERE l.path = t.path RETURNING l.path)
+                SELECT path, 'c' FROM ins
+                UNION ALL SELECT path, 'c' FROM took
+                UNION ALL SELECT l.path, 'x' FROM lease l JOIN want USING (path), snap
+                  WHERE l.finished_xid IS NOT NULL AND NOT pg_visible_in_snapshot(l.finished_xid, snap.s)
+                """, [worker, host, String(pid), String(leaseSeconds), PGArray.text(paths), snap])
+            var out: [String: ClaimResult] = [:]
+            for p in paths { out[p] = .heldElsewhere }
+            for r in rows {
+                guard let p = r[0] else { continue }
+                out[p] = r[1] == "c" ? .granted : .doneElsewhere
             }
             return out
         }
     }
 
-    /// Takes a lease on `path` (or renews this worker's own) and returns the recording as stored
-    /// now, in one statement; another worker's live lease means `heldElsewhere`.
-    public func claim(_ path: String) throws -> ClaimResult {
-        try pool.with { conn in
-            let rows = try conn.exec("""
-                WITH c AS (
-                  INSERT INTO lease (path, worker, host, pid, expires_at) VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))
-                  ON CONFLICT (path) DO UPDATE SET worker = excluded.worker, host = excluded.host, pid = excluded.pid,
-                    claimed_at = now(), expires_at = excluded.expires_at
-                  WHERE lease.expires_at < now() OR lease.worker = excluded.worker
-                  RETURNING path)
-                SELECT c.path, \(Self.recordingColumns),
-                  (SELECT json_agg(json_build_array(s.stage, s.fingerprint, s.source, s.output, s.output_hash, s.output_size, s.finished_at, s.detail))
-                   FROM step s WHERE s.recording_id = r.id)
-                FROM c LEFT JOIN recording r ON r.path = c.path
-                """, [path, worker, host, String(pid), String(leaseSeconds)])
-            guard let row = rows.first else { return .heldElsewhere }
-            guard row[1] != nil else { return .granted(refreshed: true, current: nil) }
-            var rec = Self.recording(row, at: 1)
-            if let json = row[14], let list = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[Any]] {
-                for item in list {
-                    let texts: [String?] = item.map { v in
-                        if v is NSNull { return nil }
-                        if let s = v as? String { return s }
-                        if let n = v as? NSNumber { return n.stringValue }
-                        return "\(v)"
-                    }
-                    let s = Self.step(texts, at: 0)
-                    rec.steps[s.stage] = s
-                }
-            }
-            return .granted(refreshed: true, current: rec)
-        }
-    }
-
+    /// Gives a claim back (interrupted, still being written): the lease row goes, so any worker
+    /// may take the recording at once.
     public func release(_ path: String) {
-        _ = try? pool.with { try $0.exec("DELETE FROM lease WHERE path = $1 AND worker = $2", [path, worker]) }
+        _ = try? pool.with { try $0.exec("DELETE FROM lease WHERE path = $1 AND worker = $2 AND finished_xid IS NULL", [path, worker]) }
     }
 
-    /// Renews every lease this worker holds. Called by the heartbeat.
+    /// Renews every lease this worker holds, in one statement. Called by the heartbeat.
     func renewLeases() throws {
-        try pool.with { try $0.exec("UPDATE lease SET expires_at = now() + make_interval(secs => $2) WHERE worker = $1", [worker, String(leaseSeconds)]) }
+        try pool.with {
+            try $0.exec("UPDATE lease SET expires_at = now() + make_interval(secs => $2) WHERE worker = $1 AND finished_xid IS NULL",
+                        [worker, String(leaseSeconds)])
+        }
     }
 
-    /// Applies updates in one transaction. An update for a recording whose lease is no longer
-    /// this worker's is dropped: another worker took it over and its result counts.
+    /// Applies updates: every result of the batch in one statement (the lease check, the
+    /// recordings, their steps and recipes, and the lease's release), plus one for `touched`
+    /// sources. A result for a recording whose lease is no longer this worker's is dropped:
+    /// another worker took it over and its result counts. Called by the state writer.
     public func apply(_ updates: [StateUpdate]) throws {
-        guard !updates.isEmpty else { return }
+        var results: [StateUpdate] = []
+        var touched: [(String, FileIdentity)] = []
+        for u in updates {
+            switch u {
+            case .done, .failed: results.append(u)
+            case let .touched(path, id): touched.append((path, id))
+            case .archived: continue  // fingerprints and search are SQLite-only for now (README)
+            }
+        }
         let now = String(Date().timeIntervalSince1970)
-        try pool.transaction { conn in
-            for u in updates {
-                let path: String
-                switch u {
-                case .done(let p, _, _, _, _, _), .failed(let p, _, _, _, _, _, _, _), .touched(let p, _): path = p
-                case .archived: continue  // fingerprints and search are SQLite-only for now (README)
-                }
-                // A result is written only under this worker's lease; `touched` needs no claim.
-                if case .touched = u {} else if try conn.exec("SELECT 1 FROM lease WHERE path = $1 AND worker = $2 FOR UPDATE", [path, worker]).isEmpty {
-                    continue
-                }
-                switch u {
-                case let .done(path, id, hash, duration, steps, recipes):
-                    let rid = try Self.upsert(conn, path, id, hash: hash, duration: duration, status: .done, attempts: 0, error: nil, now: now)
-                    try conn.exec("UPDATE recording SET failure_class = NULL, failed_recipe = NULL WHERE id = $1", [rid])
-                    try Self.insert(conn, rid: rid, steps: steps, recipes: recipes)
-                case let .failed(path, id, error, attempts, recipe, cls, steps, recipes):
-                    let rid = try Self.upsert(conn, path, id, hash: nil, duration: nil, status: .failed, attempts: attempts, error: error, now: now)
-                    try Self.insert(conn, rid: rid, steps: steps, recipes: recipes)
-                    try conn.exec("""
-                        UPDATE recording SET failed_recipe = $2, failure_class = $3,
-                          status = CASE WHEN EXISTS (SELECT 1 FROM step WHERE recording_id = $1 AND source = $4) THEN 'partial' ELSE 'failed' END
-                        WHERE id = $1
-                        """, [rid, recipe, cls.rawValue, id.key])
-                case let .touched(path, id):
-                    try conn.exec("UPDATE recording SET size = $2, mtime_ns = $3, inode = $4, updated_at = $5 WHERE path = $1",
-                                  [path, String(id.size), String(id.mtimeNs), String(id.inode), now])
-                    try conn.exec("UPDATE step SET source = $2 WHERE recording_id = (SELECT id FROM recording WHERE path = $1)", [path, id.key])
-                case .archived:
-                    continue
-                }
-                try conn.exec("DELETE FROM lease WHERE path = $1 AND worker = $2", [path, worker])
+        // One statement may not change a row twice: a path seen again starts a new statement.
+        var chunk: [StateUpdate] = []
+        var seen = Set<String>()
+        for u in results {
+            let path: String
+            switch u {
+            case .done(let p, _, _, _, _, _), .failed(let p, _, _, _, _, _, _, _): path = p
+            default: continue
+            }
+            if seen.contains(path) {
+                try writeResults(chunk, now: now)
+                chunk = []
+                seen = []
+            }
+            seen.insert(path)
+            chunk.append(u)
+        }
+        try writeResults(chunk, now: now)
+        if !touched.isEmpty {
+            try pool.with {
+                try $0.exec("""
+                    WITH t AS (SELECT * FROM unnest($1::text[], $2::int8[], $3::int8[], $4::int8[], $5::text[]) AS t(path, size, mtime_ns, inode, key)),
+                    r AS (UPDATE recording SET size = t.size, mtime_ns = t.mtime_ns, inode = t.inode, updated_at = $6
+                          FROM t WHERE recording.path = t.path RETURNING recording.id, t.key)
+                    UPDATE step SET source = r.key FROM r WHERE step.recording_id = r.id
+                    """, [PGArray.text(touched.map(\.0)), PGArray.numbers(touched.map { $0.1.size }), PGArray.numbers(touched.map { $0.1.mtimeNs }),
+                          PGArray.numbers(touched.map { $0.1.inode }), PGArray.text(touched.map { $0.1.key }), now])
             }
         }
     }
 
-    static func upsert(_ conn: PGConnection, _ path: String, _ id: FileIdentity, hash: Data?, duration: Double?, status: RecordingStatus,
-                       attempts: Int, error: String?, now: String) throws -> String {
-        let rows = try conn.exec("""
-            INSERT INTO recording (path, size, mtime_ns, inode, content_hash, duration, status, attempts, error, updated_at)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-            ON CONFLICT (path) DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns, inode = excluded.inode,
-              content_hash = COALESCE(excluded.content_hash, recording.content_hash),
-              duration = COALESCE(excluded.duration, recording.duration), status = excluded.status,
-              attempts = excluded.attempts, error = excluded.error, updated_at = excluded.updated_at
-            RETURNING id
-            """, [path, String(id.size), String(id.mtimeNs), String(id.inode), hash.map(FileHash.hex), duration.map { String($0) },
-                  status.rawValue, String(attempts), error, now])
-        return rows[0][0] ?? "0"
-    }
-
-    static func insert(_ conn: PGConnection, rid: String, steps: [StepState], recipes: [String: String]) throws {
-        for (fp, text) in recipes { try conn.exec("INSERT INTO recipe (fingerprint, text) VALUES ($1, $2) ON CONFLICT DO NOTHING", [fp, text]) }
-        for s in steps {
+    /// Writes finished and failed recordings (distinct paths) in one statement. The lease row is
+    /// stamped with the writing transaction's id (and expires at once) instead of deleted: a
+    /// worker whose snapshot predates that transaction is told `doneElsewhere` when it asks.
+    func writeResults(_ updates: [StateUpdate], now: String) throws {
+        guard !updates.isEmpty else { return }
+        var paths: [String?] = [], sizes: [Int64?] = [], mtimes: [Int64?] = [], inodes: [Int64?] = [], hashes: [String?] = []
+        var durations: [Double?] = [], statuses: [String?] = [], attempts: [Int?] = [], errors: [String?] = []
+        var recipesFailed: [String?] = [], classes: [String?] = [], keys: [String?] = []
+        var steps: [(String, StepState)] = []
+        var recipes: [String: String] = [:]
+        for u in updates {
+            switch u {
+            case let .done(path, id, hash, duration, st, rc):
+                paths.append(path); sizes.append(id.size); mtimes.append(id.mtimeNs); inodes.append(id.inode)
+                hashes.append(hash.map(FileHash.hex)); durations.append(duration); statuses.append(RecordingStatus.done.rawValue)
+                attempts.append(0); errors.append(nil); recipesFailed.append(nil); classes.append(nil); keys.append(id.key)
+                steps += st.map { (path, $0) }
+                recipes.merge(rc) { a, _ in a }
+            case let .failed(path, id, error, count, recipe, cls, st, rc):
+                paths.append(path); sizes.append(id.size); mtimes.append(id.mtimeNs); inodes.append(id.inode)
+                hashes.append(nil); durations.append(nil); statuses.append(RecordingStatus.failed.rawValue)
+                attempts.append(count); errors.append(error); recipesFailed.append(recipe); classes.append(cls.rawValue); keys.append(id.key)
+                steps += st.map { (path, $0) }
+                recipes.merge(rc) { a, _ in a }
+            default: continue
+            }
+        }
+        // Recipes in one order everywhere: two workers inserting the same ones never deadlock.
+        let recipeList = recipes.sorted { $0.key < $1.key }
+        try pool.with { conn in
             try conn.exec("""
+                WITH u AS (
+                  SELECT * FROM unnest($2::text[], $3::int8[], $4::int8[], $5::int8[], $6::text[], $7::float8[], $8::text[], $9::int4[],
+                                       $10::text[], $11::text[], $12::text[], $13::text[])
+                    AS u(path, size, mtime_ns, inode, content_hash, duration, status, attempts, error, failed_recipe, failure_class, key)),
+                mine AS (
+                  UPDATE lease l SET finished_xid = pg_current_xact_id(), expires_at = now()
+                  FROM u WHERE l.path = u.path AND l.worker = $1::text AND l.finished_xid IS NULL RETURNING l.path),
+                s AS (
+                  SELECT * FROM unnest($14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::int8[], $21::float8[], $22::text[])
+                    AS s(path, stage, fingerprint, source, output, output_hash, output_size, finished_at, detail)),
+                rec AS (
+                  INSERT INTO recording (path, size, mtime_ns, inode, content_hash, duration, status, attempts, error, updated_at, failed_recipe, failure_class)
+                  SELECT u.path, u.size, u.mtime_ns, u.inode, u.content_hash, u.duration,
+                    CASE WHEN u.status <> 'failed' THEN u.status
+                         WHEN EXISTS (SELECT 1 FROM s WHERE s.path = u.path AND s.source = u.key)
+                           OR EXISTS (SELECT 1 FROM recording r0 JOIN step st ON st.recording_id = r0.id WHERE r0.path = u.path AND st.source = u.key)
+                         THEN 'partial' ELSE 'failed' END,
+                    u.attempts, u.error, $23::float8, u.failed_recipe, u.failure_class
+                  FROM u JOIN mine ON mine.path = u.path
+                  ON CONFLICT (path) DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns, inode = excluded.inode,
+                    content_hash = COALESCE(excluded.content_hash, recording.content_hash),
+                    duration = COALESCE(excluded.duration, recording.duration), status = excluded.status,
+                    attempts = excluded.attempts, error = excluded.error, updated_at = excluded.updated_at,
+                    failed_recipe = excluded.failed_recipe, failure_class = excluded.failure_class
+                  RETURNING id, path),
+                rcp AS (INSERT INTO recipe (fingerprint, text) SELECT * FROM unnest($24::text[], $25::text[]) ON CONFLICT DO NOTHING)
                 INSERT INTO step (recording_id, stage, fingerprint, source, output, output_hash, output_size, finished_at, detail)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                SELECT rec.id, s.stage, s.fingerprint, s.source, s.output, s.output_hash, s.output_size, s.finished_at, s.detail
+                FROM s JOIN rec ON rec.path = s.path
                 ON CONFLICT (recording_id, stage) DO UPDATE SET fingerprint = excluded.fingerprint, source = excluded.source,
                   output = excluded.output, output_hash = excluded.output_hash, output_size = excluded.output_size,
                   finished_at = excluded.finished_at, detail = excluded.detail
-                """, [rid, s.stage, s.fingerprint, s.source, s.output, FileHash.hex(s.outputHash), String(s.outputSize), String(s.finishedAt), s.detail])
+                """, [worker, PGArray.text(paths), PGArray.numbers(sizes), PGArray.numbers(mtimes), PGArray.numbers(inodes), PGArray.text(hashes),
+                      PGArray.numbers(durations), PGArray.text(statuses), PGArray.numbers(attempts), PGArray.text(errors),
+                      PGArray.text(recipesFailed), PGArray.text(classes), PGArray.text(keys),
+                      PGArray.text(steps.map(\.0)), PGArray.text(steps.map(\.1.stage)), PGArray.text(steps.map(\.1.fingerprint)),
+                      PGArray.text(steps.map(\.1.source)), PGArray.text(steps.map(\.1.output)), PGArray.text(steps.map { FileHash.hex($0.1.outputHash) }),
+                      PGArray.numbers(steps.map(\.1.outputSize)), PGArray.numbers(steps.map(\.1.finishedAt)), PGArray.text(steps.map(\.1.detail)),
+                      now, PGArray.text(recipeList.map(\.key)), PGArray.text(recipeList.map(\.value))])
         }
     }
 
@@ -190,7 +280,12 @@ public final class PostgresState: StateBackend {
 
     public func forget(paths: [String]) throws {
         guard !paths.isEmpty else { return }
-        try pool.transaction { conn in for p in paths { try conn.exec("DELETE FROM recording WHERE path = $1", [p]) } }
+        try pool.with { conn in
+            try conn.exec("""
+                WITH gone AS (DELETE FROM recording WHERE path = ANY($1::text[]) RETURNING path)
+                DELETE FROM lease WHERE path IN (SELECT path FROM gone) AND finished_xid IS NOT NULL
+                """, [PGArray.text(paths)])
+        }
     }
 
     public func startRun(spec: String, specName: String) throws -> Int64 {
@@ -232,7 +327,7 @@ public final class PostgresState: StateBackend {
         try pool.with {
             try $0.exec("""
                 UPDATE run SET status = $1 WHERE status = $2 AND worker <> $3
-                  AND NOT EXISTS (SELECT 1 FROM lease WHERE lease.worker = run.worker AND lease.expires_at > now())
+                  AND NOT EXISTS (SELECT 1 FROM lease WHERE lease.worker = run.worker AND lease.expires_at > now() AND lease.finished_xid IS NULL)
                   AND started_at < $4
                 """, [RunStatus.killed.rawValue, RunStatus.running.rawValue, worker, String(Date().timeIntervalSince1970 - 2 * leaseSeconds)])
         }
@@ -295,7 +390,7 @@ public final class PostgresState: StateBackend {
         try pool.with { conn in
             try conn.exec("""
                 SELECT worker, host, pid, count(*), bool_and(expires_at < now())
-                FROM lease GROUP BY worker, host, pid ORDER BY worker
+                FROM lease WHERE finished_xid IS NULL GROUP BY worker, host, pid ORDER BY worker
                 """).map {
                 WorkerInfo(worker: $0[0] ?? "", host: $0[1] ?? "", pid: Int($0[2] ?? "0") ?? 0, claimed: Int($0[3] ?? "0") ?? 0,
                            expired: $0[4] == "t")
@@ -375,7 +470,7 @@ public struct PostgresStateLocation: StateLocation {
         }
         deinit {
             timer.cancel()
-            _ = try? state.pool.with { try $0.exec("DELETE FROM lease WHERE worker = $1", [state.worker]) }
+            _ = try? state.pool.with { try $0.exec("DELETE FROM lease WHERE worker = $1 AND finished_xid IS NULL", [state.worker]) }
         }
     }
 
