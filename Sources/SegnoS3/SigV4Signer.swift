@@ -168,10 +168,10 @@ struct AmzDate {
 }
 
 /// Lower-case hexadecimal.
-enum Hex {
+public enum Hex {
     private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
 
-    static func encode<D: Sequence>(_ bytes: D) -> String where D.Element == UInt8 {
+    public static func encode<D: Sequence>(_ bytes: D) -> String where D.Element == UInt8 {
         var out = [UInt8]()
         for byte in bytes {
             out.append(digits[Int(byte >> 4)])
@@ -181,7 +181,7 @@ enum Hex {
     }
 
     /// Bytes of a hex string, or nil when it is not hex of even length.
-    static func decode(_ text: String) -> [UInt8]? {
+    public static func decode(_ text: String) -> [UInt8]? {
         let chars = Array(text.utf8)
         guard chars.count % 2 == 0 else { return nil }
         func nibble(_ c: UInt8) -> UInt8? {

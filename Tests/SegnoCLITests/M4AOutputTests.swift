@@ -20,17 +20,7 @@ import Testing
 
     /// ffmpeg's decode of `path` to 16-bit PCM.
     static func pcm16(_ path: String) throws -> Data {
-        let exe = try #require(CLI.find("ffmpeg"), "ffmpeg is not installed (apt-get install ffmpeg)")
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: exe)
-        p.arguments = ["-v", "error", "-nostdin", "-i", "file:" + path, "-f", "s16le", "pipe:1"]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return data
+        try Audio.output(of: "ffmpeg", ["-v", "error", "-nostdin", "-i", "file:" + path, "-f", "s16le", "pipe:1"], what: "decode \(path)")
     }
 
     @Test func convertWritesAACByDefaultAndALACWhenAsked() throws {

@@ -136,18 +136,26 @@ enum Audio {
         return path
     }
 
-    /// Decodes with sox to native Float32 (the independent reference decoder).
-    static func soxSamples(_ path: String) throws -> [Float] {
+    /// Standard output of `tool` (from PATH) run with `arguments`, stderr discarded; throws when
+    /// the tool is missing or fails (`what` names the job in the message).
+    static func output(of tool: String, _ arguments: [String], what: String) throws -> Data {
+        guard let exe = CLI.find(tool) else { throw CLITestError("\(tool) is not installed (apt-get install \(tool))") }
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: CLI.find("sox") ?? "/usr/bin/sox")
-        p.arguments = [path, "-t", "f32", "-"]
+        p.executableURL = URL(fileURLWithPath: exe)
+        p.arguments = arguments
         let out = Pipe()
         p.standardOutput = out
         p.standardError = FileHandle.nullDevice
         try p.run()
         let data = out.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
-        guard p.terminationStatus == 0 else { throw CLITestError("sox could not decode \(path)") }
+        guard p.terminationStatus == 0 else { throw CLITestError("\(tool) could not \(what)") }
+        return data
+    }
+
+    /// Decodes with sox to native Float32 (the independent reference decoder).
+    static func soxSamples(_ path: String) throws -> [Float] {
+        let data = try output(of: "sox", [path, "-t", "f32", "-"], what: "decode \(path)")
         return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
     }
 }

@@ -45,23 +45,8 @@ public final class PostgresState: StateBackend {
                   finishedAt: row[i + 6].flatMap(Double.init) ?? 0, detail: row[i + 7])
     }
 
-    static func data(hex: String) -> Data? {
-        func nibble(_ c: UInt8) -> UInt8? {
-            switch c {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
-            default: return nil
-            }
-        }
-        var out = Data(capacity: hex.utf8.count / 2)
-        var it = hex.utf8.makeIterator()
-        while let a = it.next(), let b = it.next() {
-            guard let hi = nibble(a), let lo = nibble(b) else { return nil }
-            out.append(hi << 4 | lo)
-        }
-        return out
-    }
+    /// The bytes of a hex column (hashes), or nil when it is not hex.
+    static func data(hex: String) -> Data? { Hex.decode(hex).map { Data($0) } }
 
     /// Every recording with its steps, read in one REPEATABLE READ transaction together with the
     /// transaction snapshot it saw: a later claim skips a recording whose result another worker
