@@ -52,8 +52,9 @@ final class ChildProcess {
             if stdinPipe { Glibc.close(inp[0]); Glibc.close(inp[1]) }
             throw POSIXError(.init(rawValue: e) ?? .EIO)
         }
-        // A larger pipe means fewer wake-ups per second of audio; best effort.
+        // A larger pipe means fewer wake-ups per second of audio (either way); best effort.
         _ = fcntl(out[0], Self.setPipeSize, 1 << 20)
+        if stdinPipe { _ = fcntl(inp[1], Self.setPipeSize, 1 << 20) }
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -102,6 +103,12 @@ final class ChildProcess {
     /// Writes every byte to the child's stdin (started with `stdinPipe`), collecting its stderr
     /// meanwhile. Throws `POSIXError` (EPIPE when the child is gone).
     func writeStdin(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try writeStdin($0) }
+    }
+
+    /// Writes every byte of `bytes` to the child's stdin, as `writeStdin(_: [UInt8])` does,
+    /// without copying them (the fingerprint's sample blocks).
+    func writeStdin(_ bytes: UnsafeRawBufferPointer) throws {
         guard stdinFD >= 0 else { throw POSIXError(.EPIPE) }
         var off = 0
         while off < bytes.count {
@@ -112,7 +119,7 @@ final class ChildProcess {
             if stderrFD >= 0 && fds[1].revents != 0 { drainStderrOnce() }
             if fds[0].revents & Int16(POLLERR | POLLHUP) != 0 { throw POSIXError(.EPIPE) }
             if fds[0].revents != 0 {
-                let n = bytes.withUnsafeBytes { Glibc.write(stdinFD, $0.baseAddress! + off, bytes.count - off) }
+                let n = Glibc.write(stdinFD, bytes.baseAddress! + off, bytes.count - off)
                 if n < 0 { if errno == EINTR || errno == EAGAIN { continue }; throw POSIXError(.init(rawValue: errno) ?? .EIO) }
                 off += n
             }

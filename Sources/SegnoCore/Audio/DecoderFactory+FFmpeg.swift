@@ -72,10 +72,11 @@ extension DecoderFactory {
         if let tools = FFmpegTools.locate(searchPath: searchPath) {
             let version = tools.versionLine() ?? "version unknown"
             lines.append("ffmpeg: \(tools.ffmpeg) (\(version)), ffprobe: \(tools.ffprobe) (AAC/ALAC in MP4/M4A/3GP/CAF, ADTS, AMR, IMA4, WebM/Matroska)")
-            lines.append(helpers.describe())
         } else {
             lines.append("ffmpeg: not found on PATH (AAC in .m4a/.3gp/.caf, AMR, WebM/Matroska cannot be read; \(FFmpegTools.installHint))")
         }
+        // Also without ffmpeg: the helper makes the fingerprints.
+        lines.append(helpers.describe())
         return lines
     }
 }
