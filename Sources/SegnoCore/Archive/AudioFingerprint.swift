@@ -191,6 +191,9 @@ public final class Chromaprinter {
         return .helperFailed("\(helper.child.executable) stopped taking samples (\(error))" + (why.isEmpty ? "" : ": \(why)"))
     }
 
+    /// The helper's process id (tests kill it).
+    var helperProcessID: pid_t { helper.child.pid }
+
     /// True once `length` seconds were fed: the caller may stop feeding.
     public var isFull: Bool { remaining == 0 }
 

@@ -158,14 +158,13 @@ public final class DecodeHelperPool: Sendable {
         let name = Self.programName
         let perFile = "each AAC/ALAC/AMR/WebM file starts an ffmpeg process"
         guard let executable else {
+            let none = "\(name): not found beside segno or on PATH, or \(Self.environmentVariable)=off (\(perFile))"
             guard fingerprints !== self, let other = fingerprints.executable else {
-                return "\(name): not found beside segno or on PATH (\(perFile); fingerprints cannot be made: they need it)"
+                return none + "; fingerprints cannot be made: they need it"
             }
             switch fingerprints.probe(other) {
-            case .success(let versions):
-                return "\(name): \(Self.environmentVariable)=off (\(perFile)); fingerprints still use \(other) (\(versions))"
-            case .failure(let why):
-                return "\(name): \(Self.environmentVariable)=off (\(perFile)); \(other) not usable for fingerprints: \(why)"
+            case .success(let versions): return none + "; fingerprints still use \(other) (\(versions))"
+            case .failure(let why): return none + "; fingerprints cannot be made: \(other) not usable: \(why)"
             }
         }
         switch probe(executable) {
