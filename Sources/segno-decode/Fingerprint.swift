@@ -1,7 +1,63 @@
 // The helper's fingerprint request: segno streams a tap's samples here and libchromaprint (linked
 // into this program only) turns them into a fingerprint. See the protocol in main.swift.
+import CAVFormat
 import CChromaprint
 import Glibc
+
+/// What fpcalc does before chromaprint: the 16-bit stream mixed down and resampled to
+/// chromaprint's own rate and channels (11025 Hz mono) by libswresample, with the options
+/// chromaprint's reader sets to match chromaprint's built-in resampler (16 taps, phase shift 8,
+/// linear interpolation, cutoff 0.8, 16-bit planar inside). Faster than that built-in resampler
+/// and the same samples fpcalc fingerprints.
+final class FpcalcConverter {
+    private var swr: OpaquePointer?
+    /// Output room, in samples (mono); grows to the largest block.
+    private var capacity = 0
+    private(set) var out: UnsafeMutablePointer<Int16>
+    let inChannels: Int32
+
+    /// nil when `swr_init` fails.
+    init?(rate: Int32, channels: Int32, toRate: Int32, toChannels: Int32) {
+        inChannels = channels
+        var inLayout = AVChannelLayout(), outLayout = AVChannelLayout()
+        av_channel_layout_default(&inLayout, channels)
+        av_channel_layout_default(&outLayout, toChannels)
+        defer { av_channel_layout_uninit(&inLayout); av_channel_layout_uninit(&outLayout) }
+        out = UnsafeMutablePointer<Int16>.allocate(capacity: 1)
+        guard swr_alloc_set_opts2(&swr, &outLayout, AV_SAMPLE_FMT_S16, toRate, &inLayout, AV_SAMPLE_FMT_S16, rate, 0, nil) >= 0,
+              let swr else { return nil }
+        let o = UnsafeMutableRawPointer(swr)
+        av_opt_set_int(o, "resampler", Int64(SWR_ENGINE_SWR.rawValue), 0)
+        av_opt_set_int(o, "filter_size", 16, 0)
+        av_opt_set_int(o, "phase_shift", 8, 0)
+        av_opt_set_int(o, "linear_interp", 1, 0)
+        av_opt_set_int(o, "tsf", Int64(AV_SAMPLE_FMT_S16P.rawValue), 0)
+        av_opt_set_double(o, "cutoff", 0.8, 0)
+        guard swr_init(swr) >= 0 else { return nil }
+    }
+
+    deinit {
+        swr_free(&swr)
+        out.deallocate()
+    }
+
+    /// Converts `frames` interleaved frames at `input` (nil: flush what the filter holds);
+    /// returns the output frames now in `out`, or a negative libav error.
+    func convert(_ input: UnsafeRawPointer?, frames: Int) -> Int32 {
+        let room = Int(swr_get_out_samples(swr, Int32(frames))) + 16
+        if room > capacity {
+            out.deallocate()
+            out = UnsafeMutablePointer<Int16>.allocate(capacity: room)
+            capacity = room
+        }
+        var outPlane: UnsafeMutablePointer<UInt8>? = UnsafeMutableRawPointer(out).assumingMemoryBound(to: UInt8.self)
+        var inPlane: UnsafePointer<UInt8>? = input?.assumingMemoryBound(to: UInt8.self)
+        return withUnsafeMutablePointer(to: &outPlane) { o in
+            input == nil ? swr_convert(swr, o, Int32(capacity), nil, 0)
+                         : withUnsafeMutablePointer(to: &inPlane) { i in swr_convert(swr, o, Int32(capacity), i, Int32(frames)) }
+        }
+    }
+}
 
 /// Serves one 'P' request: starts chromaprint and answers 'H' (or 'F' and returns), then reads
 /// 'S' messages until 'E' and answers 'R' (frames, items) or 'F'. Reads nothing past the 'E'.
@@ -21,7 +77,17 @@ func serveFingerprint(request payload: [UInt8]) {
         return
     }
     defer { chromaprint_free(context) }
-    guard chromaprint_start(context, rate, channels) == 1 else {
+    // As fpcalc: chromaprint gets its own rate and channels, converted by libswresample.
+    let ownRate = chromaprint_get_sample_rate(context), ownChannels = chromaprint_get_num_channels(context)
+    var converter: FpcalcConverter?
+    if rate != ownRate || channels != ownChannels {
+        converter = FpcalcConverter(rate: rate, channels: channels, toRate: ownRate, toChannels: ownChannels)
+        if converter == nil {
+            send(UInt8(ascii: "F"), Array("libswresample cannot convert \(rate) Hz, \(channels) channels for chromaprint".utf8))
+            return
+        }
+    }
+    guard rate > 1000, chromaprint_start(context, ownRate, ownChannels) == 1 else {
         send(UInt8(ascii: "F"), Array("chromaprint cannot take \(rate) Hz, \(channels) channels".utf8))
         return
     }
@@ -53,10 +119,21 @@ func serveFingerprint(request payload: [UInt8]) {
         // never blocks on a helper that stopped reading.
         guard failure == nil else { continue }
         let count = length / 2
-        if chromaprint_feed(context, buffer.assumingMemoryBound(to: Int16.self), Int32(count)) != 1 {
+        samples += UInt64(count)
+        if let converter {
+            let got = converter.convert(buffer, frames: count / Int(channels))
+            if got < 0 { failure = "libswresample failed on the stream: \(describe(got))"; continue }
+            if chromaprint_feed(context, converter.out, got * ownChannels) != 1 { failure = "chromaprint failed on the stream" }
+        } else if chromaprint_feed(context, buffer.assumingMemoryBound(to: Int16.self), Int32(count)) != 1 {
             failure = "chromaprint failed on the stream"
         }
-        samples += UInt64(count)
+    }
+    // The converter's tail (what its filter holds back), as fpcalc flushes it.
+    while failure == nil, let converter {
+        let got = converter.convert(nil, frames: 0)
+        if got < 0 { failure = "libswresample failed on the stream: \(describe(got))" }
+        if got <= 0 { break }
+        if chromaprint_feed(context, converter.out, got * ownChannels) != 1 { failure = "chromaprint failed on the stream" }
     }
     if failure == nil && chromaprint_finish(context) != 1 { failure = "chromaprint failed at the end of the stream" }
     var raw: UnsafeMutablePointer<UInt32>? = nil
