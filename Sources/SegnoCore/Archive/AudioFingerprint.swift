@@ -96,10 +96,10 @@ public struct AudioFingerprint: Sendable, Equatable, Codable {
     }
 }
 
-/// Computes a fingerprint from a stream of blocks, exactly as `fpcalc` does: the stream's own
-/// rate and channels are given to chromaprint (which mixes down and resamples to 11025 Hz
-/// itself), samples rounded to 16 bits (`lrintf(x · 32768)`, as ffmpeg converts). libchromaprint
-/// runs in the `segno-decode` helper (never in segno's process: Debian's build links libavcodec):
+/// Computes a fingerprint from a stream of blocks, exactly as `fpcalc` does: samples rounded to
+/// 16 bits here (`lrintf(x · 32768)`, as ffmpeg converts), then mixed down and resampled to
+/// chromaprint's 11025 Hz mono by libswresample in the mode fpcalc sets, and fingerprinted by
+/// libchromaprint. Both run in the `segno-decode` helper (never in segno's process: Debian's build links libavcodec):
 /// the samples go there over its stdin in 128 KiB messages, built in one buffer this object
 /// owns, and only the items come back. The helper is taken from a pool at `init` and given back
 /// by `finish`; a printer dropped before `finish` kills its helper. Not thread-safe; one per recording.
