@@ -87,6 +87,7 @@ func serveFingerprint(request payload: [UInt8]) {
             return
         }
     }
+    // Rates of 1000 Hz or less stay refused, as chromaprint's own resampler refused them.
     guard rate > 1000, chromaprint_start(context, ownRate, ownChannels) == 1 else {
         send(UInt8(ascii: "F"), Array("chromaprint cannot take \(rate) Hz, \(channels) channels".utf8))
         return

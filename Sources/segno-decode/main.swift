@@ -14,7 +14,8 @@
 //                                or 'F'  a one-line reason (at any point after 'O')
 // The output is the first audio stream at the rate and channel count asked for (converted with
 // libswresample when the decoder's differ, as `ffmpeg -ar -ac` does).
-// Fingerprinting a stream (libchromaprint, as `fpcalc -raw`):
+// Fingerprinting a stream (as `fpcalc -raw`: libswresample converts it to chromaprint's 11025 Hz
+// mono in fpcalc's mode, then libchromaprint; see Fingerprint.swift):
 //   segno → helper:                 'P'  UInt32 rate, UInt32 channels, UInt32 algorithm (fpcalc's 1…5)
 //   helper → segno:                 'H'  UInt32 rate, UInt32 channels (chromaprint started)
 //                                or 'F'  why chromaprint refused (no samples follow)
