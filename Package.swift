@@ -5,10 +5,11 @@ import PackageDescription
 //   SegnoDSP       pure math, no I/O, no dependencies (filters, pitch, peaks)
 //   SegnoWaveform  audiowaveform-compatible peak data, formats and pictures (pure)
 //   SegnoS3        SigV4 signing and an S3 client over URLSession (swift-crypto)
-//   SegnoCore      audio I/O (libsndfile, libsoxr, libsamplerate, libebur128, libchromaprint), stages, specs, state, runner
+//   SegnoCore      audio I/O (libsndfile, libsoxr, libsamplerate, libebur128), stages, specs, state, runner
 //   segno          the thin command line (swift-argument-parser)
-//   segno-decode   a separate decoder program that segno starts and talks to over pipes; the
-//                  only target linking FFmpeg's libraries (CAVFormat), never linked into segno
+//   segno-decode   a separate decoder and fingerprint program that segno starts and talks to over
+//                  pipes; the only target linking FFmpeg's libraries (CAVFormat) and libchromaprint
+//                  (CChromaprint), never linked into segno
 let package = Package(
     name: "segno",
     platforms: [.macOS(.v14)],
@@ -39,10 +40,9 @@ let package = Package(
                        providers: [.apt(["libebur128-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq",
                        providers: [.apt(["libpq-dev"])]),
-        // libchromaprint (LGPL-2.1): acoustic fingerprints (the `fingerprint` tap). Only its header
-        // is used at build time; the library is loaded with dlopen on first use (ChromaprintLibrary.swift),
-        // so its ~95 dependencies (libavcodec, …) stay out of every command's start-up.
-        .systemLibrary(name: "CChromaprint",
+        // libchromaprint (LGPL-2.1): acoustic fingerprints, ONLY for the segno-decode program:
+        // Debian's build links libavcodec (GPL parts) for its FFT, so segno sends the samples there.
+        .systemLibrary(name: "CChromaprint", pkgConfig: "libchromaprint",
                        providers: [.apt(["libchromaprint-dev"])]),
         // Linux headers Glibc does not export (extended attributes: segno's mark on its files).
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
@@ -57,7 +57,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "SegnoCore", dependencies: [
-            "SegnoDSP", "SegnoWaveform", "SegnoS3", "CSndFile", "CMpg123", "CSampleRate", "CSoxr", "CEbur128", "CLibPQ", "CChromaprint", "CLinux",
+            "SegnoDSP", "SegnoWaveform", "SegnoS3", "CSndFile", "CMpg123", "CSampleRate", "CSoxr", "CEbur128", "CLibPQ", "CLinux",
             .product(name: "Yams", package: "Yams"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
@@ -68,7 +68,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        .executableTarget(name: "segno-decode", dependencies: ["CAVFormat"]),
+        .executableTarget(name: "segno-decode", dependencies: ["CAVFormat", "CChromaprint"]),
         .testTarget(name: "SegnoDSPTests", dependencies: ["SegnoDSP"]),
         .testTarget(name: "SegnoWaveformTests", dependencies: ["SegnoWaveform"], exclude: ["Fixtures"]),
         .testTarget(name: "SegnoS3Tests", dependencies: ["SegnoS3"]),

@@ -2,6 +2,8 @@
 
 fingerprint: `segno info --fingerprint` vs `fpcalc -raw -length 0` on the same 10 min FLAC and MP3
 (CPU includes decode; both give chromaprint the stream at its own rate), scaled to an hour of audio.
+chromaprint runs in segno's `segno-decode` helper: segno reaps it before exiting, so /usr/bin/time's
+user + sys includes it (a child's rusage counts once it is waited for).
 duplicates: synthetic rows written straight into a state database that `segno run` created: each
 recording 60 s (486 items: random values, each held for two items), 1 % of them copies of another
 with 2 % of the bits flipped and shifted; wall time, peak RSS, and how many planted copies were found.

@@ -1,22 +1,35 @@
-// segno-decode: a long-lived decoder helper for segno. It links FFmpeg's libraries (Debian's
-// libavformat/libavcodec, built with GPL parts), which segno itself never links: segno starts it
-// as a separate program and exchanges data with it over pipes only, like the `ffmpeg` program.
+// segno-decode: a long-lived helper for segno that decodes files and makes fingerprints. It links
+// FFmpeg's libraries (Debian's libavformat/libavcodec, built with GPL parts) and libchromaprint
+// (whose Debian build links libavcodec too), which segno itself never links: segno starts it as a
+// separate program and exchanges data with it over pipes only, like the `ffmpeg` program.
 //
-// Protocol (both ends on one machine: integers and floats in native byte order). Every message
+// Protocol 2 (both ends on one machine: integers and floats in native byte order). Every message
 // is an 8-byte head — a type byte, three zero bytes, a UInt32 payload length — then the payload.
-//   helper → segno, once at start:  'V'  "segno-decode <protocol> <libavcodec version>"
-//   segno → helper, per file:       'O'  UInt32 rate, UInt32 channels, the path's bytes
-//   helper → segno, per file:       'H'  UInt32 rate, UInt32 channels (what the 'D's hold)
+//   helper → segno, once at start:  'V'  "segno-decode <protocol> libavcodec <version> chromaprint <version>"
+// Decoding a file:
+//   segno → helper:                 'O'  UInt32 rate, UInt32 channels, the path's bytes
+//   helper → segno:                 'H'  UInt32 rate, UInt32 channels (what the 'D's hold)
 //                                   'D'… interleaved Float32, whole frames
 //                                   'E'  UInt64 frames, then error-level log lines (UTF-8)
 //                                or 'F'  a one-line reason (at any point after 'O')
 // The output is the first audio stream at the rate and channel count asked for (converted with
-// libswresample when the decoder's differ, as `ffmpeg -ar -ac` does). After 'E' or 'F' the
-// helper waits for the next 'O'; it exits at end of input. To abandon a file, segno kills it.
+// libswresample when the decoder's differ, as `ffmpeg -ar -ac` does).
+// Fingerprinting a stream (as `fpcalc -raw`: libswresample converts it to chromaprint's 11025 Hz
+// mono in fpcalc's mode, then libchromaprint; see Fingerprint.swift):
+//   segno → helper:                 'P'  UInt32 rate, UInt32 channels, UInt32 algorithm (fpcalc's 1…5)
+//   helper → segno:                 'H'  UInt32 rate, UInt32 channels (chromaprint started)
+//                                or 'F'  why chromaprint refused (no samples follow)
+//   segno → helper:                 'S'… interleaved Int16, whole frames (what chromaprint_feed takes)
+//                                   'E'  (empty): the end of the samples
+//   helper → segno:                 'R'  UInt64 frames, then the raw items (UInt32 each)
+//                                or 'F'  a one-line reason
+// Between 'H' and 'E' the helper only reads, so segno can write without ever reading. After
+// 'E', 'F' or 'R' the helper waits for the next request; it exits at end of input. To abandon a
+// file or a fingerprint, segno kills it.
 import CAVFormat
 import Glibc
 
-let protocolVersion = 1
+let protocolVersion = 2
 let blockBytes = 256 * 1024
 
 // MARK: - Pipe I/O
@@ -260,17 +273,21 @@ final class FileDecode {
 
 signal(SIGPIPE, SIG_DFL)
 segno_log_install()
-send(UInt8(ascii: "V"), Array("segno-decode \(protocolVersion) libavcodec \(String(cString: av_version_info()))".utf8))
+send(UInt8(ascii: "V"), Array("segno-decode \(protocolVersion) libavcodec \(String(cString: av_version_info())) chromaprint \(chromaprintVersion())".utf8))
 
 var head = [UInt8](repeating: 0, count: 8)
 while head.withUnsafeMutableBytes({ readFully($0.baseAddress!, 8) }) {
     let length = head.withUnsafeBytes { Int($0.load(fromByteOffset: 4, as: UInt32.self)) }
-    guard head[0] == UInt8(ascii: "O"), length >= 8, length < 1 << 20 else {
+    guard head[0] == UInt8(ascii: "O") || head[0] == UInt8(ascii: "P"), length >= 8, length < 1 << 20 else {
         send(UInt8(ascii: "F"), Array("segno-decode: unknown request".utf8))
         exit(2)
     }
     var payload = [UInt8](repeating: 0, count: length)
     guard payload.withUnsafeMutableBytes({ readFully($0.baseAddress!, length) }) else { exit(0) }
+    if head[0] == UInt8(ascii: "P") {
+        serveFingerprint(request: payload)
+        continue
+    }
     let rate = payload.withUnsafeBytes { Int32(bitPattern: $0.load(fromByteOffset: 0, as: UInt32.self)) }
     let channels = payload.withUnsafeBytes { Int32(bitPattern: $0.load(fromByteOffset: 4, as: UInt32.self)) }
     let path = Array(payload[8...])

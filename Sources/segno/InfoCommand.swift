@@ -14,10 +14,10 @@ struct InfoCommand: ParsableCommand {
     @Flag(name: .long, help: "Read headers only: faster, but MP3 without a Xing/Info/VBRI header, ADTS, AMR, ALAC in CAF and WebM/Matroska get an estimated length (\"estimated\": true in --json), and a file whose audio does not decode is not noticed.")
     var fast = false
 
-    @Flag(name: .long, help: "List the decoders available: libsndfile's version, and whether ffmpeg (needed for AAC in .m4a/.3gp/.caf, ADTS, AMR, WebM/Matroska) is on PATH.")
+    @Flag(name: .long, help: "List the decoders available: libsndfile's version, whether ffmpeg (needed for AAC in .m4a/.3gp/.caf, ADTS, AMR, WebM/Matroska) is on PATH, and the segno-decode helper (needed for fingerprints).")
     var formats = false
 
-    @Flag(name: .long, help: "Print each file's Chromaprint fingerprint like `fpcalc -raw` (DURATION= and FINGERPRINT= as unsigned 32-bit items); the whole file unless --length.")
+    @Flag(name: .long, help: "Print each file's Chromaprint fingerprint like `fpcalc -raw` (DURATION= and FINGERPRINT= as unsigned 32-bit items); the whole file unless --length. Made by the segno-decode helper, which must be installed.")
     var fingerprint = false
 
     @Option(name: .long, help: "With --fingerprint: seconds fingerprinted from the start (fpcalc's -length; default the whole file).")

@@ -62,7 +62,7 @@ enum Main {
         for i in 0..<end where args[i] == "--force" { args[i] = "--force=all" }
         do {
             var command = try SegnoCommand.parseAsRoot(args)
-            defer { DecodeHelperPool.shared.shutdown() }
+            defer { DecodeHelperPool.shutdownAll() }
             try command.run()
         } catch {
             // ArgumentParser exits with EX_USAGE (64) on bad usage; DESIGN.md §4 promises 2.

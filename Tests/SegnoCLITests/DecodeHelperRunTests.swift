@@ -3,7 +3,7 @@ import Testing
 
 // `segno run` over AAC memos with the `segno-decode` helper built beside segno: a few helpers for
 // many files, the same bytes as the ffmpeg-program path, a helper killed mid-run, and FFmpeg's
-// libraries kept out of segno itself.
+// libraries and libchromaprint kept out of segno itself (linked, and loaded while fingerprinting).
 
 @Suite struct DecodeHelperRunTests {
     /// `readelf -d`'s NEEDED libraries of `binary`.
@@ -14,20 +14,61 @@ import Testing
         }
     }
 
+    /// Libraries Debian builds with GPL parts, or that pull them in (libchromaprint needs libavcodec).
+    static let gplTree = ["libavformat", "libavcodec", "libavutil", "libswresample", "libavfilter", "libavdevice",
+                          "libpostproc", "libchromaprint", "libx264", "libx265"]
+
     @Test func segnoLinksNoFFmpegLibraryAndTheHelperDoes() throws {
         let segno = try CLI.segnoPath()
         let helper = (segno as NSString).deletingLastPathComponent + "/segno-decode"
-        let ffmpegLibs = ["libavformat", "libavcodec", "libavutil", "libswresample", "libavfilter", "libavdevice"]
         let own = try Self.needed(segno)
         #expect(!own.isEmpty)
-        #expect(own.allSatisfy { lib in !ffmpegLibs.contains { lib.hasPrefix($0) } }, "\(own)")
-        // The demuxers come only with the helper. (Debian's libchromaprint, which segno links for
-        // fingerprints, itself depends on libavcodec/libavutil for its FFT: not libavformat.)
+        #expect(own.allSatisfy { lib in !Self.gplTree.contains { lib.hasPrefix($0) } }, "\(own)")
+        // Nor indirectly, through a library segno links.
         let loaded = try CLI.tool("ldd", [segno]).stdout
-        #expect(!loaded.contains("libavformat"), "\(loaded)")
+        #expect(!Self.gplTree.contains { loaded.contains($0) }, "\(loaded)")
         let helperNeeds = try Self.needed(helper)
-        #expect(helperNeeds.contains { $0.hasPrefix("libavformat") } && helperNeeds.contains { $0.hasPrefix("libavcodec") }, "\(helperNeeds)")
+        #expect(helperNeeds.contains { $0.hasPrefix("libavformat") } && helperNeeds.contains { $0.hasPrefix("libavcodec") }
+                && helperNeeds.contains { $0.hasPrefix("libchromaprint") }, "\(helperNeeds)")
         #expect(!helperNeeds.contains { $0.hasPrefix("libsndfile") || $0.hasPrefix("libFoundation") }, "a small program: \(helperNeeds)")
+    }
+
+    /// What the dynamic loader loads (`LD_DEBUG=libs`, one log per process): while segno makes
+    /// fingerprints (`info --fingerprint`, and a run with a fingerprint tap over an AAC memo, so
+    /// the helper decodes too), neither libchromaprint nor any libav* enters segno's process
+    /// (not even by `dlopen`); they are loaded in the helper's.
+    @Test func fingerprintingLoadsNoChromaprintNorLibavIntoSegno() throws {
+        let ws = try RunWorkspace()
+        try Pieces.write(Pieces.chords(seed: 11, seconds: 8, rate: 22050), rate: 22050, to: ws["in/a.wav"])
+        #expect(try CLI.tool("ffmpeg", ["-v", "error", "-nostdin", "-i", ws["in/a.wav"], "-c:a", "aac", ws["in/b.m4a"]]).status == 0)
+        try ws.writeSpec(RunTests.spec(input: ["include: [\"*.wav\", \"*.m4a\"]"], stages: ["fingerprint: {}"], parallel: 1))
+        for (n, args) in [["info", "--fingerprint", ws["in/a.wav"]], ["run", "spec.yaml"]].enumerated() {
+            let logs = ws["ld\(n)"]
+            try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
+            let r = try ws.segno(args, environment: ["LD_DEBUG": "libs", "LD_DEBUG_OUTPUT": logs + "/ld"])
+            #expect(r.exited(0), "\(args): \(r.stderr)")
+            // One file per process, ld.<pid>, naming the program it initialises.
+            var segnoLogs = 0, helperLogs = 0
+            for name in try FileManager.default.contentsOfDirectory(atPath: logs) {
+                let lines = try String(contentsOfFile: logs + "/" + name, encoding: .utf8).split(separator: "\n")
+                let loaded = lines.filter { $0.contains("calling init:") }
+                let program = lines.lazy.compactMap { line in line.range(of: "initialize program: ").map { String(line[$0.upperBound...]) } }.first ?? ""
+                switch (program as NSString).lastPathComponent {
+                case "segno":
+                    segnoLogs += 1
+                    #expect(loaded.count > 5, "the log lists segno's libraries: \(loaded.count)")
+                    #expect(!loaded.contains { l in Self.gplTree.contains { l.contains($0) } },
+                            "\(args): \(loaded.filter { l in Self.gplTree.contains { l.contains($0) } })")
+                case "segno-decode":
+                    helperLogs += 1
+                    #expect(loaded.contains { $0.contains("libchromaprint") } && loaded.contains { $0.contains("libavcodec") })
+                default: break   // ffprobe, …
+                }
+            }
+            #expect(segnoLogs == 1 && helperLogs >= 1, "\(args): \(segnoLogs) segno logs, \(helperLogs) helper logs")
+        }
+        let rows = try CLI.tool("sqlite3", [ws["out/.segno/state.sqlite"], "SELECT count(*) FROM fingerprint"])
+        #expect(rows.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "2")
     }
 
     /// `count` AAC memos (1.5 s, 48 kHz mono) under `in/`, and a spec encoding them to FLAC.

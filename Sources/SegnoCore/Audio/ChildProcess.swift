@@ -52,8 +52,9 @@ final class ChildProcess {
             if stdinPipe { Glibc.close(inp[0]); Glibc.close(inp[1]) }
             throw POSIXError(.init(rawValue: e) ?? .EIO)
         }
-        // A larger pipe means fewer wake-ups per second of audio; best effort.
+        // A larger pipe means fewer wake-ups per second of audio (either way); best effort.
         _ = fcntl(out[0], Self.setPipeSize, 1 << 20)
+        if stdinPipe { _ = fcntl(inp[1], Self.setPipeSize, 1 << 20) }
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)

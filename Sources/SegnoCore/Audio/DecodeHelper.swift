@@ -2,19 +2,20 @@ import Foundation
 
 /// One running `segno-decode` program: a decoder helper that serves many files, one after the
 /// other, so a folder of AAC memos pays FFmpeg's start-up once per worker instead of once per
-/// file. segno links none of FFmpeg's libraries; the helper does, and the two exchange requests
-/// and raw samples over pipes (the protocol is described in `Sources/segno-decode/main.swift`:
+/// file; it also makes fingerprints (`Chromaprinter`). segno links none of FFmpeg's libraries nor
+/// libchromaprint; the helper does, and the two exchange requests and raw samples over pipes (the protocol is described in `Sources/segno-decode/main.swift`:
 /// 8-byte message heads — a type byte, three zero bytes, a UInt32 length — then the payload).
 ///
 /// Owned by one thread at a time: a `DecodeHelperPool` hands it to one decoder, which gives it
 /// back when the file's stream ended cleanly, or kills it when the file is abandoned mid-stream.
 final class DecodeHelper: @unchecked Sendable {
     /// The protocol this segno speaks; a helper greeting with another is not used.
-    static let protocolVersion = 1
+    /// 2 added fingerprints ('P', 'S', 'R').
+    static let protocolVersion = 2
 
     /// The running program.
     let child: ChildProcess
-    /// The helper's greeting, e.g. "segno-decode 1 libavcodec 5.1.9-0+deb12u1".
+    /// The helper's greeting, e.g. "segno-decode 2 libavcodec 5.1.9-0+deb12u1 chromaprint 1.5.1".
     let greeting: String
     /// Files sent to this helper so far.
     private(set) var filesServed = 0
@@ -25,8 +26,11 @@ final class DecodeHelper: @unchecked Sendable {
         case open = 0x4F      // 'O'
         case header = 0x48    // 'H'
         case data = 0x44      // 'D'
-        case end = 0x45       // 'E'
+        case end = 0x45       // 'E' (both ways: a file's end; the end of a fingerprint's samples)
         case failed = 0x46    // 'F'
+        case fingerprint = 0x50  // 'P'
+        case samples = 0x53   // 'S'
+        case result = 0x52    // 'R'
     }
 
     /// Starts `executable` and reads its greeting. Throws `DecodeHelper.Unusable` when it cannot
@@ -70,10 +74,18 @@ final class DecodeHelper: @unchecked Sendable {
         filesServed += 1
     }
 
+    /// Sends one message of `type` with `payload` (a fingerprint's 'P' and 'E').
+    /// Throws `POSIXError` (EPIPE) when the helper is gone.
+    func send(_ type: Message, _ payload: [UInt8] = []) throws {
+        var msg: [UInt8] = [type.rawValue, 0, 0, 0]
+        withUnsafeBytes(of: UInt32(payload.count)) { msg += $0 }
+        try Self.withoutSIGPIPE { try child.writeStdin(msg + payload) }
+    }
+
     /// Runs `body` with SIGPIPE blocked on this thread, and swallows one that it raised: a helper
     /// that dies between `poll` and `write` must make the write fail with EPIPE, not kill segno
     /// (which keeps SIGPIPE's default action for its own standard output).
-    private static func withoutSIGPIPE<T>(_ body: () throws -> T) rethrows -> T {
+    static func withoutSIGPIPE<T>(_ body: () throws -> T) rethrows -> T {
         var pipeOnly = sigset_t(), old = sigset_t()
         sigemptyset(&pipeOnly)
         sigaddset(&pipeOnly, SIGPIPE)

@@ -102,6 +102,26 @@ public final class DecodeHelperPool: Sendable {
         return nil
     }
 
+    /// An idle helper (`reused`) or a newly started one, for a fingerprint. Throws
+    /// `DecodeHelper.Unusable` when there is no program, or it cannot be started or does not
+    /// speak this protocol (the pool then turns itself off, as `open` does).
+    func take() throws -> (helper: DecodeHelper, reused: Bool) {
+        guard let executable else { throw DecodeHelper.Unusable(reason: "not found beside segno or on PATH") }
+        let (reused, why) = state.withLock { s in s.unusable == nil ? (s.idle.popLast(), nil) : (nil, s.unusable) }
+        if let why { throw DecodeHelper.Unusable(reason: why) }
+        if let reused { return (reused, true) }
+        let helper: DecodeHelper
+        do { helper = try DecodeHelper(executable: executable) } catch {
+            disable("\(error)")
+            throw error
+        }
+        state.withLock { s in
+            s.started += 1
+            if s.greeting == nil { s.greeting = helper.greeting }
+        }
+        return (helper, false)
+    }
+
     /// Turns the helper off for this process (files go to the `ffmpeg` program), for `why`.
     private func disable(_ why: String) {
         state.withLock { if $0.unusable == nil { $0.unusable = why } }
@@ -130,19 +150,41 @@ public final class DecodeHelperPool: Sendable {
     /// Process ids of the idle helpers.
     var idleProcessIDs: [pid_t] { state.withLock { $0.idle.map(\.child.pid) } }
 
-    /// One line for `segno info --formats`: the helper and its libavcodec, or why files go to
-    /// the `ffmpeg` program one process each. Starts the helper once to read its greeting.
-    public func describe() -> String {
+    /// One line for `segno info --formats`: the helper with its libavcodec and chromaprint, or
+    /// why files go to the `ffmpeg` program one process each, and whether fingerprints (made with
+    /// the helper of `fingerprints`, the pool they use) can be made. Starts the helper once to
+    /// read its greeting.
+    public func describe(fingerprints: DecodeHelperPool = .forFingerprints) -> String {
+        let name = Self.programName
+        let perFile = "each AAC/ALAC/AMR/WebM file starts an ffmpeg process"
         guard let executable else {
-            return "\(Self.programName): not found beside segno or on PATH, or \(Self.environmentVariable)=off (each AAC/ALAC/AMR/WebM file starts an ffmpeg process)"
+            let none = "\(name): not found beside segno or on PATH, or \(Self.environmentVariable)=off (\(perFile))"
+            guard fingerprints !== self, let other = fingerprints.executable else {
+                return none + "; fingerprints cannot be made: they need it"
+            }
+            switch fingerprints.probe(other) {
+            case .success(let versions): return none + "; fingerprints still use \(other) (\(versions))"
+            case .failure(let why): return none + "; fingerprints cannot be made: \(other) not usable: \(why)"
+            }
         }
-        if let why = state.withLock({ $0.unusable }) { return "\(Self.programName): \(executable) not used: \(why)" }
+        switch probe(executable) {
+        case .success(let versions):
+            return "\(name): \(executable) (\(versions)), serving many files per process; fingerprints are made with it"
+        case .failure(let why):
+            return "\(name): \(executable) not used: \(why) (\(perFile); fingerprints cannot be made: they need it)"
+        }
+    }
+
+    /// The versions `executable` greets with ("libavcodec 5.1.9 chromaprint 1.5.1"), or why it
+    /// cannot be used. Starts and stops it unless the pool already gave up on it.
+    private func probe(_ executable: String) -> Result<String, DecodeHelper.Unusable> {
+        if let why = state.withLock({ $0.unusable }) { return .failure(DecodeHelper.Unusable(reason: why)) }
         do {
             let h = try DecodeHelper(executable: executable)
             defer { h.stop() }
-            return "\(Self.programName): \(executable) (\(h.greeting.split(separator: " ").dropFirst(2).joined(separator: " "))), serving many files per process"
+            return .success(h.greeting.split(separator: " ").dropFirst(2).joined(separator: " "))
         } catch {
-            return "\(Self.programName): \(executable) not used: \(error)"
+            return .failure(error as? DecodeHelper.Unusable ?? DecodeHelper.Unusable(reason: "\(error)"))
         }
     }
 }

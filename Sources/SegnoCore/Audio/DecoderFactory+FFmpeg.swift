@@ -87,6 +87,8 @@ extension DecoderFactory {
         } else {
             lines.append("ffmpeg: not found on PATH (AAC in .m4a/.3gp/.caf, AMR, WebM/Matroska cannot be read, .m4a not written; \(FFmpegTools.installHint))")
         }
+        // Also without ffmpeg: the helper makes the fingerprints.
+        lines.append(helpers.describe())
         return lines
     }
 }

@@ -28,6 +28,7 @@ public enum FailureClass: String, Sendable, Codable, CaseIterable {
         case let e as AudioError: return e.failureClass
         case let e as UploadError: return e.failureClass
         case is StageStartError: return .spec
+        case let e as FingerprintError: return e.failureClass
         case let e as S3Error: return UploadError.failureClass(of: e)
         default: return .environment
         }

@@ -188,3 +188,73 @@ import Testing
         #expect(lines.last?.hasPrefix("segno-decode: not found") == true)
     }
 }
+
+/// Fingerprints through the helper (`Chromaprinter` with a pool of its own): any block sizes,
+/// one helper for fingerprints and decodes, and failures that cost one fingerprint only.
+@Suite struct FingerprintThroughHelperTests {
+    let fx: PhoneFixtures
+    let helperPath: String
+
+    init() throws {
+        fx = try PhoneFixtures()
+        helperPath = try #require(DecodeHelperPool.locate(environment: [:]), "segno-decode is built next to the tests")
+    }
+
+    /// Items of `samples` fed in blocks of the given frame counts (cycled).
+    func items(_ samples: [Float], channels: Int, rate: Int, blocks: [Int], pool: DecodeHelperPool) throws -> [UInt32] {
+        let printer = try Chromaprinter(format: AudioFormat(sampleRate: rate, channels: channels), helpers: pool)
+        var at = 0, k = 0
+        while at < samples.count / channels {
+            let n = min(blocks[k % blocks.count], samples.count / channels - at)
+            try printer.feed(AudioBlock(interleaved: Array(samples[(at * channels)..<((at + n) * channels)]), channels: channels))
+            at += n
+            k += 1
+        }
+        return try printer.finish().items
+    }
+
+    @Test func blockSizesDoNotMatterAndOneHelperServesFingerprintsAndDecodes() throws {
+        let pool = DecodeHelperPool(executable: helperPath)
+        defer { pool.shutdown() }
+        for channels in [1, 2, 6] {
+            let x = PhoneFixtures.signal(rate: 22050, channels: channels, frames: 22050 * 8)
+            let whole = try items(x, channels: channels, rate: 22050, blocks: [x.count / channels], pool: pool)
+            #expect(whole.count > 40)
+            // Odd sizes that straddle the 64 Ki-sample messages.
+            #expect(try items(x, channels: channels, rate: 22050, blocks: [1, 4096, 10_923, 65_537, 333], pool: pool) == whole, "\(channels) ch")
+        }
+        let src = try fx.wav(rate: 48000, channels: 1, frames: 48_000)
+        let m4a = try fx.ffmpeg(src.path, ["-c:a", "aac"], to: "memo.m4a")
+        let d = try DecoderFactory.open(path: m4a, searchPath: ProcessInfo.processInfo.environment["PATH"], helpers: pool)
+        _ = try decodeAll(d, blockFrames: 4096)
+        d.close()
+        #expect(pool.startedCount == 1, "the fingerprints' helper decoded the memo too")
+    }
+
+    @Test func aRefusedFormatIsTheSpecsAndAKilledHelperCostsOneFingerprint() throws {
+        let pool = DecodeHelperPool(executable: helperPath)
+        defer { pool.shutdown() }
+        // chromaprint takes no rate of 1000 Hz or less: refused at the start, the helper kept.
+        let refused = try #require(throws: FingerprintError.self) { _ = try Chromaprinter(format: AudioFormat(sampleRate: 800, channels: 1), helpers: pool) }
+        #expect(refused.failureClass == .spec, "\(refused)")
+        let x = PhoneFixtures.signal(rate: 16000, channels: 1, frames: 16000 * 30)
+        let reference = try items(x, channels: 1, rate: 16000, blocks: [4096], pool: pool)
+        #expect(pool.startedCount == 1)
+        // Killed while samples flow: that fingerprint fails (environment), the next gets a new helper.
+        let printer = try Chromaprinter(format: AudioFormat(sampleRate: 16000, channels: 1), helpers: pool)
+        kill(printer.helperProcessID, SIGKILL)
+        let e = try #require(throws: FingerprintError.self) {
+            for start in stride(from: 0, to: x.count, by: 4096) { try printer.feed(AudioBlock(interleaved: Array(x[start..<min(x.count, start + 4096)]), channels: 1)) }
+            _ = try printer.finish()
+        }
+        #expect(e.failureClass == .environment)
+        #expect(e.description.contains("segno-decode"), "\(e)")
+        #expect(try items(x, channels: 1, rate: 16000, blocks: [4096], pool: pool) == reference)
+        #expect(pool.startedCount == 2)
+        // No helper at all: the reinstall message, an environment failure.
+        let none = try #require(throws: FingerprintError.self) {
+            _ = try Chromaprinter(format: AudioFormat(sampleRate: 16000, channels: 1), helpers: DecodeHelperPool(executable: nil))
+        }
+        #expect(none.failureClass == .environment && "\(none)".hasPrefix("segno-decode is missing or too old for fingerprints; reinstall (make install)"))
+    }
+}

@@ -387,11 +387,12 @@ func expectOneLine(_ e: AudioError, naming path: String, sourceLocation: SourceL
         d.close()
         // A missing file is missing, not "needs ffmpeg".
         #expect(throws: AudioError.missing(path: fx.dir["gone.m4a"])) { try DecoderFactory.open(path: fx.dir["gone.m4a"], searchPath: nil) }
-        // `info --formats` says ffmpeg is missing.
+        // `info --formats` says ffmpeg is missing, and still names the helper (fingerprints need it).
         let lines = DecoderFactory.availableDecoders(searchPath: "/nonexistent")
-        #expect(lines.count == 2)
+        #expect(lines.count == 3)
         #expect(lines[0].hasPrefix("libsndfile: libsndfile-1."))
         #expect(lines[1].hasPrefix("ffmpeg: not found on PATH"))
+        #expect(lines[2].hasPrefix("segno-decode: ") && lines[2].contains("fingerprints"), "\(lines[2])")
         let found = DecoderFactory.availableDecoders(searchPath: ProcessInfo.processInfo.environment["PATH"])
         #expect(found[1].contains("ffmpeg version"))
     }

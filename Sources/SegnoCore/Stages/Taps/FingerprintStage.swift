@@ -2,8 +2,8 @@ import Foundation
 import SegnoDSP
 
 /// `fingerprint: { algorithm: 2, length: 120, path: "{dir}/{stem}.fp.json" }` computes the
-/// Chromaprint fingerprint of the stream at its place in the chain (libchromaprint, as `fpcalc
-/// -raw`) and keeps the raw items in the state database (`fingerprint` table) for
+/// Chromaprint fingerprint of the stream at its place in the chain (libchromaprint in the
+/// `segno-decode` helper, as `fpcalc -raw`) and keeps the raw items in the state database (`fingerprint` table) for
 /// `segno duplicates`. `algorithm` is fpcalc's number (1…5, default 2); `length` the seconds
 /// fingerprinted from the start (default: the whole stream; fpcalc's default is 120); `path`
 /// an optional JSON sidecar. Without `path` the tap writes no file: the database row is its output.
@@ -63,8 +63,10 @@ final class FingerprintTap: Tap {
     }
 
     func start(_ format: AudioFormat) throws {
-        do { printer = try Chromaprinter(algorithm: algorithm, format: format, length: length) } catch {
-            throw StageStartError(stage: "fingerprint", "\(error)")
+        // A format chromaprint refuses is the spec's; a missing or failing helper is the
+        // environment's (FingerprintError's own class), retried by the next plain run.
+        do { printer = try Chromaprinter(algorithm: algorithm, format: format, length: length) } catch let e as FingerprintError where e.failureClass == .spec {
+            throw StageStartError(stage: "fingerprint", "\(e)")
         }
     }
 
