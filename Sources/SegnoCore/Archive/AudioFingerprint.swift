@@ -231,7 +231,7 @@ public final class Chromaprinter {
         case .failed:
             ended = true
             pool.checkIn(helper)
-            throw FingerprintError.helperFailed(String(decoding: payload, as: UTF8.self))
+            throw FingerprintError.helperFailed(HelperStream.oneLine(payload))
         default:
             throw died("unexpected message \(type)")
         }

@@ -15,6 +15,9 @@ final class ChildProcess {
     /// The write end of the child's stdin when started with `stdinPipe`, else -1.
     private var stdinFD: Int32 = -1
     private var stderrTail = [UInt8]()
+    /// The poll set and stderr buffer of every read and write, kept so a block costs no allocation.
+    private var pollSet = [pollfd](repeating: pollfd(), count: 2)
+    private var stderrChunk = [UInt8](repeating: 0, count: 4096)
     /// The exit status once reaped: `.exited(code)` or `.signalled(number)`.
     private(set) var termination: Termination?
 
@@ -112,13 +115,11 @@ final class ChildProcess {
         guard stdinFD >= 0 else { throw POSIXError(.EPIPE) }
         var off = 0
         while off < bytes.count {
-            var fds = [pollfd(fd: stdinFD, events: Int16(POLLOUT), revents: 0),
-                       pollfd(fd: stderrFD, events: Int16(POLLIN), revents: 0)]
-            let ready = poll(&fds, stderrFD >= 0 ? 2 : 1, -1)
+            let (ready, out, err) = pollPair(stdinFD, Int16(POLLOUT), timeout: -1)
             if ready < 0 { if errno == EINTR { continue }; throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-            if stderrFD >= 0 && fds[1].revents != 0 { drainStderrOnce() }
-            if fds[0].revents & Int16(POLLERR | POLLHUP) != 0 { throw POSIXError(.EPIPE) }
-            if fds[0].revents != 0 {
+            if err != 0 { drainStderrOnce() }
+            if out & Int16(POLLERR | POLLHUP) != 0 { throw POSIXError(.EPIPE) }
+            if out != 0 {
                 let n = Glibc.write(stdinFD, bytes.baseAddress! + off, bytes.count - off)
                 if n < 0 { if errno == EINTR || errno == EAGAIN { continue }; throw POSIXError(.init(rawValue: errno) ?? .EIO) }
                 off += n
@@ -155,15 +156,13 @@ final class ChildProcess {
     func readStdout(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard stdoutFD >= 0, buffer.count > 0 else { return 0 }
         while true {
-            var fds = [pollfd(fd: stdoutFD, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: stderrFD, events: Int16(POLLIN), revents: 0)]
-            let ready = poll(&fds, stderrFD >= 0 ? 2 : 1, -1)
+            let (ready, out, err) = pollPair(stdoutFD, Int16(POLLIN), timeout: -1)
             if ready < 0 {
                 if errno == EINTR { continue }
                 throw POSIXError(.init(rawValue: errno) ?? .EIO)
             }
-            if stderrFD >= 0 && fds[1].revents != 0 { drainStderrOnce() }
-            if fds[0].revents != 0 {
+            if err != 0 { drainStderrOnce() }
+            if out != 0 {
                 let n = Glibc.read(stdoutFD, buffer.baseAddress, buffer.count)
                 if n < 0 {
                     if errno == EINTR || errno == EAGAIN { continue }
@@ -171,6 +170,34 @@ final class ChildProcess {
                 }
                 return n
             }
+        }
+    }
+
+    /// Polls `fd` for `events` together with stderr (when still open), in the stored poll set.
+    /// Returns poll's result and the two `revents` (stderr's 0 when closed).
+    private func pollPair(_ fd: Int32, _ events: Int16, timeout: Int32) -> (Int32, Int16, Int16) {
+        pollSet[0] = pollfd(fd: fd, events: events, revents: 0)
+        pollSet[1] = pollfd(fd: stderrFD, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&pollSet, stderrFD >= 0 ? 2 : 1, timeout)
+        return (ready, pollSet[0].revents, stderrFD >= 0 ? pollSet[1].revents : 0)
+    }
+
+    /// Waits up to `milliseconds` for the child's stdout to have something to read (or end),
+    /// collecting stderr meanwhile. False on time-out. Called before a read that must not hang.
+    func waitForStdout(milliseconds: Int32) -> Bool {
+        guard stdoutFD >= 0 else { return true }
+        var deadline = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &deadline)
+        let end = Int64(deadline.tv_sec) * 1000 + Int64(deadline.tv_nsec) / 1_000_000 + Int64(milliseconds)
+        while true {
+            var now = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &now)
+            let left = end - (Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000)
+            if left <= 0 { return false }
+            let (ready, out, err) = pollPair(stdoutFD, Int16(POLLIN), timeout: Int32(left))
+            if ready < 0 && errno != EINTR { return true }  // let the read report it
+            if err != 0 { drainStderrOnce() }
+            if out != 0 { return true }
         }
     }
 
@@ -229,15 +256,15 @@ final class ChildProcess {
     var stderrText: String { String(decoding: stderrTail, as: UTF8.self) }
 
     private func drainStderrOnce() {
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        let n = chunk.withUnsafeMutableBytes { Glibc.read(stderrFD, $0.baseAddress, $0.count) }
+        let fd = stderrFD
+        let n = stderrChunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
         if n < 0 && (errno == EINTR || errno == EAGAIN) { return }
         if n <= 0 {
             Glibc.close(stderrFD)
             stderrFD = -1
             return
         }
-        stderrTail.append(contentsOf: chunk[0..<n])
+        stderrTail.append(contentsOf: stderrChunk[0..<n])
         if stderrTail.count > Self.stderrLimit { stderrTail.removeFirst(stderrTail.count - Self.stderrLimit) }
     }
 

@@ -39,6 +39,11 @@ final class DecodeHelper: @unchecked Sendable {
         do { child = try ChildProcess(executable: executable, arguments: [], stdinPipe: true) } catch {
             throw Unusable(reason: "cannot run \(executable): \(error)")
         }
+        // A program that never greets (a wrong SEGNO_DECODE_HELPER, a wedged helper) must not hang a worker.
+        guard child.waitForStdout(milliseconds: Self.greetingTimeout) else {
+            child.terminate()
+            throw Unusable(reason: "\(executable) did not greet within \(Self.greetingTimeout / 1000) s")
+        }
         let head: (Message, Int)?
         do { head = try Self.readHead(child) } catch { child.terminate(); throw Unusable(reason: "\(executable): \(error)") }
         guard let (type, length) = head, type == .version, length < 4096,
@@ -54,6 +59,9 @@ final class DecodeHelper: @unchecked Sendable {
             throw Unusable(reason: "\(executable) speaks \(AudioError.quoted(greeting)), not segno-decode \(Self.protocolVersion)")
         }
     }
+
+    /// How long a new helper may take to greet, in milliseconds (it greets before loading anything).
+    static let greetingTimeout: Int32 = 10_000
 
     /// Why a helper program cannot be used (segno then runs the `ffmpeg` program per file).
     struct Unusable: Error, CustomStringConvertible {
@@ -105,32 +113,33 @@ final class DecodeHelper: @unchecked Sendable {
     /// Reads the next message head; nil at end of the helper's output (it died or exited).
     /// Throws `POSIXError` on a read error or `Unusable` on a head this protocol does not know.
     static func readHead(_ child: ChildProcess) throws -> (Message, Int)? {
-        var head = [UInt8](repeating: 0, count: 8)
-        guard try readExactly(child, &head) else { return nil }
-        guard let type = Message(rawValue: head[0]), head[1] == 0, head[2] == 0, head[3] == 0 else {
-            throw Unusable(reason: "unexpected bytes from \(child.executable)")
+        // On the stack: one head per 256 KiB block, no allocation per message.
+        var head: UInt64 = 0
+        let complete = try withUnsafeMutableBytes(of: &head) { try readExactly(child, $0) }
+        guard complete else { return nil }
+        return try withUnsafeBytes(of: head) { raw in
+            guard let type = Message(rawValue: raw[0]), raw[1] == 0, raw[2] == 0, raw[3] == 0 else {
+                throw Unusable(reason: "unexpected bytes from \(child.executable)")
+            }
+            return (type, Int(raw.load(fromByteOffset: 4, as: UInt32.self)))
         }
-        return (type, head.withUnsafeBytes { Int($0.load(fromByteOffset: 4, as: UInt32.self)) })
     }
 
     /// Reads a whole payload of `length` bytes; nil when the output ends first.
     static func readPayload(_ child: ChildProcess, length: Int) throws -> [UInt8]? {
         var bytes = [UInt8](repeating: 0, count: length)
-        return try readExactly(child, &bytes) ? bytes : nil
+        return try bytes.withUnsafeMutableBytes { try readExactly(child, $0) } ? bytes : nil
     }
 
-    /// Fills `bytes` from the helper's stdout; false when it ends first.
-    private static func readExactly(_ child: ChildProcess, _ bytes: inout [UInt8]) throws -> Bool {
+    /// Fills `raw` from the helper's stdout; false when it ends first.
+    private static func readExactly(_ child: ChildProcess, _ raw: UnsafeMutableRawBufferPointer) throws -> Bool {
         var have = 0
-        let count = bytes.count
-        try bytes.withUnsafeMutableBytes { raw in
-            while have < count {
-                let n = try child.readStdout(into: UnsafeMutableRawBufferPointer(rebasing: raw[have..<count]))
-                if n == 0 { return }
-                have += n
-            }
+        while have < raw.count {
+            let n = try child.readStdout(into: UnsafeMutableRawBufferPointer(rebasing: raw[have...]))
+            if n == 0 { return false }
+            have += n
         }
-        return have == count
+        return true
     }
 
     /// Ends the helper: closes its input (it exits at end of input) and reaps it, so its CPU time

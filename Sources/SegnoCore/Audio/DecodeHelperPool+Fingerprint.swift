@@ -71,7 +71,7 @@ extension DecodeHelperPool {
                 return helper
             case (.failed, let p?):
                 checkIn(helper)
-                throw FingerprintError.start(String(decoding: p, as: UTF8.self))
+                throw FingerprintError.start(HelperStream.oneLine(p))
             default:
                 helper.kill()
                 throw FingerprintError.helperFailed("unexpected message \(type) from \(name)")

@@ -83,7 +83,6 @@ extension DecoderFactory {
         if let tools = FFmpegTools.locate(searchPath: searchPath) {
             let version = tools.versionLine() ?? "version unknown"
             lines.append("ffmpeg: \(tools.ffmpeg) (\(version)), ffprobe: \(tools.ffprobe) (AAC/ALAC in MP4/M4A/3GP/CAF, ADTS, AMR, IMA4, WebM/Matroska; writes AAC/ALAC .m4a)")
-            lines.append(helpers.describe())
         } else {
             lines.append("ffmpeg: not found on PATH (AAC in .m4a/.3gp/.caf, AMR, WebM/Matroska cannot be read, .m4a not written; \(FFmpegTools.installHint))")
         }

@@ -73,8 +73,6 @@ public final class FFmpegEncoder {
         self.format = format
         self.bits = format == .alac ? (bits ?? .b16) : nil
         output = try OutputFile(finalPath: path)
-        // A child that dies must give EPIPE on write, not kill segno (as for stream capture).
-        Foundation.signal(SIGPIPE, SIG_IGN)
         let args = Self.arguments(format: format, bits: self.bits, bitrate: bitrate ?? Self.defaultBitrate(channels: channels),
                                   stream: stream, to: output.tempPath)
         do {
@@ -122,6 +120,9 @@ public final class FFmpegEncoder {
         guard let c = child, block.frames > 0 else { return }
         let n = block.frames * channels
         do {
+            // A child that dies must give EPIPE on write, not kill segno; SIGPIPE is blocked on
+            // this thread only, so segno's own stdout keeps the default (`segno … | head`).
+            try DecodeHelper.withoutSIGPIPE {
             switch bits {
             case .b16?:
                 if shorts.count < n { shorts = [Int16](repeating: 0, count: n) }
@@ -143,6 +144,7 @@ public final class FFmpegEncoder {
                 try block.samples.withUnsafeBufferPointer { src in
                     try c.writeStdin(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: src[0..<n])))
                 }
+            }
             }
         } catch {
             // ffmpeg stopped reading: it died or gave up; its own words say why.
@@ -171,7 +173,11 @@ public final class FFmpegEncoder {
             output.discard()
             throw failure
         }
-        if let probe = MP4Probe.probe(path: output.tempPath, kind: .mp4), probe.info.frames != framesWritten {
+        guard let probe = MP4Probe.probe(path: output.tempPath, kind: .mp4) else {
+            output.discard()
+            throw AudioError.encodeFailed(path: path, detail: "cannot read back the header ffmpeg wrote")
+        }
+        if probe.info.frames != framesWritten {
             output.discard()
             throw AudioError.encodeFailed(path: path, detail: "ffmpeg wrote \(probe.info.frames) frames, segno sent \(framesWritten)")
         }
