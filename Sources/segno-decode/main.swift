@@ -93,6 +93,8 @@ final class FileDecode {
     /// The pending 'D' message: 8-byte head, then samples.
     let out = UnsafeMutableRawPointer.allocate(byteCount: 8 + blockBytes, alignment: 16)
     var outBytes = 0
+    /// The converter's output, kept across frames (grown when a frame needs more): no allocation per frame.
+    var converted = [Float]()
     var frames: UInt64 = 0
 
     init(rate: Int32, channels: Int32) {
@@ -192,8 +194,8 @@ final class FileDecode {
         try prepareResampler(for: f)
         // Room for the converted frame plus what the resampler holds back.
         let maxOut = Int(swr_get_out_samples(swr, Int32(n))) + 16
-        var buf = [Float](repeating: 0, count: maxOut * Int(channels))
-        let got = buf.withUnsafeMutableBytes { raw -> Int32 in
+        if converted.count < maxOut * Int(channels) { converted = [Float](repeating: 0, count: maxOut * Int(channels)) }
+        let got = converted.withUnsafeMutableBytes { raw -> Int32 in
             var outPlane: UnsafeMutablePointer<UInt8>? = raw.baseAddress!.assumingMemoryBound(to: UInt8.self)
             return withUnsafeMutablePointer(to: &outPlane) { planes in
                 f.pointee.extended_data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: Int(ch)) { input in
@@ -202,7 +204,7 @@ final class FileDecode {
             }
         }
         guard got >= 0 else { throw Failure(message: "converting the samples: \(describe(got))") }
-        buf.withUnsafeBytes { append($0.baseAddress!, bytes: Int(got) * Int(channels) * 4) }
+        converted.withUnsafeBytes { append($0.baseAddress!, bytes: Int(got) * Int(channels) * 4) }
     }
 
     /// (Re)builds the converter when the decoder's format, rate or layout is new.
