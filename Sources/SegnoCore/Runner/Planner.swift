@@ -69,7 +69,7 @@ public enum Force: Sendable, Equatable {
 /// A recording whose taps are all fresh costs one dictionary look-up and a stat per output.
 public struct Planner {
     public let job: Job
-    public let state: [String: RecordingState]
+    public let state: StateIndex
     /// Reads content for `verify: content` decisions.
     public let source: any RecordingSource
     public var force: Force = .none
@@ -78,7 +78,7 @@ public struct Planner {
     /// Fill in human reasons for options changes (reads old recipes; `--explain`).
     public var recipeLookup: ((String) -> String?)? = nil
 
-    public init(job: Job, state: [String: RecordingState], source: any RecordingSource) {
+    public init(job: Job, state: StateIndex, source: any RecordingSource) {
         self.job = job
         self.state = state
         self.source = source
@@ -87,14 +87,18 @@ public struct Planner {
     /// True when a plain run leaves this recording alone as a known failure (the one rule:
     /// `RecordingState.isKnownFailure`; `retry` and `--force` take it up again).
     public func isKnownFailure(_ file: ScannedFile) -> Bool {
-        guard !retryOnly, force == .none, let prior = state[file.relativePath] else { return false }
+        isKnownFailure(file, prior: state[file.relativePath])
+    }
+
+    func isKnownFailure(_ file: ScannedFile, prior: RecordingState?) -> Bool {
+        guard !retryOnly, force == .none, let prior else { return false }
         return prior.isKnownFailure(identity: file.identity, recipe: job.recipeFingerprint)
     }
 
     public func plan(_ file: ScannedFile) -> RecordingPlan {
         let prior = state[file.relativePath]
         if retryOnly && !(prior?.status.hasFailure ?? false) { return RecordingPlan(file: file, action: .skip, prior: prior) }
-        if let prior, isKnownFailure(file) {
+        if let prior, isKnownFailure(file, prior: prior) {
             return RecordingPlan(file: file, action: .knownFailure(prior.error ?? "failed"), prior: prior)
         }
         var taps: [Int] = []

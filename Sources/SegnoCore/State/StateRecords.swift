@@ -59,7 +59,10 @@ extension StepState {
     }
 
     /// The relative paths in `output`.
-    public var outputs: [String] {
+    public var outputs: [String] { Self.outputs(of: output) }
+
+    /// The relative paths in an `output` text.
+    public static func outputs(of output: String) -> [String] {
         guard let data = output.data(using: .utf8),
               let list = try? JSONSerialization.jsonObject(with: data) as? [String] else { return [output] }
         return list
