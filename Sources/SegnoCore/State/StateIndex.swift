@@ -221,6 +221,38 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
 
     static let statuses: [RecordingStatus] = [.done, .failed, .partial]
 
+    // MARK: Reading in place (the planner: no `RecordingState` for a recording left alone)
+
+    /// The index of a stage name or fingerprint text, nil when no step has it.
+    func textId(_ text: String) -> UInt32? { texts.firstIndex(of: text).map(UInt32.init) }
+
+    func status(at i: Int) -> RecordingStatus { Self.statuses[Int(records[i].status)] }
+
+    /// The step of recording `i` whose stage is text `stage`, as an index into `steps`.
+    func step(of i: Int, stage: UInt32?) -> Int? {
+        guard let stage else { return nil }
+        let end = i + 1 < records.count ? Int(records[i + 1].firstStep) : steps.count
+        return (Int(records[i].firstStep) ..< end).first { steps[$0].stage & 0x7FFF_FFFF == stage }
+    }
+
+    func fingerprint(ofStep s: Int) -> String { texts[Int(steps[s].fingerprint)] }
+
+    /// True when step `s` (of recording `i`) was made from a source with this identity.
+    func step(_ s: Int, of i: Int, madeFrom identity: FileIdentity) -> Bool {
+        let r = records[i]
+        if steps[s].source == .identityKey { return FileIdentity(size: r.size, mtimeNs: r.mtimeNs, inode: r.inode) == identity }
+        return string(steps[s].source) == identity.key
+    }
+
+    func outputs(ofStep s: Int) -> [String] { StepState.outputs(of: string(steps[s].output) ?? "[]") }
+    func outputHash(ofStep s: Int) -> Data { data(steps[s].outputHash) ?? Data() }
+
+    /// True when recording `i` has a `fingerprint` row for this stage.
+    func isFingerprinted(_ i: Int, stage: String, step s: Int?) -> Bool {
+        if let s, steps[s].stage & 0x8000_0000 != 0 { return true }
+        return records[i].hasRare && rare[Int32(i)]?.fingerprinted.contains(stage) == true
+    }
+
     // MARK: Building
 
     /// Collects recordings and steps as a backend reads them (recordings first, then steps and

@@ -88,4 +88,15 @@ import Testing
         index.forEachStepOutput { _ in outputs += 1 }
         #expect(outputs == 20_001)
     }
+
+    @Test func outputListsReadAlikeWithAndWithoutTheJSONParser() {
+        // Given output texts in the usual form, with escapes, with spaces, empty and not JSON
+        let lists: [[String]] = [["a/b.flac"], ["x.json", "y.json", "z.json"], [""], ["say \"hi\".flac"], ["a\\b", "c"], ["é ü/ß.flac"], []]
+        for list in lists {
+            // Then each reads back as encoded
+            #expect(StepState.outputs(of: StepState.encodeOutputs(list)) == list)
+        }
+        #expect(StepState.outputs(of: "[\"a\", \"b\"]") == ["a", "b"], "spaces after commas go to the parser")
+        #expect(StepState.outputs(of: "plain/old.flac") == ["plain/old.flac"])
+    }
 }
