@@ -82,8 +82,7 @@ extension BatchRunner {
         let root = job.spec.outputRoot + "/"
         let underRoot = scanned.contains { $0.absolutePath.hasPrefix(root) }
         var out = Set<String>()
-        state.forEachStepOutput { output in
-            guard underRoot || output.contains("file:") else { return }
+        state.forEachStepOutput(containing: underRoot ? nil : "file:") { output in
             for o in StepState.outputs(of: output) {
                 switch StoredOutput(o) {
                 case .relative(let rel): out.insert(job.spec.outputRoot + "/" + rel)

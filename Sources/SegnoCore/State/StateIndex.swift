@@ -134,10 +134,23 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
         }
     }
 
-    /// Calls `body` with the `output` text (a JSON array) of every stored step, and no more:
-    /// what `recordedOutputs` reads without making the recordings.
-    public func forEachStepOutput(_ body: (String) -> Void) {
-        for s in steps { body(string(s.output) ?? "[]") }
+    /// Calls `body` with the `output` text (a JSON array) of every stored step whose text
+    /// contains `needle` (every step for nil), and no more: what `recordedOutputs` reads without
+    /// making the recordings.
+    public func forEachStepOutput(containing needle: String? = nil, _ body: (String) -> Void) {
+        let pattern = needle.map { Array($0.utf8) } ?? []
+        for s in steps where s.output != .none {
+            if !pattern.isEmpty, !withBytes(s.output, { Self.find(pattern, in: $0) }) { continue }
+            body(string(s.output) ?? "[]")
+        }
+    }
+
+    static func find(_ pattern: [UInt8], in bytes: UnsafeRawBufferPointer) -> Bool {
+        guard bytes.count >= pattern.count else { return false }
+        for start in 0 ... bytes.count - pattern.count where bytes[start] == pattern[0] {
+            if pattern.indices.allSatisfy({ bytes[start + $0] == pattern[$0] }) { return true }
+        }
+        return false
     }
 
     // MARK: Reading

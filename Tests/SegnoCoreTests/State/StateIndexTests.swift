@@ -87,6 +87,11 @@ import Testing
         var outputs = 0
         index.forEachStepOutput { _ in outputs += 1 }
         #expect(outputs == 20_001)
+        var matching: [String] = []
+        index.forEachStepOutput(containing: "out 1999") { matching.append($0) }
+        #expect(matching.sorted() == ["[\"out 1999.flac\"]", "[\"out 19990.flac\"]", "[\"out 19991.flac\"]", "[\"out 19992.flac\"]",
+                                      "[\"out 19993.flac\"]", "[\"out 19994.flac\"]", "[\"out 19995.flac\"]", "[\"out 19996.flac\"]",
+                                      "[\"out 19997.flac\"]", "[\"out 19998.flac\"]", "[\"out 19999.flac\"]"])
     }
 
     @Test func outputListsReadAlikeWithAndWithoutTheJSONParser() {
