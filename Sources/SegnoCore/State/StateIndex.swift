@@ -29,26 +29,32 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
         /// NaN for none.
         var duration: Double
         var updatedAt: Double
+        /// The path's bytes, then the content hash's (`hashLength` of them).
         var path: Blob
-        var contentHash: Blob
         var firstStep: Int32
         var status: UInt8
         /// `FailureClass` index in `FailureClass.allStored`, 0xFF for none.
         var failureClass: UInt8
         /// Error, failed recipe, attempts or extra fingerprint rows are in `rare`.
         var hasRare: Bool
+        /// Bytes of content hash after the path; `noHash` for none, `rareHash` when in `rare`.
+        var hashLength: UInt8
     }
+    static let noHash: UInt8 = 0xFF
+    static let rareHash: UInt8 = 0xFE
 
     struct Step: Sendable {
         /// Index into `texts`; the high bit set when the step's fingerprint row is stored.
         var stage: UInt32
         var fingerprint: UInt32
         var source: Blob
+        /// The output text's bytes, then the output hash's, then the detail's.
         var output: Blob
-        var outputHash: Blob
         var outputSize: Int64
         var finishedAt: Double
-        var detail: Blob
+        /// `UInt32.max` for no detail.
+        var detailLength: UInt32
+        var hashLength: UInt16
     }
 
     /// What few recordings have: failures, retries, fingerprint rows without a step.
@@ -57,6 +63,8 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
         var failedRecipe: String?
         var attempts: Int = 0
         var fingerprinted: [String] = []
+        /// A content hash too long for its record (never from segno: SHA-256 is 32 bytes).
+        var contentHash: Data? = nil
     }
 
     static let chunkSize = 1 << 20
@@ -79,7 +87,8 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
         var table = [UInt32](repeating: 0, count: capacity)
         let mask = capacity - 1
         for i in records.indices {
-            var slot = Self.hash(chunks, records[i].path) & mask
+            let r = records[i]
+            var slot = Self.hash(chunks, r.path, dropLast: Self.tail(r)) & mask
             while table[slot] != 0 { slot = (slot + 1) & mask }
             table[slot] = UInt32(i + 1)
         }
@@ -120,7 +129,7 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
     public func contains(_ path: String) -> Bool { index(of: path) != nil }
 
     /// Every stored relative path, in load order.
-    public var keys: LazyMapSequence<Range<Int>, String> { records.indices.lazy.map { self.string(self.records[$0].path) ?? "" } }
+    public var keys: LazyMapSequence<Range<Int>, String> { records.indices.lazy.map { self.path(at: $0) } }
     /// Every stored recording, made one at a time.
     public var values: LazyMapSequence<Range<Int>, RecordingState> { records.indices.lazy.map { self.state(at: $0) } }
 
@@ -139,9 +148,10 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
     /// making the recordings.
     public func forEachStepOutput(containing needle: String? = nil, _ body: (String) -> Void) {
         let pattern = needle.map { Array($0.utf8) } ?? []
-        for s in steps where s.output != .none {
-            if !pattern.isEmpty, !withBytes(s.output, { Self.find(pattern, in: $0) }) { continue }
-            body(string(s.output) ?? "[]")
+        for s in steps {
+            let rest = Int(s.hashLength) + (s.detailLength == .max ? 0 : Int(s.detailLength))
+            if !pattern.isEmpty, !withBytes(s.output, from: 0, dropLast: rest, { Self.find(pattern, in: $0) }) { continue }
+            body(outputText(s))
         }
     }
 
@@ -165,7 +175,8 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
                 let entry = table[slot]
                 if entry == 0 { return nil }
                 let i = Int(entry - 1)
-                if withBytes(records[i].path, { $0.elementsEqual(UnsafeRawBufferPointer(utf8)) }) { return i }
+                let r = records[i]
+                if withBytes(r.path, from: 0, dropLast: Self.tail(r), { $0.elementsEqual(UnsafeRawBufferPointer(utf8)) }) { return i }
                 slot = (slot + 1) & mask
             }
         }
@@ -177,6 +188,45 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
             let count = blob.count == Blob.wholeChunk ? all.count : Int(blob.count)
             return body(UnsafeRawBufferPointer(rebasing: all[blob.offset ..< blob.offset + count]))
         }
+    }
+
+    /// Bytes `from`… of `blob`, without its last `dropLast`.
+    func withBytes<T>(_ blob: Blob, from start: Int, dropLast: Int, _ body: (UnsafeRawBufferPointer) -> T) -> T {
+        withBytes(blob) { body(UnsafeRawBufferPointer(rebasing: $0[start ..< $0.count - dropLast])) }
+    }
+
+    /// Bytes of content hash after a record's path.
+    static func tail(_ r: Record) -> Int { r.hashLength >= rareHash ? 0 : Int(r.hashLength) }
+
+    func path(at i: Int) -> String {
+        let r = records[i]
+        return withBytes(r.path, from: 0, dropLast: Self.tail(r)) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    func contentHash(at i: Int) -> Data? {
+        let r = records[i]
+        switch r.hashLength {
+        case Self.noHash: return nil
+        case Self.rareHash: return rare[Int32(i)]?.contentHash
+        default: return withBytes(r.path) { Data($0[($0.count - Int(r.hashLength))...]) }
+        }
+    }
+
+    /// A step's output text, output hash and detail.
+    func outputText(_ s: Step) -> String {
+        withBytes(s.output, from: 0, dropLast: Int(s.hashLength) + (s.detailLength == .max ? 0 : Int(s.detailLength))) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    func outputHash(_ s: Step) -> Data {
+        withBytes(s.output) { all in
+            let end = all.count - (s.detailLength == .max ? 0 : Int(s.detailLength))
+            return Data(all[(end - Int(s.hashLength)) ..< end])
+        }
+    }
+
+    func detail(_ s: Step) -> String? {
+        guard s.detailLength != .max else { return nil }
+        return withBytes(s.output) { String(decoding: UnsafeRawBufferPointer(rebasing: $0[($0.count - Int(s.detailLength))...]), as: UTF8.self) }
     }
 
     func string(_ blob: Blob) -> String? {
@@ -195,10 +245,10 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
         return Int(truncatingIfNeeded: h ^ h >> 29)
     }
 
-    static func hash(_ chunks: [[UInt8]], _ blob: Blob) -> Int {
+    static func hash(_ chunks: [[UInt8]], _ blob: Blob, dropLast: Int) -> Int {
         chunks[blob.chunk].withUnsafeBytes { all in
             let count = blob.count == Blob.wholeChunk ? all.count : Int(blob.count)
-            return hash(UnsafeRawBufferPointer(rebasing: all[blob.offset ..< blob.offset + count]))
+            return hash(UnsafeRawBufferPointer(rebasing: all[blob.offset ..< blob.offset + count - dropLast]))
         }
     }
 
@@ -207,7 +257,7 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
         let r = records[i]
         let extra = r.hasRare ? rare[Int32(i)] : nil
         let identity = FileIdentity(size: r.size, mtimeNs: r.mtimeNs, inode: r.inode)
-        var out = RecordingState(id: r.id, path: string(r.path) ?? "", identity: identity, contentHash: data(r.contentHash),
+        var out = RecordingState(id: r.id, path: path(at: i), identity: identity, contentHash: contentHash(at: i),
                                  duration: r.duration.isNaN ? nil : r.duration,
                                  status: Self.statuses[Int(r.status)], attempts: extra?.attempts ?? 0, error: extra?.error,
                                  updatedAt: r.updatedAt, steps: [:], failedRecipe: extra?.failedRecipe,
@@ -224,8 +274,8 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
                 source = string(s.source) ?? ""
             }
             out.steps[stage] = StepState(stage: stage, fingerprint: texts[Int(s.fingerprint)], source: source,
-                                         output: string(s.output) ?? "[]", outputHash: data(s.outputHash) ?? Data(),
-                                         outputSize: s.outputSize, finishedAt: s.finishedAt, detail: string(s.detail))
+                                         output: outputText(s), outputHash: outputHash(s),
+                                         outputSize: s.outputSize, finishedAt: s.finishedAt, detail: detail(s))
             if s.stage & 0x8000_0000 != 0 { out.fingerprinted.insert(stage) }
         }
         for stage in extra?.fingerprinted ?? [] { out.fingerprinted.insert(stage) }
@@ -257,8 +307,8 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
         return string(steps[s].source) == identity.key
     }
 
-    func outputs(ofStep s: Int) -> [String] { StepState.outputs(of: string(steps[s].output) ?? "[]") }
-    func outputHash(ofStep s: Int) -> Data { data(steps[s].outputHash) ?? Data() }
+    func outputs(ofStep s: Int) -> [String] { StepState.outputs(of: outputText(steps[s])) }
+    func outputHash(ofStep s: Int) -> Data { outputHash(steps[s]) }
 
     /// True when recording `i` has a `fingerprint` row for this stage.
     func isFingerprinted(_ i: Int, stage: String, step s: Int?) -> Bool {
@@ -291,9 +341,17 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
         }
 
         mutating func storeBytes<C: Collection>(_ bytes: C) -> Blob where C.Element == UInt8 {
-            let n = bytes.count
+            let blob = reserve(bytes.count)
+            chunks[blob.chunk].append(contentsOf: bytes)
+            return blob
+        }
+
+        /// Room for `n` bytes in one chunk, appended to next (`chunks[blob.chunk].append`, in order).
+        mutating func reserve(_ n: Int) -> Blob {
             if n >= StateIndex.chunkSize / 4 {
-                chunks.append(Array(bytes))
+                var c: [UInt8] = []
+                c.reserveCapacity(n)
+                chunks.append(c)
                 return Blob(chunk: chunks.count - 1, offset: 0, count: Blob.wholeChunk)
             }
             if chunks.isEmpty || chunks[chunks.count - 1].count + n > StateIndex.chunkSize || chunks[chunks.count - 1].capacity < StateIndex.chunkSize {
@@ -302,9 +360,7 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
                 chunks.append(c)
             }
             let last = chunks.count - 1
-            let offset = chunks[last].count
-            chunks[last].append(contentsOf: bytes)
-            return Blob(chunk: last, offset: offset, count: UInt64(n))
+            return Blob(chunk: last, offset: chunks[last].count, count: UInt64(n))
         }
 
         mutating func store(_ text: String?) -> Blob {
@@ -339,13 +395,19 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
                                    failedRecipe: String?, failureClass: FailureClass?) {
             if let last = records.last, last.id >= id { idsAscending = false }
             let index = Int32(records.count)
-            let hasRare = error != nil || failedRecipe != nil || attempts != 0
-            if hasRare { rare[index] = Rare(error: error, failedRecipe: failedRecipe, attempts: attempts) }
+            let longHash = (contentHash?.count ?? 0) >= Int(StateIndex.rareHash)
+            let hasRare = error != nil || failedRecipe != nil || attempts != 0 || longHash
+            if hasRare { rare[index] = Rare(error: error, failedRecipe: failedRecipe, attempts: attempts, contentHash: longHash ? contentHash : nil) }
+            let inline = longHash ? nil : contentHash
+            let blob = reserve(path.utf8.count + (inline?.count ?? 0))
+            chunks[blob.chunk].append(contentsOf: path.utf8)
+            if let inline { chunks[blob.chunk].append(contentsOf: inline) }
             records.append(Record(id: id, size: identity.size, mtimeNs: identity.mtimeNs, inode: identity.inode,
-                                  duration: duration ?? .nan, updatedAt: updatedAt, path: store(path), contentHash: store(contentHash),
+                                  duration: duration ?? .nan, updatedAt: updatedAt, path: blob,
                                   firstStep: 0, status: UInt8(StateIndex.statuses.firstIndex(of: status)!),
                                   failureClass: failureClass.map { UInt8(FailureClass.allCases.firstIndex(of: $0)!) } ?? 0xFF,
-                                  hasRare: hasRare))
+                                  hasRare: hasRare,
+                                  hashLength: contentHash == nil ? StateIndex.noHash : longHash ? StateIndex.rareHash : UInt8(contentHash!.count)))
             if byId != nil { byId![id] = index }
         }
 
@@ -374,9 +436,15 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
         mutating func addStep(owner: Int32, _ s: StepState) {
             let r = records[Int(owner)]
             let sameSource = s.source == FileIdentity(size: r.size, mtimeNs: r.mtimeNs, inode: r.inode).key
+            // An output hash is a SHA-256 (32 bytes); a detail, a few values as JSON.
+            precondition(s.outputHash.count < Int(UInt16.max) && (s.detail?.utf8.count ?? 0) < Int(UInt32.max), "state index: step too large")
+            let blob = reserve(s.output.utf8.count + s.outputHash.count + (s.detail?.utf8.count ?? 0))
+            chunks[blob.chunk].append(contentsOf: s.output.utf8)
+            chunks[blob.chunk].append(contentsOf: s.outputHash)
+            if let d = s.detail { chunks[blob.chunk].append(contentsOf: d.utf8) }
             let step = Step(stage: text(s.stage), fingerprint: text(s.fingerprint), source: sameSource ? .identityKey : store(s.source),
-                            output: store(s.output), outputHash: store(s.outputHash), outputSize: s.outputSize,
-                            finishedAt: s.finishedAt, detail: store(s.detail))
+                            output: blob, outputSize: s.outputSize, finishedAt: s.finishedAt,
+                            detailLength: s.detail.map { UInt32($0.utf8.count) } ?? .max, hashLength: UInt16(s.outputHash.count))
             steps.append(step)
             owners.append(owner)
         }

@@ -24,7 +24,10 @@ import Testing
         let done = RecordingState(id: 4, path: "d", identity: Self.identity, contentHash: nil, duration: nil, status: .done,
                                   attempts: 0, error: nil, updatedAt: 1, steps: ["encode:a": Self.step("encode:a")])
         // When they are indexed
-        let index = StateIndex(["day 1/é.wav": failed, "d.wav": done])
+        var odd = done
+        odd.contentHash = Data((0..<300).map { UInt8($0 % 251) })
+        odd.steps["encode:a"]?.outputHash = Data()
+        let index = StateIndex(["day 1/é.wav": failed, "d.wav": done, "odd.wav": odd])
         // Then each reads back as it was, under its key
         let r = try #require(index["day 1/é.wav"])
         #expect(r.path == "day 1/é.wav" && r.id == 9 && r.identity == Self.identity && r.contentHash == Data([1, 2, 3]))
@@ -37,7 +40,8 @@ import Testing
         #expect(d.contentHash == nil && d.duration == nil && d.error == nil && d.failureClass == nil && d.attempts == 0)
         #expect(d.steps == done.steps && d.fingerprinted.isEmpty)
         #expect(index["d"] == nil && index["D.wav"] == nil && index[""] == nil && !index.contains("x"))
-        #expect(index.count == 2 && Set(index.keys) == ["day 1/é.wav", "d.wav"])
+        #expect(index["odd.wav"]?.contentHash == odd.contentHash && index["odd.wav"]?.steps == odd.steps)
+        #expect(index.count == 3 && Set(index.keys) == ["day 1/é.wav", "d.wav", "odd.wav"])
     }
 
     @Test func stepsArrivingOutOfOrderFindTheirRecording() throws {
