@@ -33,7 +33,7 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
         var path: Blob
         var firstStep: Int32
         var status: UInt8
-        /// `FailureClass` index in `FailureClass.allStored`, 0xFF for none.
+        /// `FailureClass` index in `FailureClass.allCases`, 0xFF for none.
         var failureClass: UInt8
         /// Error, failed recipe, attempts or extra fingerprint rows are in `rare`.
         var hasRare: Bool
@@ -234,11 +234,6 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
         return withBytes(blob) { String(decoding: $0, as: UTF8.self) }
     }
 
-    func data(_ blob: Blob) -> Data? {
-        guard blob != .none else { return nil }
-        return withBytes(blob) { Data($0) }
-    }
-
     static func hash(_ bytes: UnsafeRawBufferPointer) -> Int {
         var h: UInt64 = 0xcbf29ce484222325
         for b in bytes { h = (h ^ UInt64(b)) &* 0x100000001b3 }
@@ -366,11 +361,6 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
         mutating func store(_ text: String?) -> Blob {
             guard let text else { return .none }
             return storeBytes(text.utf8)
-        }
-
-        mutating func store(_ data: Data?) -> Blob {
-            guard let data else { return .none }
-            return storeBytes(data)
         }
 
         mutating func text(_ t: String) -> UInt32 {

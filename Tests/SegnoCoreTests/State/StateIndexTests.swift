@@ -84,6 +84,8 @@ import Testing
                                             attempts: 1, error: long, updatedAt: 0, steps: ["m:x": Self.step("m:x", detail: long)])
         let index = StateIndex(states)
         #expect(index.chunks.count > 2)
+        // The sizes the 1,000,000-recording memory budget rests on (README, "Planner memory")
+        #expect(MemoryLayout<StateIndex.Record>.stride == 64 && MemoryLayout<StateIndex.Step>.stride == 48)
         #expect(index["long.wav"]?.error == long && index["long.wav"]?.steps["m:x"]?.detail == long)
         for i in stride(from: 0, to: 20_000, by: 997) {
             #expect(index["folder \(i % 97)/recording \(i).wav"]?.steps["encode:a"]?.outputs == ["out \(i).flac"])
