@@ -2,7 +2,8 @@
 """segno benchmarks: ratios against peers run in the same script, interleaved A B A B …,
 medians of CPU (user+sys), wall and peak RSS. Never a timed test: figures are printed, not asserted.
 
-usage: bench/bench.py SEGNO [--only NAME ...] [--rounds N] [--minutes M]
+usage: bench/bench.py SEGNO [--only NAME ...] [--rounds N] [--minutes M] [--peer OTHER_SEGNO]
+(`--only fleet-noop fleet-memory` runs two parts of `fleet`; `fleet-throughput` the third)
 """
 import argparse, os, shutil, statistics, subprocess, sys, tempfile, time
 
@@ -225,6 +226,7 @@ def main():
     ap.add_argument("--only", nargs="*", default=["convert", "resample", "folder", "memos", "noop", "chain", "waveform", "phone", "fingerprint", "duplicates", "m4a", "mp3", "fleet"])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--minutes", type=int, default=10)
+    ap.add_argument("--peer", help="another segno build (e.g. main's) interleaved with SEGNO in fleet-noop and fleet-memory")
     a = ap.parse_args()
     segno = os.path.abspath(a.segno)
     work = tempfile.mkdtemp(prefix="segno-bench-")
@@ -248,9 +250,10 @@ def main():
             import m4a  # bench/m4a.py: .m4a output through ffmpeg, MP3 through libmpg123 (issue 12)
             if "m4a" in a.only: m4a.bench_m4a(segno, work, a.rounds, a.minutes)
             if "mp3" in a.only: m4a.bench_mp3(segno, work, a.rounds, a.minutes)
-        if "fleet" in a.only:
+        if "fleet" in a.only or any(o.startswith("fleet-") for o in a.only):
             import fleet  # bench/fleet.py: workers on PostgreSQL, no-op reruns at 100,000, planner memory (issue 14)
-            fleet.bench_fleet(segno, work, a.rounds)
+            parts = ("throughput", "noop", "memory") if "fleet" in a.only else tuple(o[len("fleet-"):] for o in a.only if o.startswith("fleet-"))
+            fleet.bench_fleet(segno, work, a.rounds, parts=parts, peer=a.peer)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

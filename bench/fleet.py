@@ -153,7 +153,7 @@ def clone_done_state(kind, db, root, out, template):
                         "-c", step_sql, "-c", "ANALYZE"], input=csv, text=True, check=True, capture_output=True)
 
 
-def bench_noop(segno, work, pg, rounds, counts=(10000, 100000), real=1000):
+def bench_noop(segno, work, pg, rounds, counts=(10000, 100000), real=1000, peer=None):
     print(f"\n## fleet: no-op rerun over recordings already done (targets at 100,000: SQLite ≤ 2 s, PostgreSQL ≤ 5 s); "
           f"real tiny WAVs and outputs, a real first run over {real:,} of them and the other rows cloned by SQL")
     for count in counts:
@@ -177,7 +177,9 @@ def bench_noop(segno, work, pg, rounds, counts=(10000, 100000), real=1000):
         for name, s in specs.items():
             r = subprocess.run([segno, "run", s], check=True, capture_output=True, text=True).stdout
             if f"nothing to do: {count} recordings up to date" not in r: sys.exit(f"bench fleet: the cloned {name} state is not up to date: {r}")
-        rows = interleave({name: [segno, "run", s, "--quiet"] for name, s in specs.items()} | {"find (walk only)": ["find", inp, "-type", "f"]}, rounds)
+        runs = {name: [segno, "run", s, "--quiet"] for name, s in specs.items()}
+        if peer: runs |= {f"{name} (peer)": [peer, "run", s, "--quiet"] for name, s in specs.items()}
+        rows = interleave(runs | {"find (walk only)": ["find", inp, "-type", "f"]}, rounds)
         for name, (w, c, r) in rows.items():
             made = f"; first run over {real:,}: {first[name]:.1f} s" if name in first else ""
             print(f"{count:>7} {name:18} wall {w:6.2f} s  CPU {c:6.2f} s  peak RSS {r:7.1f} MiB{made}")
@@ -185,9 +187,10 @@ def bench_noop(segno, work, pg, rounds, counts=(10000, 100000), real=1000):
         shutil.rmtree(inp, ignore_errors=True)
 
 
-def bench_planner_memory(segno, work, pg, rounds, count=1_000_000):
+def bench_planner_memory(segno, work, pg, rounds, count=1_000_000, peer=None):
     """1,000 real files, and 1,000,000 done recordings in the state whose sources are absent (so the
     dry run plans over the scan and holds the whole state, as a run does)."""
+    count = int(os.environ.get("SEGNO_BENCH_STATE_RECORDINGS", count))  # smaller for a quick profile
     inp = os.path.join(work, "million-in")
     tiny_tree(inp, 1000, 0.01, rate=8000)
     out_sqlite, out_pg = inp + "-out-sqlite", inp + "-out-pg"
@@ -215,17 +218,21 @@ def bench_planner_memory(segno, work, pg, rounds, count=1_000_000):
           FROM recording r, (SELECT * FROM step ORDER BY recording_id LIMIT 1) s WHERE r.path LIKE 'gone/%';
         ANALYZE;
     """)
-    rows = interleave({name: [segno, "run", s, "--dry-run", "--quiet"] for name, s in specs.items()}, max(1, rounds // 2))
+    runs = {name: [segno, "run", s, "--dry-run", "--quiet"] for name, s in specs.items()}
+    if peer: runs |= {f"{name} (peer)": [peer, "run", s, "--dry-run", "--quiet"] for name, s in specs.items()}
+    rows = interleave(runs, max(1, rounds // 2))
     print(f"\n## fleet: planner memory with {count:,} done recordings in the state (+1,000 real files), `run --dry-run` (target ≤ 300 MB)")
     for name, (w, c, r) in rows.items():
-        print(f"{name:12} wall {w:6.2f} s  CPU {c:6.2f} s  peak RSS {r:7.1f} MiB")
+        print(f"{name:19} wall {w:6.2f} s  CPU {c:6.2f} s  peak RSS {r:7.1f} MiB")
 
 
-def bench_fleet(segno, work, rounds, parts=("throughput", "noop", "memory")):
+def bench_fleet(segno, work, rounds, parts=("throughput", "noop", "memory"), peer=None):
+    """`parts`: which of the three to run; `peer`: another segno build whose no-op and dry runs
+    are interleaved with SEGNO's on the same states (before/after figures)."""
     pg = Postgres()
     try:
         if "throughput" in parts: bench_throughput(segno, work, pg, rounds)
-        if "noop" in parts: bench_noop(segno, work, pg, rounds)
-        if "memory" in parts: bench_planner_memory(segno, work, pg, rounds)
+        if "noop" in parts: bench_noop(segno, work, pg, rounds, peer=peer)
+        if "memory" in parts: bench_planner_memory(segno, work, pg, rounds, peer=peer)
     finally:
         pg.stop()

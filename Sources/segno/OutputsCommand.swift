@@ -28,7 +28,7 @@ struct OutputsCommand: ParsableCommand {
         } else {
             for r in recordings {
                 let rel = r.hasPrefix(root + "/") ? String(r.dropFirst(root.count + 1)) : r
-                if states[rel] != nil { wanted.append(rel) } else { missing.append(r) }
+                if states.contains(rel) { wanted.append(rel) } else { missing.append(r) }
             }
         }
         // Fingerprints a fingerprint tap stored (SQLite state only), by recording.

@@ -39,7 +39,7 @@ import Testing
     }
 
     /// The state store of a workspace's `out/`, loaded and closed again.
-    static func state(_ ws: RunWorkspace, output: String = "out") throws -> [String: RecordingState] {
+    static func state(_ ws: RunWorkspace, output: String = "out") throws -> StateIndex {
         try StateStore(path: ws[output + "/.segno/state.sqlite"]).loadAll()
     }
 

@@ -227,7 +227,7 @@ public final class BatchRunner: Sendable {
             scan.settlingPaths = scan.settlingPaths.filter { shard.contains($0) }
             scan.unreadableNames = scan.unreadableNames.filter { shard.contains($0.relativePath) }
         }
-        let state: [String: RecordingState]
+        let state: StateIndex
         do { state = try session.store?.loadAll() ?? [:] } catch { throw StateOpening.classify(error, path: job.spec.statePath, moveAside: !options.dryRun) }
         let store = session.store
         let plan = makePlan(scan: scan, state: state, recipeLookup: options.explain ? { try? store?.recipe($0) } : nil)
@@ -308,7 +308,7 @@ public final class BatchRunner: Sendable {
     }
 
     /// Sets up uploads, prunes, runs the plan's recordings on the worker pool and records the run.
-    func execute(_ plan: RunPlan, state: [String: RecordingState], store: any StateBackend, deadline: Date?, into summary: inout RunSummary) throws(RunError) {
+    func execute(_ plan: RunPlan, state: StateIndex, store: any StateBackend, deadline: Date?, into summary: inout RunSummary) throws(RunError) {
         var uploaders: [Uploader] = []
         do {
             for up in job.uploads {

@@ -46,7 +46,8 @@ public struct RecordingPlan: Sendable {
     }
     public var file: ScannedFile
     public var action: Action
-    /// The stored state, if any.
+    /// The stored state of a recording that runs or is a known failure (nil when it has none,
+    /// and for a skip: planning leaves recordings that stay alone in the compact index).
     public var prior: RecordingState?
 
     /// True when the only reason to run is a changed source (size, time, inode): with
@@ -69,7 +70,7 @@ public enum Force: Sendable, Equatable {
 /// A recording whose taps are all fresh costs one dictionary look-up and a stat per output.
 public struct Planner {
     public let job: Job
-    public let state: [String: RecordingState]
+    public let state: StateIndex
     /// Reads content for `verify: content` decisions.
     public let source: any RecordingSource
     public var force: Force = .none
@@ -78,24 +79,37 @@ public struct Planner {
     /// Fill in human reasons for options changes (reads old recipes; `--explain`).
     public var recipeLookup: ((String) -> String?)? = nil
 
-    public init(job: Job, state: [String: RecordingState], source: any RecordingSource) {
+    /// The stored stage names of the job's taps and uploads (`StateIndex` text ids; nil when no
+    /// recording has that step).
+    let stageIds: (taps: [UInt32?], uploads: [UInt32?])
+
+    public init(job: Job, state: StateIndex, source: any RecordingSource) {
         self.job = job
         self.state = state
         self.source = source
+        stageIds = (job.taps.map { state.textId($0.identity) }, job.uploads.map { state.textId($0.identity) })
     }
 
     /// True when a plain run leaves this recording alone as a known failure (the one rule:
     /// `RecordingState.isKnownFailure`; `retry` and `--force` take it up again).
     public func isKnownFailure(_ file: ScannedFile) -> Bool {
-        guard !retryOnly, force == .none, let prior = state[file.relativePath] else { return false }
+        isKnownFailure(file, prior: state[file.relativePath])
+    }
+
+    func isKnownFailure(_ file: ScannedFile, prior: RecordingState?) -> Bool {
+        guard !retryOnly, force == .none, let prior else { return false }
         return prior.isKnownFailure(identity: file.identity, recipe: job.recipeFingerprint)
     }
 
+    /// Plans one scanned recording. Reads the stored state in place: a `RecordingState` is made
+    /// only for a recording that runs or is a known failure (`RecordingPlan.prior`).
     public func plan(_ file: ScannedFile) -> RecordingPlan {
-        let prior = state[file.relativePath]
-        if retryOnly && !(prior?.status.hasFailure ?? false) { return RecordingPlan(file: file, action: .skip, prior: prior) }
-        if let prior, isKnownFailure(file) {
-            return RecordingPlan(file: file, action: .knownFailure(prior.error ?? "failed"), prior: prior)
+        let at = state.index(of: file.relativePath)
+        let failedBefore = at.map { state.status(at: $0).hasFailure } ?? false
+        if retryOnly && !failedBefore { return RecordingPlan(file: file, action: .skip, prior: nil) }
+        if let at, failedBefore {
+            let prior = state.state(at: at)
+            if isKnownFailure(file, prior: prior) { return RecordingPlan(file: file, action: .knownFailure(prior.error ?? "failed"), prior: prior) }
         }
         var taps: [Int] = []
         var reasons: [StepReason] = []
@@ -103,18 +117,19 @@ public struct Planner {
         for (i, tap) in job.taps.enumerated() {
             var why: StepReason.Why? = nil
             if force == .all || force == .stage(tap.config.name) { why = .forced }
-            else if let step = prior?.steps[tap.identity] {
-                if step.fingerprint != tap.fingerprint {
-                    why = .optionsChanged(recipeLookup.flatMap { $0(step.fingerprint) }.map { Job.explainChange(old: $0, new: tap.recipe) })
-                } else if step.source != file.identity.key {
+            else if let at, let step = state.step(of: at, stage: stageIds.taps[i]) {
+                let fingerprint = state.fingerprint(ofStep: step)
+                if fingerprint != tap.fingerprint {
+                    why = .optionsChanged(recipeLookup.flatMap { $0(fingerprint) }.map { Job.explainChange(old: $0, new: tap.recipe) })
+                } else if !state.step(step, of: at, madeFrom: file.identity) {
                     why = .sourceChanged
-                } else if let missing = step.outputs.first(where: { !Self.exists(root + "/" + $0) }) {
+                } else if let missing = state.outputs(ofStep: step).first(where: { !Self.exists(root + "/" + $0) }) {
                     why = .outputMissing(missing)
-                } else if tap.config is FingerprintConfig, !(prior?.fingerprinted.contains(tap.identity) ?? false) {
+                } else if tap.config is FingerprintConfig, !state.isFingerprinted(at, stage: tap.identity, step: step) {
                     why = .outputMissing("fingerprint row in the state database")
                 }
             } else {
-                why = prior?.status.hasFailure == true ? .failedBefore : .new
+                why = failedBefore ? .failedBefore : .new
             }
             if let why {
                 taps.append(i)
@@ -129,10 +144,11 @@ public struct Planner {
             } else if let t = up.sourceTaps.first(where: { taps.contains($0) }) {
                 why = .tapOutputChanges(job.taps[t].config.name)
             } else {
-                let hashes = up.sourceTaps.compactMap { prior?.steps[job.taps[$0].identity]?.outputHash }
-                if hashes.count != up.sourceTaps.count || prior?.steps[up.identity] == nil {
+                let hashes = at.map { at in up.sourceTaps.compactMap { state.step(of: at, stage: stageIds.taps[$0]).map(state.outputHash(ofStep:)) } } ?? []
+                let stored = at.flatMap { state.step(of: $0, stage: stageIds.uploads[u]) }
+                if hashes.count != up.sourceTaps.count || stored == nil {
                     why = .new
-                } else if prior?.steps[up.identity]?.fingerprint != up.fingerprint(fileHashes: hashes) {
+                } else if let stored, state.fingerprint(ofStep: stored) != up.fingerprint(fileHashes: hashes) {
                     why = .uploadChanged
                 }
             }
@@ -141,8 +157,8 @@ public struct Planner {
                 reasons.append(StepReason(label: "upload", why: why))
             }
         }
-        let nothing = taps.isEmpty && uploads.isEmpty
-        return RecordingPlan(file: file, action: nothing ? .skip : .run(taps: taps, uploads: uploads, reasons: reasons), prior: prior)
+        if taps.isEmpty && uploads.isEmpty { return RecordingPlan(file: file, action: .skip, prior: nil) }
+        return RecordingPlan(file: file, action: .run(taps: taps, uploads: uploads, reasons: reasons), prior: at.map(state.state(at:)))
     }
 
     /// With `verify: content`: true when a recording that would run only because its metadata

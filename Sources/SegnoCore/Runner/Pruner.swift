@@ -29,11 +29,12 @@ public enum PruneLimit: Sendable, Equatable, CustomStringConvertible {
 extension BatchRunner {
     /// Which recordings `prune` takes this run, or why it takes none. Called by planning, so
     /// `--dry-run` lists exactly what the real run deletes.
-    func pruneSelection(scan: ScanResult, state: [String: RecordingState]) -> ([String], String?) {
+    func pruneSelection(scan: ScanResult, state: StateIndex) -> ([String], String?) {
         let pruning = job.uploads.filter { $0.config.prune }
         guard !pruning.isEmpty else { return ([], nil) }
         let present = Set(scan.files.map(\.relativePath)).union(scan.settlingPaths).union(scan.unreadableNames.map(\.relativePath))
-        let gone = state.keys.filter { !present.contains($0) && (options.shard?.contains($0) ?? true) }.sorted()
+        let shard = options.shard
+        let gone = state.keys.filter { !present.contains($0) && (shard?.contains($0) ?? true) }.sorted()
         guard !gone.isEmpty else { return ([], nil) }
         // An empty scan more likely means an unmounted folder than a deleted archive; a folder the
         // scan could not read may still hold the files.
@@ -50,7 +51,7 @@ extension BatchRunner {
     /// Deletes the outputs, uploaded objects and state rows of `paths`. Files and objects a present
     /// recording still refers to are kept (two recordings can share an upload key). Returns what
     /// was pruned, each with what was deleted; a recording with a deletion that failed stays.
-    func prune(_ paths: [String], state: [String: RecordingState], store: any StateBackend, uploaders: [Uploader]) -> [(path: String, outputs: [String])] {
+    func prune(_ paths: [String], state: StateIndex, store: any StateBackend, uploaders: [Uploader]) -> [(path: String, outputs: [String])] {
         guard !paths.isEmpty else { return [] }
         let gone = Set(paths)
         var kept = Set<String>()

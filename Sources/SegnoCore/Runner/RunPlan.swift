@@ -25,7 +25,7 @@ public struct RunPlan: Sendable {
 
 extension BatchRunner {
     /// Plans a scan against the stored state. Reads files only for `verify: content` decisions.
-    func makePlan(scan: ScanResult, state: [String: RecordingState], recipeLookup: ((String) -> String?)?) -> RunPlan {
+    func makePlan(scan: ScanResult, state: StateIndex, recipeLookup: ((String) -> String?)?) -> RunPlan {
         var plan = RunPlan()
         var planner = Planner(job: job, state: state, source: source)
         planner.force = options.force
@@ -75,21 +75,19 @@ extension BatchRunner {
 
     /// Absolute paths of every file this job's state says segno wrote: tap outputs and `file://`
     /// upload copies. A scan never takes one of them as a recording.
-    static func recordedOutputs(job: Job, state: [String: RecordingState], scanned: [ScannedFile]) -> Set<String> {
+    static func recordedOutputs(job: Job, state: StateIndex, scanned: [ScannedFile]) -> Set<String> {
         // Only outputs a scanned file could be are needed: those under output.root when some
         // scanned file is there, and `file://` copies. Skipping the rest spares a JSON parse per
         // step (a tenth of a no-op run over 100,000 recordings).
         let root = job.spec.outputRoot + "/"
         let underRoot = scanned.contains { $0.absolutePath.hasPrefix(root) }
         var out = Set<String>()
-        for rec in state.values {
-            for step in rec.steps.values where underRoot || step.output.contains("file:") {
-                for o in step.outputs {
-                    switch StoredOutput(o) {
-                    case .relative(let rel): out.insert(job.spec.outputRoot + "/" + rel)
-                    case .file(let path): out.insert(path)
-                    case .object: break
-                    }
+        state.forEachStepOutput(containing: underRoot ? nil : "file:") { output in
+            for o in StepState.outputs(of: output) {
+                switch StoredOutput(o) {
+                case .relative(let rel): out.insert(job.spec.outputRoot + "/" + rel)
+                case .file(let path): out.insert(path)
+                case .object: break
                 }
             }
         }

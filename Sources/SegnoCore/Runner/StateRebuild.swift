@@ -34,7 +34,7 @@ public struct StateRebuild {
         }
         defer { _ = lock }
         let store = try StateOpening.open(path: spec.statePath)
-        let known: [String: RecordingState]
+        let known: StateIndex
         do { known = try store.loadAll() } catch { throw StateOpening.classify(error, path: spec.statePath) }
         let scan: ScanResult
         do { scan = try InputScanner(input: spec.input, skipDirectories: [spec.outputRoot]).scan(now: .distantFuture) } catch {
@@ -49,7 +49,7 @@ public struct StateRebuild {
             }
         }
         var updates: [StateUpdate] = []
-        for file in scan.files where known[file.relativePath] == nil {
+        for file in scan.files where !known.contains(file.relativePath) {
             summary.recordings += 1
             do {
                 if let update = try adopt(file, uploaders: uploaders, into: &summary) { updates.append(update) }

@@ -5,8 +5,9 @@ import SegnoS3
 /// the embedded default; a store for many machines implements the same calls, with `claim`
 /// doing real work there.
 public protocol StateBackend: AnyObject, Sendable, MultipartProgressStore {
-    /// Every recording with its steps, keyed by relative path: what planning reads, once per run.
-    func loadAll() throws -> [String: RecordingState]
+    /// Every recording with its steps, keyed by relative path: what planning reads, once per run
+    /// (a compact index; a `RecordingState` is made per look-up).
+    func loadAll() throws -> StateIndex
     /// True when other processes share the store and recordings must be claimed before their
     /// pass (PostgreSQL); SQLite's run lock already excludes every other process.
     var claimsRecordings: Bool { get }
@@ -115,7 +116,7 @@ public final class MemoryStateLocation: StateLocation, @unchecked Sendable {
     final class Unclosed: StateBackend, @unchecked Sendable {
         let inner: StateStore
         init(_ inner: StateStore) { self.inner = inner }
-        func loadAll() throws -> [String: RecordingState] { try inner.loadAll() }
+        func loadAll() throws -> StateIndex { try inner.loadAll() }
         var claimsRecordings: Bool { false }
         func claim(_ paths: [String]) throws -> [String: ClaimResult] { try inner.claim(paths) }
         func release(_ path: String) {}

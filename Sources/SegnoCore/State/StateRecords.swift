@@ -59,7 +59,16 @@ extension StepState {
     }
 
     /// The relative paths in `output`.
-    public var outputs: [String] {
+    public var outputs: [String] { Self.outputs(of: output) }
+
+    /// The relative paths in an `output` text.
+    public static func outputs(of output: String) -> [String] {
+        // The usual form, `["a/b.flac"]`, read without a JSON parser: with no backslash, every
+        // quote is a delimiter, so `","` only separates entries.
+        if output.hasPrefix("[\""), output.hasSuffix("\"]"), output.utf8.count >= 4, !output.utf8.contains(UInt8(ascii: "\\")) {
+            let parts = output.dropFirst(2).dropLast(2).split(separator: "\",\"", omittingEmptySubsequences: false)
+            if !parts.contains(where: { $0.contains("\"") }) { return parts.map(String.init) }
+        }
         guard let data = output.data(using: .utf8),
               let list = try? JSONSerialization.jsonObject(with: data) as? [String] else { return [output] }
         return list

@@ -65,43 +65,27 @@ public final class StateStore: Sendable {
         if let queue = db as? DatabaseQueue { try? queue.close() }
     }
 
-    /// Every recording with its steps, keyed by relative path. One pass over two tables; called
-    /// once per run before planning.
-    public func loadAll() throws -> [String: RecordingState] {
+    /// Every recording with its steps, keyed by relative path. One pass over each table (in id
+    /// order: steps are keyed by recording id first); called once per run before planning.
+    public func loadAll() throws -> StateIndex {
         try db.read { db in
-            var out: [String: RecordingState] = [:]
-            var byId: [Int64: String] = [:]
-            let rows = try Row.fetchCursor(db, sql: "SELECT id, path, size, mtime_ns, inode, content_hash, duration, status, attempts, error, updated_at, failed_recipe, failure_class FROM recording")
+            let recordings = try Int.fetchOne(db, sql: "SELECT count(*) FROM recording") ?? 0
+            let stepCount = try Int.fetchOne(db, sql: "SELECT count(*) FROM step") ?? 0
+            var b = StateIndex.Builder(recordings: recordings, steps: stepCount)
+            let rows = try Row.fetchCursor(db, sql: "SELECT id, path, size, mtime_ns, inode, content_hash, duration, status, attempts, error, updated_at, failed_recipe, failure_class FROM recording ORDER BY id")
             while let r = try rows.next() {
-                let path: String = r[1]
-                let id: Int64 = r[0]
-                byId[id] = path
-                out[path] = RecordingState(id: id, path: path,
-                                           identity: FileIdentity(size: r[2], mtimeNs: r[3], inode: r[4]),
-                                           contentHash: r[5], duration: r[6], status: RecordingStatus(rawValue: r[7]) ?? .failed,
-                                           attempts: r[8], error: r[9], updatedAt: r[10], steps: [:], failedRecipe: r[11],
-                                           failureClass: (r[12] as String?).flatMap(FailureClass.init(rawValue:)))
+                b.addRecording(id: r[0], path: r[1], identity: FileIdentity(size: r[2], mtimeNs: r[3], inode: r[4]),
+                               contentHash: r[5], duration: r[6], status: RecordingStatus(rawValue: r[7]) ?? .failed,
+                               attempts: r[8], error: r[9], updatedAt: r[10], failedRecipe: r[11],
+                               failureClass: (r[12] as String?).flatMap(FailureClass.init(rawValue:)))
             }
-            // Stage names and fingerprints repeat across recordings: one copy of each text
-            // (about 130 bytes less per recording in memory).
-            var shared: [String: String] = [:]
-            func interned(_ text: String) -> String {
-                if let known = shared[text] { return known }
-                shared[text] = text
-                return text
-            }
-            let steps = try Row.fetchCursor(db, sql: "SELECT recording_id, stage, fingerprint, source, output, output_hash, output_size, finished_at, detail FROM step")
+            let steps = try Row.fetchCursor(db, sql: "SELECT recording_id, stage, fingerprint, source, output, output_hash, output_size, finished_at, detail FROM step ORDER BY recording_id")
             while let r = try steps.next() {
-                guard let path = byId[r[0]] else { continue }
-                let s = StepState(stage: interned(r[1]), fingerprint: interned(r[2]), source: r[3], output: r[4], outputHash: r[5], outputSize: r[6], finishedAt: r[7], detail: r[8])
-                out[path]?.steps[s.stage] = s
+                b.addStep(recordingId: r[0], StepState(stage: r[1], fingerprint: r[2], source: r[3], output: r[4], outputHash: r[5], outputSize: r[6], finishedAt: r[7], detail: r[8]))
             }
             let prints = try Row.fetchCursor(db, sql: "SELECT recording_id, stage FROM fingerprint")
-            while let r = try prints.next() {
-                guard let path = byId[r[0]] else { continue }
-                out[path]?.fingerprinted.insert(r[1])
-            }
-            return out
+            while let r = try prints.next() { b.addFingerprinted(recordingId: r[0], stage: r[1]) }
+            return StateIndex(building: &b)
         }
     }
 

@@ -51,35 +51,24 @@ public final class PostgresState: StateBackend {
     /// Every recording with its steps, read in one REPEATABLE READ transaction together with the
     /// transaction snapshot it saw: a later claim skips a recording whose result another worker
     /// wrote after that snapshot (`doneElsewhere`), so the plan made from it never redoes it.
-    public func loadAll() throws -> [String: RecordingState] {
+    public func loadAll() throws -> StateIndex {
         try pool.with { conn in
             try conn.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            var out: [String: RecordingState] = [:]
-            var byId: [Int64: String] = [:]
             let snap = try conn.exec("SELECT pg_current_snapshot()::text").first?[0] ?? nil
-            try conn.forEachRow("SELECT \(Self.recordingColumns) FROM recording r") { row in
+            let counts = try conn.exec("SELECT (SELECT count(*) FROM recording), (SELECT count(*) FROM step)").first
+            var b = StateIndex.Builder(recordings: Int(counts?[0] ?? "0") ?? 0, steps: Int(counts?[1] ?? "0") ?? 0)
+            try conn.forEachRow("SELECT \(Self.recordingColumns) FROM recording r ORDER BY r.id") { row in
                 let r = Self.recording(row)
-                out[r.path] = r
-                byId[r.id] = r.path
+                b.addRecording(id: r.id, path: r.path, identity: r.identity, contentHash: r.contentHash, duration: r.duration, status: r.status,
+                               attempts: r.attempts, error: r.error, updatedAt: r.updatedAt, failedRecipe: r.failedRecipe, failureClass: r.failureClass)
             }
-            // Stage names and fingerprints repeat across recordings: one copy of each text.
-            var shared: [String: String] = [:]
-            func interned(_ text: String?) -> String? {
-                guard let text else { return nil }
-                if let known = shared[text] { return known }
-                shared[text] = text
-                return text
-            }
-            try conn.forEachRow("SELECT recording_id, stage, fingerprint, source, output, output_hash, output_size, finished_at, detail FROM step") { row in
-                guard let id = row[0].flatMap(Int64.init), let path = byId[id] else { return }
-                var s = Self.step(row, at: 1)
-                s.stage = interned(s.stage)!
-                s.fingerprint = interned(s.fingerprint)!
-                out[path]?.steps[s.stage] = s
+            try conn.forEachRow("SELECT recording_id, stage, fingerprint, source, output, output_hash, output_size, finished_at, detail FROM step ORDER BY recording_id") { row in
+                guard let id = row[0].flatMap(Int64.init) else { return }
+                b.addStep(recordingId: id, Self.step(row, at: 1))
             }
             try conn.exec("COMMIT")
             snapshot.withLock { $0 = snap }
-            return out
+            return StateIndex(building: &b)
         }
     }
 
