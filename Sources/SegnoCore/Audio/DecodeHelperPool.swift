@@ -66,23 +66,12 @@ public final class DecodeHelperPool: Sendable {
     func open(path: String, rate: Int, channels: Int) -> HelperStream? {
         guard let executable else { return nil }
         for _ in 0..<2 {
-            let reused: DecodeHelper? = state.withLock { s in s.unusable == nil ? s.idle.popLast() : nil }
-            let helper: DecodeHelper
-            if let reused { helper = reused } else {
-                guard state.withLock({ $0.unusable == nil }) else { return nil }
-                do { helper = try DecodeHelper(executable: executable) } catch {
-                    disable("\(error)")
-                    return nil
-                }
-                state.withLock { s in
-                    s.started += 1
-                    if s.greeting == nil { s.greeting = helper.greeting }
-                }
-            }
+            // No program, or turned off (`take` disables the pool when a new helper cannot start).
+            guard let (helper, reused) = try? take() else { return nil }
             let stream = HelperStream(helper: helper, pool: self)
             do { try helper.request(path: path, rate: rate, channels: channels) } catch {
                 stream.close()
-                if reused != nil { continue }   // died while idle
+                if reused { continue }   // died while idle
                 disable("\(executable) stopped before reading a request: \(error)")
                 return nil
             }
@@ -96,7 +85,7 @@ public final class DecodeHelperPool: Sendable {
             // The helper's output ended before it answered: it died while idle (retry with a new
             // one), or crashed on this very file (the file fails; see `HelperStream.result`).
             stream.close()
-            if reused != nil { continue }
+            if reused { continue }
             return stream
         }
         return nil
