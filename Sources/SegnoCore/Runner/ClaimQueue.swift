@@ -85,7 +85,12 @@ final class ClaimQueue: Sendable {
         s.readyStart = 0
         let answers: [String: ClaimResult]
         do { answers = try store.claim(batch.map(\.file.relativePath)) } catch {
-            for plan in batch {
+            // The store's own retries are spent (an outage longer than they wait): the rest fails
+            // the same way now, as an environment failure the next run retries, rather than
+            // after one more wait per batch.
+            let rest = batch + s.candidates[s.next...]
+            s.next = s.candidates.count
+            for plan in rest {
                 s.skipped.append(RecordingResult(path: plan.file.relativePath, status: .failed, duration: nil, seconds: 0, attempts: 0,
                                                  outputs: [], error: "\(AudioError.quoted(plan.file.relativePath)): cannot claim it: \(error)",
                                                  failureClass: .environment, reasons: []))
