@@ -110,6 +110,15 @@ final class DecodeHelper: @unchecked Sendable {
         return try body()
     }
 
+    /// The (rate, channels) an 'H' payload announces; nil when it is not 8 bytes.
+    static func format(of payload: [UInt8]) -> (Int, Int)? {
+        guard payload.count == 8 else { return nil }
+        return payload.withUnsafeBytes { (Int($0.load(as: UInt32.self)), Int($0.load(fromByteOffset: 4, as: UInt32.self))) }
+    }
+
+    /// True when a `SEGNO_DECODE_HELPER` value turns the helper off ("off", "0", "no", "false").
+    static func isOff(_ value: String) -> Bool { ["off", "0", "no", "false"].contains(value.lowercased()) }
+
     /// Reads the next message head; nil at end of the helper's output (it died or exited).
     /// Throws `POSIXError` on a read error or `Unusable` on a head this protocol does not know.
     static func readHead(_ child: ChildProcess) throws -> (Message, Int)? {
@@ -218,14 +227,15 @@ final class HelperStream {
     func expectHeader(rate: Int, channels: Int) throws -> Bool {
         guard let (type, length) = try DecodeHelper.readHead(helper.child) else { died(); return false }
         guard type == .header else {
-            if type == .failed, let payload = try DecodeHelper.readPayload(helper.child, length: length) {
+            if type == .failed {
+                // A helper that dies while telling why is a crash on this file, not a wrong program.
+                guard let payload = try DecodeHelper.readPayload(helper.child, length: length) else { died(); return false }
                 outcome = .failed(reason: Self.oneLine(payload))
                 return true
             }
             throw DecodeHelper.Unusable(reason: "unexpected message \(type) from \(helper.child.executable)")
         }
-        guard let p = try DecodeHelper.readPayload(helper.child, length: length), p.count == 8 else { died(); return false }
-        let got = p.withUnsafeBytes { (Int($0.load(as: UInt32.self)), Int($0.load(fromByteOffset: 4, as: UInt32.self))) }
+        guard let p = try DecodeHelper.readPayload(helper.child, length: length), let got = DecodeHelper.format(of: p) else { died(); return false }
         guard got == (rate, channels) else {
             throw DecodeHelper.Unusable(reason: "\(helper.child.executable) answered \(got.1) channels at \(got.0) Hz, not \(channels) at \(rate)")
         }

@@ -16,7 +16,7 @@ extension DecodeHelperPool {
     /// Where the helper for fingerprints is: as `locate`, except that `off` is ignored.
     public static func locateForFingerprints(environment: [String: String]) -> String? {
         var env = environment
-        if let forced = env[environmentVariable], ["off", "0", "no", "false"].contains(forced.lowercased()) {
+        if let forced = env[environmentVariable], DecodeHelper.isOff(forced) {
             env[environmentVariable] = nil
         }
         return locate(environment: env)
@@ -62,8 +62,8 @@ extension DecodeHelperPool {
                 throw FingerprintError.helperFailed("\(error)")
             }
             switch (type, answer) {
-            case (.header, let p?) where p.count == 8:
-                let got = p.withUnsafeBytes { (Int($0.load(as: UInt32.self)), Int($0.load(fromByteOffset: 4, as: UInt32.self))) }
+            case (.header, let p?) where DecodeHelper.format(of: p) != nil:
+                let got = DecodeHelper.format(of: p)!
                 guard got == (rate, channels) else {
                     helper.kill()
                     throw FingerprintError.helperFailed("\(name) started \(got.1) channels at \(got.0) Hz, not \(channels) at \(rate)")

@@ -50,7 +50,7 @@ public final class DecodeHelperPool: Sendable {
     /// puts both), else on `PATH`. Costs a few `stat` calls; called once per process.
     public static func locate(environment: [String: String]) -> String? {
         if let forced = environment[environmentVariable], !forced.isEmpty {
-            if ["off", "0", "no", "false"].contains(forced.lowercased()) { return nil }
+            if DecodeHelper.isOff(forced) { return nil }
             return forced.hasPrefix("/") ? forced : nil
         }
         if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"),
