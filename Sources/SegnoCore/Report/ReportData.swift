@@ -68,6 +68,9 @@ public struct ReportData: Sendable {
         public var audio: String?
         /// Base64 of min/max byte pairs (sample × 127 + 128) for the canvas; nil for none.
         public var wave: String?
+        /// What salvage recovered (`SalvageReport.json`) when the recording was processed from a
+        /// damaged file; nil when it was read whole.
+        public var salvaged: String? = nil
     }
 
     public var name: String
@@ -114,6 +117,10 @@ public struct ReportData: Sendable {
             let stepRows = try Row.fetchCursor(db, sql: "SELECT recording_id, stage, output, finished_at, \(detailSQL) FROM step ORDER BY recording_id, stage")
             while let r = try stepRows.next() { steps[r[0], default: []].append((r[1], r[2], r[3], r[4])) }
 
+            var salvaged: [Int64: String] = [:]
+            if try db.tableExists("salvaged") {
+                for r in try Row.fetchAll(db, sql: "SELECT recording_id, report FROM salvaged") { salvaged[r[0]] = r[1] }
+            }
             var recordings: [Recording] = []
             var failures: [FailureRecord] = []
             let window = options.runId.flatMap { _ in runs.first.map { ($0.started, $0.finished ?? .infinity) } }
@@ -142,8 +149,10 @@ public struct ReportData: Sendable {
                 } else if options.failedOnly {
                     continue
                 }
-                recordings.append(recording(path: path, mtimeNs: r[2], duration: duration, status: status, error: r[5],
-                                            failureClass: failureClass, steps: own, spec: spec, reportDir: reportDir, columns: options.waveColumns))
+                var row = recording(path: path, mtimeNs: r[2], duration: duration, status: status, error: r[5],
+                                    failureClass: failureClass, steps: own, spec: spec, reportDir: reportDir, columns: options.waveColumns)
+                row.salvaged = salvaged[id]
+                recordings.append(row)
             }
             return ReportData(name: spec.name, spec: spec.file, statePath: spec.statePath, outputRoot: spec.outputRoot, generated: Date(),
                               counts: counts, runs: runs, failures: failures, recordings: recordings)

@@ -128,6 +128,16 @@ enum StateMigrations {
             // one; `repeats` counts the runs folded into a row (1 for a run of its own).
             try db.execute(sql: "ALTER TABLE run ADD COLUMN repeats INTEGER NOT NULL DEFAULT 1")
         }
+        m.registerMigration("v7: salvaged recordings") { db in
+            // A recording processed from what salvage recovered: what was lost, where, why (JSON).
+            try db.execute(sql: """
+                CREATE TABLE salvaged (
+                  recording_id INTEGER PRIMARY KEY REFERENCES recording(id) ON DELETE CASCADE,
+                  report TEXT NOT NULL,               -- {"frames_lost":…,"at":…,"frames":…,"method":…,"causes":[…]}
+                  at REAL NOT NULL                    -- seconds since 1970
+                )
+                """)
+        }
         return m
     }
 }

@@ -47,6 +47,13 @@ enum PostgresMigrations {
             "ALTER TABLE lease ADD COLUMN finished_xid xid8",
             "CREATE INDEX lease_live ON lease (worker) WHERE finished_xid IS NULL",
         ]),
+        ("pg4: salvaged recordings (SQLite's v7)", [
+            """
+            CREATE TABLE salvaged (
+              recording_id BIGINT PRIMARY KEY REFERENCES recording(id) ON DELETE CASCADE,
+              report TEXT NOT NULL, at DOUBLE PRECISION NOT NULL)
+            """,
+        ]),
     ]
 
     /// Applies what is missing, under `pg_advisory_lock`. Called when a worker opens the store.
