@@ -23,6 +23,8 @@
 //                                   'E'  (empty): the end of the samples
 //   helper → segno:                 'R'  UInt64 frames, then the raw items (UInt32 each)
 //                                or 'F'  a one-line reason
+// Frame boundaries of a raw AAC/ALAC stream (an MP4 whose index is lost): request 'B', see
+// FrameFinder.swift.
 // Between 'H' and 'E' the helper only reads, so segno can write without ever reading. After
 // 'E', 'F' or 'R' the helper waits for the next request; it exits at end of input. To abandon a
 // file or a fingerprint, segno kills it.
@@ -280,7 +282,7 @@ send(UInt8(ascii: "V"), Array("segno-decode \(protocolVersion) libavcodec \(Stri
 var head = [UInt8](repeating: 0, count: 8)
 while head.withUnsafeMutableBytes({ readFully($0.baseAddress!, 8) }) {
     let length = head.withUnsafeBytes { Int($0.load(fromByteOffset: 4, as: UInt32.self)) }
-    guard head[0] == UInt8(ascii: "O") || head[0] == UInt8(ascii: "P"), length >= 8, length < 1 << 20 else {
+    guard [UInt8(ascii: "O"), UInt8(ascii: "P"), UInt8(ascii: "B")].contains(head[0]), length >= 8, length < 1 << 20 else {
         send(UInt8(ascii: "F"), Array("segno-decode: unknown request".utf8))
         exit(2)
     }
@@ -288,6 +290,11 @@ while head.withUnsafeMutableBytes({ readFully($0.baseAddress!, 8) }) {
     guard payload.withUnsafeMutableBytes({ readFully($0.baseAddress!, length) }) else { exit(0) }
     if head[0] == UInt8(ascii: "P") {
         serveFingerprint(request: payload)
+        continue
+    }
+    if head[0] == UInt8(ascii: "B") {
+        segno_log_clear()
+        serveFrameBoundaries(request: payload)
         continue
     }
     let rate = payload.withUnsafeBytes { Int32(bitPattern: $0.load(fromByteOffset: 0, as: UInt32.self)) }
