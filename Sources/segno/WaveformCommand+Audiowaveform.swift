@@ -27,6 +27,9 @@ extension WaveformCommand {
         return ext.isEmpty ? nil : ext
     }
 
+    /// True when the input is headerless audio: --input-format raw, or a `.raw` name in audiowaveform's form.
+    var readsRaw: Bool { inputFormat == "raw" || (awfForm && awfInputFormat == "raw") }
+
     /// True when a zoom is asked for (audiowaveform then rescales data instead of converting it).
     var resamples: Bool { zoom != nil || pixelsPerSecond != nil || end != nil || zooms != nil || points != nil }
 
@@ -68,7 +71,7 @@ extension WaveformCommand {
         if output != "-" { try refuseForeign(target) }
         let watcher = SignalWatcher()
         do {
-            try WAVExtract.run(input: input, raw: inputFormat == "raw" ? try rawInput() : nil, output: target,
+            try WAVExtract.run(input: input, raw: readsRaw ? try rawInput() : nil, output: target,
                                isCancelled: { watcher.flag.isStopped })
         } catch is Interrupted {
             throw watcher.flag.signal == SIGTERM ? Exit.sigterm : Exit.sigint

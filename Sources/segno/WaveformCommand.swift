@@ -131,7 +131,7 @@ struct WaveformCommand: ParsableCommand {
                 throw ValidationError("--input-format must be wav, mp3, flac, ogg, opus, raw, dat or json")
             }
         }
-        if inputFormat == "raw" {
+        if readsRaw {
             if rawSamplerate == nil { throw ValidationError("--input-format raw needs --raw-samplerate") }
             if rawChannels == nil { throw ValidationError("--input-format raw needs --raw-channels") }
             if rawFormat == nil { throw ValidationError("--input-format raw needs --raw-format") }
@@ -271,6 +271,7 @@ struct WaveformCommand: ParsableCommand {
                                     amplitudeScale: factor)
         p.laneColors = lanes.count > 1 ? lanes : []
         p.autoAmplitude = amplitude == .auto
+        p.drawsAsAudiowaveform = awfForm
         if labelsOn { p.axisLabels = .init(border: border, text: label, startSeconds: start ?? 0) }
         if waveformStyle == "bars" { p.barStyle = try WaveformPicture.BarStyle(width: barWidth ?? 8, gap: barGap ?? 4, rounded: barStyle == "rounded") }
         return p
@@ -320,7 +321,7 @@ struct WaveformCommand: ParsableCommand {
         let watcher = SignalWatcher()
         var batch = WaveformBatch(config: config, destination: destination,
                                   workers: parallel ?? ProcessInfo.processInfo.activeProcessorCount, overwrite: overwrite)
-        switch inputFormat {
+        switch readsRaw ? "raw" : inputFormat {
         case "raw"?: batch.inputKind = .raw(try rawInput())
         case "dat"?: batch.inputKind = .dat
         case "json"?: batch.inputKind = .json
