@@ -34,7 +34,7 @@ struct WaveformCommand: ParsableCommand {
     @Option(help: "Several zooms in one pass, e.g. 256,512,1024 (one file per zoom: NAME-256.json).") var zooms: String?
     @Option(parsing: .unconditional, help: "Pixels per second instead of --zoom.") var pixelsPerSecond: Int?
     @Option(help: "About this many points over the whole file instead of --zoom.") var points: Int?
-    @Option(name: [.short, .customLong("bits")], help: "8 or 16 (default 8; 16 in the audiowaveform form, as audiowaveform).") var bits: Int?
+    @Option(name: [.short, .customLong("bits")], help: "8 or 16 (default: 8), or 16 with -i, as audiowaveform.") var bits: Int?
     @Option(help: "json, dat, png, svg or levels (default: from --output, else json).") var format: String?
     @Flag(help: "One min/max pair per channel instead of the channels mixed.") var splitChannels = false
     @Flag(help: "Add \"duration\" (seconds) to JSON output.") var duration = false
