@@ -55,6 +55,8 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
+## test: segno's own targets are built with warnings as errors (Package.swift reads this).
+test: export SEGNO_WARNINGS_AS_ERRORS = 1
 ## test: the whole suite, against a real Ceph RGW, PostgreSQL 15, a one-node Slurm, Icecast 2 and an
 ## HLS station, all started on 127.0.0.1 and stopped afterwards.
 test: test-deps
