@@ -49,6 +49,9 @@ let package = Package(
         // Debian's build links libavcodec (GPL parts) for its FFT, so segno sends the samples there.
         .systemLibrary(name: "CChromaprint", pkgConfig: "libchromaprint",
                        providers: [.apt(["libchromaprint-dev"])]),
+        // speexdsp (BSD-3), linked dynamically: the no-model `denoise` engine (its preprocessor).
+        .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp",
+                       providers: [.apt(["libspeexdsp-dev"])]),
         // Linux headers Glibc does not export (extended attributes: segno's mark on its files).
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
         // FFmpeg's libraries (Debian builds them with GPL parts): ONLY for the segno-decode program.
@@ -62,7 +65,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: ownSettings),
         .target(name: "SegnoCore", dependencies: [
-            "SegnoDSP", "SegnoWaveform", "SegnoS3", "CSndFile", "CMpg123", "CSampleRate", "CSoxr", "CEbur128", "CLibPQ", "CLinux",
+            "SegnoDSP", "SegnoWaveform", "SegnoS3", "CSndFile", "CMpg123", "CSampleRate", "CSoxr", "CEbur128", "CLibPQ", "CLinux", "CSpeexDSP",
             .product(name: "Yams", package: "Yams"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
