@@ -109,8 +109,13 @@ extension WaveformCommand {
         }
     }
 
-    /// Never over a file segno did not write (its `user.segno` mark) unless --overwrite.
+    /// Never over a file segno did not write (its `user.segno` mark) unless --overwrite, and
+    /// never into a folder that does not exist.
     func refuseForeign(_ path: String) throws {
+        if let dir = missingFolder(of: path) {
+            printError("segno: \(AudioError.quoted(path)): its folder \(AudioError.quoted(dir)) does not exist; segno creates no folder for -o")
+            throw Exit.failures
+        }
         if !overwrite, OutputFile.exists(path), !OutputFile.isMarked(path) {
             printError("segno: \(AudioError.quoted(path)) exists and segno did not write it; add --overwrite to replace it")
             throw Exit.failures
