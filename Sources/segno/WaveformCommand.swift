@@ -331,6 +331,7 @@ struct WaveformCommand: ParsableCommand {
         case .some: batch.inputKind = .audio
         case nil: break
         }
+        batch.decodesMP3AsAudiowaveform = awfForm && awfInputFormat == "mp3"
         batch.keepsDataZoom = zoom == nil && zooms == nil && pixelsPerSecond == nil && points == nil && end == nil
         let outcomes = batch.run(files, stop: watcher.flag)
         var failed = 0

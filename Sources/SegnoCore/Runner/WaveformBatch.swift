@@ -27,6 +27,9 @@ public struct WaveformBatch: Sendable {
     /// Waveform data inputs keep their own zoom (no zoom was asked for: audiowaveform converts
     /// .dat ↔ .json without resampling); false rescales them to `config.resolutions[0]`.
     public var keepsDataZoom = false
+    /// Inputs are MP3 decoded as audiowaveform decodes it (`AudiowaveformMP3Decoder`: libmad in
+    /// the segno-decode helper), for the audiowaveform form; false uses segno's MP3 decoder.
+    public var decodesMP3AsAudiowaveform = false
 
     public init(config: WaveformConfig, destination: Destination, workers: Int, overwrite: Bool = false) {
         self.config = config
@@ -219,6 +222,7 @@ public struct WaveformBatch: Sendable {
             if case .raw(let r) = inputKind { raw = r }
             let open: () throws -> any AudioDecoder = {
                 if let raw { return try SndFileDecoder(path: source.file.absolutePath, raw: raw) }
+                if decodesMP3AsAudiowaveform { return try AudiowaveformMP3Decoder.open(path: source.file.absolutePath) }
                 return try source.open(source.file)
             }
             let decoder = try open()
