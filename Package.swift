@@ -54,6 +54,8 @@ let package = Package(
                        providers: [.apt(["libspeexdsp-dev"])]),
         // Linux headers Glibc does not export (extended attributes: segno's mark on its files).
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
+        // Struct layouts of the speech engines segno opens at run time (header only, links nothing).
+        .systemLibrary(name: "CSpeechEngines", path: "Sources/CSpeechEngines"),
         // FFmpeg's libraries (Debian builds them with GPL parts): ONLY for the segno-decode program.
         .systemLibrary(name: "CAVFormat", pkgConfig: "libavformat",
                        providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev"])]),
@@ -65,7 +67,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: ownSettings),
         .target(name: "SegnoCore", dependencies: [
-            "SegnoDSP", "SegnoWaveform", "SegnoS3", "CSndFile", "CMpg123", "CSampleRate", "CSoxr", "CEbur128", "CLibPQ", "CLinux", "CSpeexDSP",
+            "SegnoDSP", "SegnoWaveform", "SegnoS3", "CSndFile", "CMpg123", "CSampleRate", "CSoxr", "CEbur128", "CLibPQ", "CLinux", "CSpeexDSP", "CSpeechEngines",
             .product(name: "Yams", package: "Yams"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
