@@ -17,10 +17,14 @@ public protocol RecordingSource: Sendable {
     func currentIdentity(_ file: ScannedFile) -> FileIdentity?
     /// Template values the source knows of a recording (a captured segment's `{title}`).
     func templateValues(_ file: ScannedFile) -> [String: String]
+    /// Removes what killed processes left in the source's own working space (an object store's
+    /// download scratch folders). Called once before a run's work starts; nothing by default.
+    func removeLeftovers()
 }
 
 extension RecordingSource {
     public func templateValues(_ file: ScannedFile) -> [String: String] { [:] }
+    public func removeLeftovers() {}
 
     /// An opener for a recording's passes that hands out `first` (already opened, for its header)
     /// on the first call and opens the source again for later passes.

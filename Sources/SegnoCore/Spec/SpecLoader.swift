@@ -140,10 +140,6 @@ public enum SpecLoader {
         var spec = JobSpec(file: file, name: name, input: input, outputRoot: outputRoot, statePath: statePath,
                        parallel: parallel, retries: retries, stages: placed, reportPath: reportPath)
         spec.leaseSeconds = lease
-        if spec.stateIsShared, let fp = placed.first(where: { $0.config.name == "fingerprint" }) {
-            throw SpecError(file: file, line: fp.line, column: fp.column, keyPath: fp.keyPath,
-                            message: "the fingerprint tap needs SQLite state for now (fingerprints and search are not yet stored in PostgreSQL)")
-        }
         return spec
     }
 

@@ -14,7 +14,7 @@ public struct StageParseContext: Sendable {
     public init(knownRate: Int? = nil) { self.knownRate = knownRate }
 
     mutating func note(_ config: any StageConfig, at value: SpecValue) {
-        if let r = config as? ResampleConfig { knownRate = r.rate }
+        if let rate = config.fixedRate { knownRate = rate }
         if config.kind == .tap { taps.append(config.name) }
     }
 }
