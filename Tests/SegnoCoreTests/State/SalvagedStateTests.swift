@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import SegnoCore
 
-/// The `salvaged` table (SQLite v7, PostgreSQL pg4): what salvage recovered of a recording is
+/// The `salvaged` table (SQLite v8, PostgreSQL pg5): what salvage recovered of a recording is
 /// kept with it, replaced by its next pass, removed when a pass reads it whole or it is forgotten.
 @Suite struct SalvagedStateTests {
     let dir: TempDir

@@ -81,7 +81,7 @@ enum PostgresMigrations {
             END $$
             """,
         ]),
-        ("pg5: salvaged recordings (SQLite's v7)", [
+        ("pg5: salvaged recordings (SQLite's v8)", [
             """
             CREATE TABLE salvaged (
               recording_id BIGINT PRIMARY KEY REFERENCES recording(id) ON DELETE CASCADE,
