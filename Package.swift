@@ -46,6 +46,12 @@ let package = Package(
                        providers: [.apt(["libchromaprint-dev"])]),
         // Linux headers Glibc does not export (extended attributes: segno's mark on its files).
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
+        // TagLib 1.13 (LGPL-2.1/MPL-1.1, C++, linked dynamically) behind segno's own C functions:
+        // TagLib's C API has no property map and no pictures before v2.0, and Swift's C++ interop
+        // does not import TagLib 1.13's classes (see README, Tags).
+        .target(name: "CSegnoTags",
+                cxxSettings: [.unsafeFlags(["-I/usr/include/taglib"])],
+                linkerSettings: [.linkedLibrary("tag")]),
         // FFmpeg's libraries (Debian builds them with GPL parts): ONLY for the segno-decode program.
         .systemLibrary(name: "CAVFormat", pkgConfig: "libavformat",
                        providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev"])]),
@@ -57,7 +63,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "SegnoCore", dependencies: [
-            "SegnoDSP", "SegnoWaveform", "SegnoS3", "CSndFile", "CMpg123", "CSampleRate", "CSoxr", "CEbur128", "CLibPQ", "CLinux",
+            "SegnoDSP", "SegnoWaveform", "SegnoS3", "CSndFile", "CMpg123", "CSampleRate", "CSoxr", "CEbur128", "CLibPQ", "CLinux", "CSegnoTags",
             .product(name: "Yams", package: "Yams"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),

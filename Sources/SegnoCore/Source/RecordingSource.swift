@@ -17,10 +17,15 @@ public protocol RecordingSource: Sendable {
     func currentIdentity(_ file: ScannedFile) -> FileIdentity?
     /// Template values the source knows of a recording (a captured segment's `{title}`).
     func templateValues(_ file: ScannedFile) -> [String: String]
+    /// What the recording carries besides its audio: tags, pictures (their bytes only when
+    /// `pictures` is true, for an encode that keeps them), `bext`, `iXML`. Called once per
+    /// recording, after `open`. Never throws: damage is in `RecordingMetadata.warnings`.
+    func metadata(_ file: ScannedFile, pictures: Bool) -> RecordingMetadata
 }
 
 extension RecordingSource {
     public func templateValues(_ file: ScannedFile) -> [String: String] { [:] }
+    public func metadata(_ file: ScannedFile, pictures: Bool) -> RecordingMetadata { RecordingMetadata() }
 
     /// An opener for a recording's passes that hands out `first` (already opened, for its header)
     /// on the first call and opens the source again for later passes.
@@ -69,6 +74,10 @@ public struct FolderSource: RecordingSource {
 
     public func open(_ file: ScannedFile) throws -> any AudioDecoder { try DecoderFactory.open(path: file.absolutePath) }
 
+    public func metadata(_ file: ScannedFile, pictures: Bool) -> RecordingMetadata {
+        TagReader.read(path: file.absolutePath, pictures: pictures ? .load : .describe)
+    }
+
     public func contentHash(_ file: ScannedFile) throws -> Data { try FileHash.sha256(path: file.absolutePath).digest }
 
     public func currentIdentity(_ file: ScannedFile) -> FileIdentity? {
@@ -93,6 +102,9 @@ public struct FileSource: RecordingSource {
 
     public func scan() throws(RunError) -> ScanResult { ScanResult(files: [file]) }
     public func open(_ file: ScannedFile) throws -> any AudioDecoder { try DecoderFactory.open(path: file.absolutePath) }
+    public func metadata(_ file: ScannedFile, pictures: Bool) -> RecordingMetadata {
+        TagReader.read(path: file.absolutePath, pictures: pictures ? .load : .describe)
+    }
     public func contentHash(_ file: ScannedFile) throws -> Data { try FileHash.sha256(path: file.absolutePath).digest }
     public func currentIdentity(_ file: ScannedFile) -> FileIdentity? { file.identity }
 }

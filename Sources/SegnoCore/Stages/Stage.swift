@@ -49,9 +49,14 @@ public protocol TapConfig: StageConfig {
     /// A fresh tap for one recording, writing to `paths` (from `resolvePaths`). Called once per
     /// recording, on its worker.
     func makeTap(paths: [String], context: RecordingContext) throws -> any Tap
+    /// True when the tap writes the source's pictures into its file, so their bytes must be read
+    /// with the tags (an encode that keeps tags).
+    var carriesPictures: Bool { get }
 }
 
 extension TapConfig {
+    public var carriesPictures: Bool { false }
+
     public func resolvePaths(_ context: RecordingContext) throws(TemplateError) -> [String] {
         [try pathTemplate.resolve(context)]
     }
