@@ -30,6 +30,7 @@ struct ConvertCommand: ParsableCommand {
     @Flag(name: .customLong("no-tags"), help: "Carry no tags, pictures, bext or iXML from IN to OUT (--tag still applies).") var noTags = false
 
     func validate() throws {
+        _ = try Self.tagPolicy(setTags, noTags: noTags)
         if let rate, !ResampleConfig.rateRange.contains(rate) { throw ValidationError("--rate must be 1000…384000 Hz, got \(rate)") }
         if ResampleConfig.Quality(rawValue: quality) == nil { throw ValidationError("--quality must be one of \(ResampleConfig.Quality.allCases.map(\.rawValue).joined(separator: ", "))") }
         if let mix, MixConfig.Target(rawValue: mix) == nil { throw ValidationError("--mix must be mono or stereo") }

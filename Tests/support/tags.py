@@ -6,6 +6,7 @@ tagged sources; mutagen, wavinfo and plain struct parsing read segno's outputs b
   tags.py dump FILE     prints {"title":…,"artist":…,"album":…,"comment":…,"date":…,"pictures":[…]} via mutagen
   tags.py bwf FILE      prints the bext fields (wavinfo) and the iXML chunk's text (struct)
   tags.py bwfmake FILE  writes a 2 s 48 kHz Broadcast WAV with bext, iXML and LIST/INFO
+  tags.py damaged DIR   writes files with damaged tags beside make's (see damaged())
 """
 import hashlib, json, math, struct, subprocess, sys, zlib
 
@@ -158,6 +159,23 @@ def bwf(path):
                       "sample_rate": w.fmt.sample_rate}, ensure_ascii=False))
 
 
+def damaged(d):
+    """Writes damaged-tag files next to the tagged ones (make first): bad-utf8.flac, huge-picture.mp3,
+    bad-frame.mp3, duplicate-keys.flac, list-past-end.wav."""
+    import shutil
+    from mutagen.flac import FLAC
+    from mutagen.id3 import ID3, APIC
+    b = bytearray(open(f"{d}/tagged.flac", "rb").read()); i = b.find(b"TITLE="); b[i + 6] = 0xFF
+    open(f"{d}/bad-utf8.flac", "wb").write(b)
+    shutil.copy(f"{d}/tagged.mp3", f"{d}/huge-picture.mp3"); t = ID3(f"{d}/huge-picture.mp3")
+    t.add(APIC(encoding=3, mime="image/jpeg", type=4, desc="huge", data=b"\xff\xd8" + b"\0" * (50 * 1024 * 1024))); t.save(v2_version=4)
+    b = bytearray(open(f"{d}/tagged.mp3", "rb").read()); i = b.find(b"TIT2"); b[i + 4:i + 8] = b"\x7f\x7f\x7f\x7f"
+    open(f"{d}/bad-frame.mp3", "wb").write(b)
+    shutil.copy(f"{d}/tagged.flac", f"{d}/duplicate-keys.flac"); f = FLAC(f"{d}/duplicate-keys.flac"); f["title"] = ["one", "two"]; f.save()
+    b = bytearray(open(f"{d}/tagged.wav", "rb").read()) + b"LIST" + struct.pack("<I", 1 << 30) + b"INFO"
+    open(f"{d}/list-past-end.wav", "wb").write(b)
+
+
 if __name__ == "__main__":
     cmd, arg = sys.argv[1], sys.argv[2]
-    {"make": make, "dump": dump, "bwf": bwf, "bwfmake": bwfmake}[cmd](arg)
+    {"make": make, "dump": dump, "bwf": bwf, "bwfmake": bwfmake, "damaged": damaged}[cmd](arg)

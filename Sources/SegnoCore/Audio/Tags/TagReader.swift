@@ -45,6 +45,8 @@ public enum TagReader {
         if let format = tagLibFormat(kind, path: path) {
             readTagLib(path: path, format: format, pictures: pictures, into: &m)
         }
+        if kind == .mp3, let w = TagDamage.id3v2(path: path, read: m) { m.warnings.append(w) }
+        if kind == .flac { TagDamage.flacComments(path: path, into: &m) }
         ChunkTags.read(path: path, kind: kind, into: &m)
         if let b = m.broadcast { addBroadcast(b, into: &m) }
         return m
@@ -73,10 +75,6 @@ public enum TagReader {
             }
             m.pictures.append(EmbeddedPicture(type: Int(segno_tags_picture_type(t, i)), mime: String(cString: segno_tags_picture_mime(t, i)),
                                               description: String(cString: segno_tags_picture_description(t, i)), size: size, data: data))
-        }
-        // String(cString:) repairs invalid UTF-8 with U+FFFD: say so once, naming the tag.
-        if let bad = (m.tags + m.raw).first(where: { $0.value.contains("\u{FFFD}") }) {
-            m.warnings.append("tag \(bad.key) is not valid UTF-8; bad bytes shown as U+FFFD")
         }
     }
 
