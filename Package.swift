@@ -10,6 +10,11 @@ import PackageDescription
 //   segno-decode   a separate decoder and fingerprint program that segno starts and talks to over
 //                  pipes; the only target linking FFmpeg's libraries (CAVFormat) and libchromaprint
 //                  (CChromaprint), never linked into segno
+// `make test` sets SEGNO_WARNINGS_AS_ERRORS=1: segno's own Swift targets (not its dependencies)
+// are then built with warnings as errors, so the count of warnings stays at zero.
+let ownSettings: [SwiftSetting] = Context.environment["SEGNO_WARNINGS_AS_ERRORS"] == "1"
+    ? [.unsafeFlags(["-warnings-as-errors"])] : []
+
 let package = Package(
     name: "segno",
     platforms: [.macOS(.v14)],
@@ -44,6 +49,9 @@ let package = Package(
         // Debian's build links libavcodec (GPL parts) for its FFT, so segno sends the samples there.
         .systemLibrary(name: "CChromaprint", pkgConfig: "libchromaprint",
                        providers: [.apt(["libchromaprint-dev"])]),
+        // speexdsp (BSD-3), linked dynamically: the no-model `denoise` engine (its preprocessor).
+        .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp",
+                       providers: [.apt(["libspeexdsp-dev"])]),
         // Linux headers Glibc does not export (extended attributes: segno's mark on its files).
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
         // TagLib 1.13 (LGPL-2.1/MPL-1.1, C++, linked dynamically) behind segno's own C functions:
@@ -56,29 +64,29 @@ let package = Package(
         .systemLibrary(name: "CAVFormat", pkgConfig: "libavformat",
                        providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev"])]),
         .target(name: "SegnoDSP",
-                swiftSettings: [.unsafeFlags(["-Ounchecked"], .when(configuration: .release))]),
-        .target(name: "SegnoWaveform", dependencies: ["SegnoDSP"]),
+                swiftSettings: ownSettings + [.unsafeFlags(["-Ounchecked"], .when(configuration: .release))]),
+        .target(name: "SegnoWaveform", dependencies: ["SegnoDSP"], swiftSettings: ownSettings),
         .target(name: "SegnoS3", dependencies: [
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
-        ]),
+        ], swiftSettings: ownSettings),
         .target(name: "SegnoCore", dependencies: [
-            "SegnoDSP", "SegnoWaveform", "SegnoS3", "CSndFile", "CMpg123", "CSampleRate", "CSoxr", "CEbur128", "CLibPQ", "CLinux", "CSegnoTags",
+            "SegnoDSP", "SegnoWaveform", "SegnoS3", "CSndFile", "CMpg123", "CSampleRate", "CSoxr", "CEbur128", "CLibPQ", "CLinux", "CSpeexDSP", "CSegnoTags",
             .product(name: "Yams", package: "Yams"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Crypto", package: "swift-crypto"),
-        ]),
+        ], swiftSettings: ownSettings),
         .executableTarget(name: "segno", dependencies: [
             "SegnoCore",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
-        ]),
-        .executableTarget(name: "segno-decode", dependencies: ["CAVFormat", "CChromaprint"]),
-        .testTarget(name: "SegnoDSPTests", dependencies: ["SegnoDSP"]),
-        .testTarget(name: "SegnoWaveformTests", dependencies: ["SegnoWaveform"], exclude: ["Fixtures"]),
-        .testTarget(name: "SegnoS3Tests", dependencies: ["SegnoS3"]),
-        .testTarget(name: "SegnoCoreTests", dependencies: ["SegnoCore", "SegnoDSP", "SegnoWaveform"]),
-        .testTarget(name: "SegnoCLITests", dependencies: ["SegnoCore", "SegnoDSP", "SegnoS3", "SegnoWaveform"]),
+        ], swiftSettings: ownSettings),
+        .executableTarget(name: "segno-decode", dependencies: ["CAVFormat", "CChromaprint"], swiftSettings: ownSettings),
+        .testTarget(name: "SegnoDSPTests", dependencies: ["SegnoDSP"], swiftSettings: ownSettings),
+        .testTarget(name: "SegnoWaveformTests", dependencies: ["SegnoWaveform"], exclude: ["Fixtures"], swiftSettings: ownSettings),
+        .testTarget(name: "SegnoS3Tests", dependencies: ["SegnoS3"], swiftSettings: ownSettings),
+        .testTarget(name: "SegnoCoreTests", dependencies: ["SegnoCore", "SegnoDSP", "SegnoWaveform"], swiftSettings: ownSettings),
+        .testTarget(name: "SegnoCLITests", dependencies: ["SegnoCore", "SegnoDSP", "SegnoS3", "SegnoWaveform"], swiftSettings: ownSettings),
     ]
 )

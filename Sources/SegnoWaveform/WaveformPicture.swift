@@ -78,6 +78,10 @@ public struct WaveformPicture: Sendable, Hashable {
     /// least 60 columns apart) a 10-pixel tick at the top and bottom with the time (`mm:ss`, or
     /// `hh:mm:ss` from an hour) above the bottom tick. Nil draws none.
     public var axisLabels: AxisLabels?
+    /// With a `window`: draw as audiowaveform 1.10.3 does, pixel for pixel (its integer row
+    /// arithmetic, lanes, ticks and 6 × 13 label font; `AudiowaveformPicture.swift`) instead of
+    /// segno's own rounding and font. Set by the audiowaveform form of `segno waveform`.
+    public var drawsAsAudiowaveform = false
 
     /// Colours of the border and ticks, and of the time labels, and the time of column 0.
     public struct AxisLabels: Sendable, Hashable {
@@ -259,6 +263,7 @@ public struct WaveformPicture: Sendable, Hashable {
 
     /// RGBA pixels, row after row, 4 bytes each.
     func pixels(_ data: WaveformData) -> [UInt8] {
+        if drawsAsAudiowaveform, let start = window, data.length > 0 { return audiowaveformPixels(data, start: start) }
         let bg = [background.red, background.green, background.blue, background.alpha]
         var out = [UInt8](repeating: 0, count: width * height * 4)
         for k in stride(from: 0, to: out.count, by: 4) {

@@ -39,6 +39,7 @@ struct InfoCommand: ParsableCommand {
     func run() throws {
         if formats {
             DecoderFactory.availableDecoders(searchPath: ProcessInfo.processInfo.environment["PATH"]).forEach(printOut)
+            SpeechEngineList.lines().forEach(printOut)
         }
         var failed = false
         if fingerprint {

@@ -68,7 +68,11 @@ enum Main {
             // ArgumentParser exits with EX_USAGE (64) on bad usage; DESIGN.md §4 promises 2.
             if SegnoCommand.exitCode(for: error) == .validationFailure {
                 printError(SegnoCommand.fullMessage(for: error))
-                SegnoCommand.exit(withError: Exit.usage)
+                // audiowaveform's form of `waveform` fails every way with 1, as audiowaveform does.
+                let awf = args.first == "waveform" && args[..<end].contains { a in
+                    ["-i", "--input-filename", "--input-format"].contains { a == $0 || a.hasPrefix($0 + "=") }
+                }
+                SegnoCommand.exit(withError: awf ? Exit.failures : Exit.usage)
             }
             SegnoCommand.exit(withError: error)
         }

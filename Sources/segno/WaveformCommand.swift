@@ -29,12 +29,12 @@ struct WaveformCommand: ParsableCommand {
     @Option(name: .customLong("output-filename"), help: "Same as -o (audiowaveform's name).") var outputFilename: String?
     @Option(help: "Output folder; inputs keep their relative paths (default: beside each input).") var outDir: String?
     @Option(help: "wav, mp3, flac, ogg, opus (audio: the content decides), raw (headerless: --raw-*), dat or json (waveform data).") var inputFormat: String?
-    @Option(help: "dat, json or png (audiowaveform's name for --format; wav is segno convert's job).") var outputFormat: String?
+    @Option(help: "dat, json, txt or png (audiowaveform's name for --format), or wav: the input audio as 16-bit WAV.") var outputFormat: String?
     @Option(name: [.short, .customLong("zoom")], help: "Samples per pixel, at least 2 (default: 256); auto fits a PNG's width.") var zoom: String?
     @Option(help: "Several zooms in one pass, e.g. 256,512,1024 (one file per zoom: NAME-256.json).") var zooms: String?
-    @Option(help: "Pixels per second instead of --zoom.") var pixelsPerSecond: Int?
+    @Option(parsing: .unconditional, help: "Pixels per second instead of --zoom.") var pixelsPerSecond: Int?
     @Option(help: "About this many points over the whole file instead of --zoom.") var points: Int?
-    @Option(name: [.short, .customLong("bits")], help: "8 or 16.") var bits: Int = 8
+    @Option(name: [.short, .customLong("bits")], help: "8 or 16 (default: 8), or 16 with -i, as audiowaveform.") var bits: Int?
     @Option(help: "json, dat, png, svg or levels (default: from --output, else json).") var format: String?
     @Flag(help: "One min/max pair per channel instead of the channels mixed.") var splitChannels = false
     @Flag(help: "Add \"duration\" (seconds) to JSON output.") var duration = false
@@ -50,13 +50,13 @@ struct WaveformCommand: ParsableCommand {
     @Flag(help: "PNG: a border and time labels (audiowaveform's default), or none (segno's default).") var axisLabels: AxisLabels?
     @Option(help: "Vertical zoom: a factor (> 0), or auto (the loudest peak reaches full scale).") var amplitudeScale: String?
     @Option(help: "PNG: normal, or bars.") var waveformStyle: String?
-    @Option(help: "Bar width in pixels (--waveform-style bars; default 8).") var barWidth: Int?
-    @Option(help: "Gap between bars in pixels (--waveform-style bars; default 4).") var barGap: Int?
+    @Option(parsing: .unconditional, help: "Bar width in pixels (--waveform-style bars; default 8).") var barWidth: Int?
+    @Option(parsing: .unconditional, help: "Gap between bars in pixels (--waveform-style bars; default 4).") var barGap: Int?
     @Option(help: "square or rounded (--waveform-style bars).") var barStyle: String?
     @Option(parsing: .unconditional, help: "PNG compression: only -1 (the default) is accepted.") var compression: Int?
     @Flag(name: [.short, .long], help: "No status messages (segno prints none but errors anyway).") var quiet = false
-    @Option(help: "Raw input: sample rate in Hz.") var rawSamplerate: Int?
-    @Option(help: "Raw input: channels.") var rawChannels: Int?
+    @Option(parsing: .unconditional, help: "Raw input: sample rate in Hz.") var rawSamplerate: Int?
+    @Option(parsing: .unconditional, help: "Raw input: channels.") var rawChannels: Int?
     @Option(help: "Raw input: s8, u8, s16le, s16be, s24le, s24be, s32le, s32be, f32le, f32be, f64le or f64be.") var rawFormat: String?
     @Option(help: "Number of levels for --format levels.") var levels: Int = 100
     @Option(help: "Worker count (default: active processors).") var parallel: Int?
@@ -64,10 +64,36 @@ struct WaveformCommand: ParsableCommand {
 
     static let audioInputFormats: Set<String> = ["wav", "mp3", "flac", "ogg", "opus"]
 
-    /// The output name, from -o or --output-filename.
-    var outputName: String? { output ?? outputFilename }
-    /// Every input: positional ones, then -i ones.
-    var allInputs: [String] { inputs + inputFilename }
+    /// audiowaveform's own form: `-i` given, or `--input-format` with no input named (standard
+    /// input). It keeps audiowaveform's contract: standard output without `-o`, its defaults
+    /// (16 bits, an 800 × 250 picture with axis labels, the audacity colours), `txt` and `wav`
+    /// output, and exit status 1 for every failure, usage included.
+    var awfForm: Bool { !inputFilename.isEmpty || (inputs.isEmpty && inputFormat != nil) }
+    /// The output name, from -o or --output-filename; `-` (standard output) in the audiowaveform
+    /// form when only --output-format is given.
+    var outputName: String? {
+        output ?? outputFilename ?? (awfForm && (outputFormat ?? format) != nil ? "-" : nil)
+    }
+    /// Every input: positional ones, then -i ones; standard input in the audiowaveform form without -i.
+    var allInputs: [String] {
+        let given = inputs + inputFilename
+        return given.isEmpty && awfForm ? ["-"] : given
+    }
+    /// The bit depth written: -b, else 16 in the audiowaveform form and 8 otherwise.
+    var effectiveBits: Int { bits ?? (awfForm ? 16 : 8) }
+    /// The picture width: -w, else 800 in the audiowaveform form (its default) and 1000 otherwise.
+    var pictureWidth: Int { width ?? (awfForm ? 800 : 1000) }
+    /// Axis labels: --with-axis-labels, or the audiowaveform form without --no-axis-labels.
+    var labelsOn: Bool { axisLabels == .withAxisLabels || (awfForm && axisLabels == nil && (chosenFormat ?? .json) == .png) }
+
+    /// The bits to write: `effectiveBits`, except that audiowaveform converts waveform data at its
+    /// own depth when -b is not given.
+    func dataBits(_ given: [String]) -> Int {
+        guard awfForm, bits == nil, Self.awfData.contains(awfInputFormat), let path = given.first,
+              let bytes = FileManager.default.contents(atPath: path) else { return effectiveBits }
+        let data = awfInputFormat == "dat" ? try? WaveformDat.decode(Array(bytes)) : try? WaveformJSON.decode(Array(bytes))
+        return data?.bits ?? effectiveBits
+    }
 
     /// The format asked for: --format or --output-format, else the output's extension.
     var chosenFormat: WaveformConfig.Format? {
@@ -82,17 +108,22 @@ struct WaveformCommand: ParsableCommand {
         return Double(amplitudeScale).map { .factor($0) }
     }
 
-    func validate() throws {
+    /// The flag checks, run first thing in `run()` (not ArgumentParser's `validate()`) so the
+    /// audiowaveform form can fail with its exit status 1.
+    func check() throws {
+        if awfForm { try checkAudiowaveformForm() }
         if allInputs.isEmpty { throw ValidationError("give an input (a file, a folder, or -i FILE)") }
         if output != nil && outputFilename != nil { throw ValidationError("give -o or --output-filename, not both") }
         if outputName != nil && outDir != nil { throw ValidationError("give --output or --out-dir, not both") }
         let chosen = [zoom != nil, zooms != nil, pixelsPerSecond != nil, points != nil].filter { $0 }.count
         if chosen > 1 { throw ValidationError("give only one of --zoom, --zooms, --pixels-per-second, --points") }
-        if bits != 8 && bits != 16 { throw ValidationError("--bits must be 8 or 16") }
+        if effectiveBits != 8 && effectiveBits != 16 { throw ValidationError("--bits must be 8 or 16") }
         if let format, WaveformConfig.Format(rawValue: format) == nil { throw ValidationError("--format must be json, dat, png, svg or levels") }
         if let outputFormat {
-            if outputFormat == "wav" { throw ValidationError("--output-format wav converts audio: use segno convert IN OUT.wav") }
-            if !["dat", "json", "png"].contains(outputFormat) { throw ValidationError("--output-format must be dat, json or png") }
+            if !awfForm && (outputFormat == "wav" || outputFormat == "txt") {
+                throw ValidationError("--output-format \(outputFormat) is audiowaveform's form: give the input with -i (or segno convert IN OUT.wav for audio)")
+            }
+            if !["dat", "json", "png", "wav", "txt"].contains(outputFormat) { throw ValidationError("--output-format must be dat, json, txt, png or wav") }
             if let format, format != outputFormat { throw ValidationError("--format \(format) and --output-format \(outputFormat) disagree") }
         }
         if let inputFormat {
@@ -100,7 +131,7 @@ struct WaveformCommand: ParsableCommand {
                 throw ValidationError("--input-format must be wav, mp3, flac, ogg, opus, raw, dat or json")
             }
         }
-        if inputFormat == "raw" {
+        if readsRaw {
             if rawSamplerate == nil { throw ValidationError("--input-format raw needs --raw-samplerate") }
             if rawChannels == nil { throw ValidationError("--input-format raw needs --raw-channels") }
             if rawFormat == nil { throw ValidationError("--input-format raw needs --raw-format") }
@@ -116,6 +147,7 @@ struct WaveformCommand: ParsableCommand {
         if let p = parallel, !JobSpec.parallelRange.contains(p) { throw ValidationError("--parallel must be 1…256") }
         if !WaveformConfig.levelsRange.contains(levels) { throw ValidationError("--levels must be 1…1400") }
         if let zooms, parseZooms(zooms) == nil { throw ValidationError("--zooms takes whole numbers ≥ 2 separated by commas") }
+        if awfForm && ["wav", "txt"].contains(awfOutputFormat ?? "") { return }
         try validateOutputName()
         try validateAudiowaveformFlags()
     }
@@ -176,7 +208,7 @@ struct WaveformCommand: ParsableCommand {
         if let waveformColor, waveformColor.split(separator: ",").contains(where: { (try? RGBAColor(hex: String($0).trimmingCharacters(in: .whitespaces))) == nil }) || waveformColor.isEmpty {
             throw ValidationError("--waveform-color \(waveformColor) is not a colour list: give rrggbb[aa] or several separated by commas")
         }
-        if (borderColor != nil || axisLabelColor != nil) && axisLabels != .withAxisLabels {
+        if (borderColor != nil || axisLabelColor != nil) && !labelsOn {
             throw ValidationError("--border-color and --axis-label-color colour the border and time labels, which segno draws only with --with-axis-labels (audiowaveform draws them by default)")
         }
         if axisLabels == .withAxisLabels && fmt != .png { throw ValidationError("--with-axis-labels draws PNG only") }
@@ -217,7 +249,7 @@ struct WaveformCommand: ParsableCommand {
     func makePicture() throws -> WaveformPicture {
         var background = RGBAColor.white, waveform = WaveformPicture.defaultWaveform
         var border = RGBAColor(red: 0, green: 0, blue: 0), label = RGBAColor(red: 0, green: 0, blue: 0)
-        switch colors {
+        switch colors ?? (awfForm ? "audacity" : nil) {
         case "audacity"?:
             background = RGBAColor(red: 214, green: 214, blue: 214); waveform = RGBAColor(red: 63, green: 77, blue: 155)
         case "audition"?:
@@ -235,16 +267,18 @@ struct WaveformCommand: ParsableCommand {
         }
         var factor = 1.0
         if case .factor(let f)? = amplitude { factor = f }
-        var p = try WaveformPicture(width: width ?? 1000, height: height ?? 200, background: background, waveform: waveform,
+        var p = try WaveformPicture(width: pictureWidth, height: height ?? (awfForm ? 250 : 200), background: background, waveform: waveform,
                                     amplitudeScale: factor)
         p.laneColors = lanes.count > 1 ? lanes : []
         p.autoAmplitude = amplitude == .auto
-        if axisLabels == .withAxisLabels { p.axisLabels = .init(border: border, text: label, startSeconds: start ?? 0) }
+        p.drawsAsAudiowaveform = awfForm
+        if labelsOn { p.axisLabels = .init(border: border, text: label, startSeconds: start ?? 0) }
         if waveformStyle == "bars" { p.barStyle = try WaveformPicture.BarStyle(width: barWidth ?? 8, gap: barGap ?? 4, rounded: barStyle == "rounded") }
         return p
     }
 
     func run() throws {
+        do { try check() } catch let e as ValidationError { throw usageFailure(e.message) }
         // `-i -`: standard input spooled into a private folder, named so its kind is known.
         var spool: String?
         var given = allInputs
@@ -256,35 +290,38 @@ struct WaveformCommand: ParsableCommand {
             do { try ConvertCommand.copy(from: 0, toFile: given[dash]) } catch { printError("segno: reading standard input: \(error)"); throw Exit.failures }
         }
         defer { if let spool { try? FileManager.default.removeItem(atPath: spool) } }
+        if awfForm, let out = outputName, awfOutputFormat == "wav" || awfOutputFormat == "txt" {
+            return awfOutputFormat == "wav" ? try runWAV(input: given[0], output: out, spool: spool) : try runText(input: given[0], output: out)
+        }
         let (files, problems) = WaveformBatch.expand(given)
         for p in problems { printError("segno: skipped \(p)") }
         // A ValidationError thrown from run() would print the root command's usage
         // ("segno <subcommand>"); after the scan, say it like any other failure, with exit 2.
-        if outputName != nil && files.count != 1 { throw Self.usage("--output takes one input; use --out-dir for several") }
+        if outputName != nil && files.count != 1 { throw usageFailure("--output takes one input; use --out-dir for several") }
         let fmt = chosenFormat ?? .json
         var resolutions: [WaveformResolution] = [.samplesPerPixel(zoom.flatMap { Int($0) } ?? 256)]
-        if zoom == "auto" { resolutions = [.span(seconds: nil, width: width ?? 1000)] }
-        if let end { resolutions = [.span(seconds: end - (start ?? 0), width: width ?? 1000)] }
+        if zoom == "auto" { resolutions = [.span(seconds: nil, width: pictureWidth)] }
+        if let end { resolutions = [.span(seconds: end - (start ?? 0), width: pictureWidth)] }
         if let pixelsPerSecond { resolutions = [.pixelsPerSecond(pixelsPerSecond)] }
         if let points { resolutions = [.points(points)] }
         if let zooms { resolutions = parseZooms(zooms)!.map { .samplesPerPixel($0) } }
-        if fmt == .png && axisLabels == .withAxisLabels && zoom == nil && pixelsPerSecond == nil && points == nil && end == nil {
-            resolutions = [.span(seconds: nil, width: width ?? 1000)]  // labels alone: the whole file, as -z auto
+        if fmt == .png && !awfForm && axisLabels == .withAxisLabels && zoom == nil && pixelsPerSecond == nil && points == nil && end == nil {
+            resolutions = [.span(seconds: nil, width: pictureWidth)]  // labels alone: the whole file, as -z auto
         }
         let picture: WaveformPicture
-        do { picture = try makePicture() } catch { throw Self.usage("\(error)") }
-        var config = WaveformConfig(path: try PathTemplate("{stem}.json"), format: fmt, bits: bits, resolutions: resolutions,
+        do { picture = try makePicture() } catch { throw usageFailure("\(error)") }
+        var config = WaveformConfig(path: try PathTemplate("{stem}.json"), format: fmt, bits: dataBits(given), resolutions: resolutions,
                                     split: splitChannels, duration: duration, levels: levels, picture: picture)
         if fmt == .json || fmt == .dat { config.amplitude = amplitude }
         // audiowaveform's PNG layout whenever its zoom, time or label flags are given; else the whole
         // file fits. Labels need a time per column, so alone they lay the whole file out as -z auto.
-        let laidOut = zoom != nil || pixelsPerSecond != nil || start != nil || end != nil
-        if fmt == .png && (laidOut || axisLabels == .withAxisLabels) { config.pictureStart = start ?? 0 }
+        let laidOut = awfForm || zoom != nil || pixelsPerSecond != nil || start != nil || end != nil
+        if fmt == .png && (laidOut || labelsOn) { config.pictureStart = start ?? 0 }
         let destination: WaveformBatch.Destination = outputName.map { .file($0) } ?? outDir.map { .directory($0) } ?? .besideInput
         let watcher = SignalWatcher()
         var batch = WaveformBatch(config: config, destination: destination,
                                   workers: parallel ?? ProcessInfo.processInfo.activeProcessorCount, overwrite: overwrite)
-        switch inputFormat {
+        switch readsRaw ? "raw" : inputFormat {
         case "raw"?: batch.inputKind = .raw(try rawInput())
         case "dat"?: batch.inputKind = .dat
         case "json"?: batch.inputKind = .json

@@ -402,7 +402,7 @@ import Testing
         try ws.makeRecordings(count: 2, maxSeconds: 0.6)
         try FileManager.default.createDirectory(atPath: ws["elsewhere"], withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: ws["out"], withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: ws["elsewhere/" + OutputFile.tempPrefix + "not-ours"], contents: Data("keep".utf8))
+        #expect(FileManager.default.createFile(atPath: ws["elsewhere/" + OutputFile.tempPrefix + "not-ours"], contents: Data("keep".utf8)))
         #expect(symlink("../elsewhere", ws["out/flac"]) == 0)
         try ws.writeSpec(Self.spec())
         let r = try ws.segno(["run", "spec.yaml"])
@@ -484,7 +484,7 @@ import Testing
         try fm.createDirectory(atPath: ws["in/empty folder.wav"], withIntermediateDirectories: true)
         try Data("just text\n".utf8).write(to: URL(fileURLWithPath: ws["in/notes.wav"]))
         try Data("hidden text\n".utf8).write(to: URL(fileURLWithPath: ws["in/.wav"]))
-        fm.createFile(atPath: ws["in/empty.wav"], contents: Data())
+        #expect(fm.createFile(atPath: ws["in/empty.wav"], contents: Data()))
         let tooLong = String(repeating: "a", count: 251) + ".wav"             // its .flac would be 256 bytes
         try RunWorkspace.writeTone(to: ws["in/" + tooLong], rate: 8000, seconds: 0.3)
         let notUTF8 = Array(ws["in/bad-"].utf8) + [0xFF] + Array(".wav".utf8) + [0]

@@ -43,7 +43,7 @@ public final class OutputFile {
         var name = [CChar](repeating: 0, count: 256)
         gethostname(&name, 255)
         var hash: UInt32 = 2166136261
-        for b in String(cString: name).utf8 { hash = (hash ^ UInt32(b)) &* 16777619 }
+        for b in String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).utf8 { hash = (hash ^ UInt32(b)) &* 16777619 }
         return String(hash, radix: 36) + "-" + String(getpid())
     }()
 

@@ -105,7 +105,7 @@ public final class ObjectStoreSource: RecordingSource, @unchecked Sendable {
         let key = String(file.absolutePath.dropFirst("s3://\(bucket)/".count))
         guard let info = try? client.headObject(bucket: bucket, key: key) else { return nil }
         let ns = Int64(((info.lastModified?.timeIntervalSince1970 ?? 0) * 1e9).rounded())
-        return FileIdentity(size: info.size, mtimeNs: ns, inode: Self.etagNumber(info.etag ?? ""))
+        return FileIdentity(size: info.size, mtimeNs: ns, inode: Self.etagNumber(info.etag))
     }
 }
 

@@ -43,6 +43,7 @@ public enum StageRegistry {
         "upload": UploadConfig.parse,
         "pitch": PitchConfig.parse,
         "fingerprint": FingerprintConfig.parse,
+        "denoise": DenoiseConfig.parse,
     ]
 
 

@@ -34,8 +34,8 @@ final class SegnoChild {
         let token = String(UInt64.random(in: 0...UInt64.max), radix: 36)
         outPath = logs + "/\(token).out"
         errPath = logs + "/\(token).err"
-        FileManager.default.createFile(atPath: outPath, contents: nil)
-        FileManager.default.createFile(atPath: errPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: try CLI.segnoPath())
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: directory)

@@ -86,8 +86,8 @@ final class BackgroundRun {
     init(_ arguments: [String], environment: [String: String], in dir: TempDir, name: String = "run") throws {
         outPath = dir["\(name).out"]
         errPath = dir["\(name).err"]
-        FileManager.default.createFile(atPath: outPath, contents: nil)
-        FileManager.default.createFile(atPath: errPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: try CLI.segnoPath())
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, n in n }

@@ -56,7 +56,7 @@ struct ICYDemuxer {
     /// `StreamTitle='Artist - Song';` → "Artist - Song" (UTF-8, else Latin-1); nil when absent.
     static func streamTitle(_ block: [UInt8]) -> String? {
         let trimmed = block.prefix { $0 != 0 }
-        let text = String(validatingUTF8: trimmed.map { CChar(bitPattern: $0) } + [0])
+        let text = String(validating: trimmed, as: UTF8.self)
             ?? String(trimmed.map { Character(Unicode.Scalar($0)) })
         guard let start = text.range(of: "StreamTitle='") else { return nil }
         let rest = text[start.upperBound...]

@@ -119,6 +119,7 @@ final class PGPool: Sendable {
     }
 
     /// Runs `body` on a connection; retried on a fresh connection while the server is unreachable.
+    @discardableResult
     func with<T>(_ body: (PGConnection) throws -> T) throws -> T {
         let deadline = Date().addingTimeInterval(patience)
         var delay = 0.2

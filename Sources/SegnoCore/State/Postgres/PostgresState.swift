@@ -21,7 +21,7 @@ public final class PostgresState: StateBackend {
         self.leaseSeconds = leaseSeconds
         var name = [CChar](repeating: 0, count: 256)
         gethostname(&name, 255)
-        host = String(cString: name)
+        host = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         pid = getpid()
         worker = "\(host):\(pid):\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
     }
