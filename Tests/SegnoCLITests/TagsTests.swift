@@ -198,4 +198,23 @@ import Testing
         // The big picture is left out; the small one is kept.
         #expect(Self.pictures(try Self.python(["dump", ws["huge-picture.mp3.mp3"]])).count == 1)
     }
+
+    @Test func aiffCafRF64AndMetaflacTagsAreReadAndCarried() throws {
+        let ws = try RunWorkspace()
+        _ = try Self.python(["others", ws["in"]])
+        for name in ["other.aiff", "other.caf", "other-rf64.wav", "metaflac.flac"] {
+            let r = try ws.segno(["info", "--json", "in/" + name])
+            let tags = try RunWorkspace.json(r.stdout)["tags"] as? [String: String] ?? [:]
+            #expect(tags["title"] == Self.title && tags["artist"] == Self.artist, "\(name): \(r.stdout)")
+            let out = name + ".mp3"
+            #expect(try ws.segno(["convert", "in/" + name, out]).exited(0))
+            let d = try Self.python(["dump", ws[out]])
+            #expect(d["title"] as? String == Self.title, "\(name): \(d)")
+            #expect(Self.pictures(d).count == (name == "metaflac.flac" ? 1 : 0), "\(name)")
+        }
+        // RF64 to RF64 keeps bext (wavinfo reads RF64); the time reference is unchanged at one rate.
+        #expect(try ws.segno(["convert", "in/other-rf64.wav", "copy.rf64"]).exited(0))
+        let b = try Self.python(["bwf", ws["copy.rf64"]])
+        #expect(b["originator"] as? String == "ZOOM F8n" && b["time_reference"] as? Int == 96000, "\(b)")
+    }
 }

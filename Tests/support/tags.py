@@ -7,6 +7,7 @@ tagged sources; mutagen, wavinfo and plain struct parsing read segno's outputs b
   tags.py bwf FILE      prints the bext fields (wavinfo) and the iXML chunk's text (struct)
   tags.py bwfmake FILE  writes a 2 s 48 kHz Broadcast WAV with bext, iXML and LIST/INFO
   tags.py damaged DIR   writes files with damaged tags beside make's (see damaged())
+  tags.py others DIR    writes AIFF, CAF and RF64 tagged by ffmpeg and a FLAC tagged by metaflac
 """
 import hashlib, json, math, struct, subprocess, sys, zlib
 
@@ -159,6 +160,22 @@ def bwf(path):
                       "sample_rate": w.fmt.sample_rate}, ensure_ascii=False))
 
 
+def others(d):
+    """Tags written by ffmpeg (AIFF with an ID3 chunk, CAF info, RF64 with bext and INFO) and by
+    metaflac (FLAC with a picture): other.aiff, other.caf, other-rf64.wav, metaflac.flac."""
+    import shutil
+    tone(f"{d}/tone.wav")
+    meta = ["-metadata", f"title={TITLE}", "-metadata", f"artist={ARTIST}"]
+    ffmpeg(f"{d}/tone.wav", f"{d}/other.aiff", *meta, "-write_id3v2", "1")
+    ffmpeg(f"{d}/tone.wav", f"{d}/other.caf", *meta)
+    ffmpeg(f"{d}/tone.wav", f"{d}/other-rf64.wav", *meta, "-rf64", "always", "-write_bext", "1", "-metadata", "originator=ZOOM F8n",
+           "-metadata", "time_reference=96000")
+    open(f"{d}/cover.png", "wb").write(png())
+    ffmpeg(f"{d}/tone.wav", f"{d}/metaflac.flac", "-map_metadata", "-1")
+    subprocess.run(["metaflac", f"--set-tag=TITLE={TITLE}", f"--set-tag=artist={ARTIST}",
+                    f"--import-picture-from=3|image/png|cover|4x3x24|{d}/cover.png", f"{d}/metaflac.flac"], check=True)
+
+
 def damaged(d):
     """Writes damaged-tag files next to the tagged ones (make first): bad-utf8.flac, huge-picture.mp3,
     bad-frame.mp3, duplicate-keys.flac, list-past-end.wav."""
@@ -178,4 +195,4 @@ def damaged(d):
 
 if __name__ == "__main__":
     cmd, arg = sys.argv[1], sys.argv[2]
-    {"make": make, "dump": dump, "bwf": bwf, "bwfmake": bwfmake, "damaged": damaged}[cmd](arg)
+    {"make": make, "dump": dump, "bwf": bwf, "bwfmake": bwfmake, "damaged": damaged, "others": others}[cmd](arg)
