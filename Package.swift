@@ -60,6 +60,8 @@ let package = Package(
         .target(name: "CSegnoTags",
                 cxxSettings: [.unsafeFlags(["-I/usr/include/taglib"])],
                 linkerSettings: [.linkedLibrary("tag")]),
+        // Struct layouts of the speech engines segno opens at run time (header only, links nothing).
+        .systemLibrary(name: "CSpeechEngines", path: "Sources/CSpeechEngines"),
         // FFmpeg's libraries (Debian builds them with GPL parts): ONLY for the segno-decode program.
         .systemLibrary(name: "CAVFormat", pkgConfig: "libavformat",
                        providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev"])]),
@@ -71,7 +73,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: ownSettings),
         .target(name: "SegnoCore", dependencies: [
-            "SegnoDSP", "SegnoWaveform", "SegnoS3", "CSndFile", "CMpg123", "CSampleRate", "CSoxr", "CEbur128", "CLibPQ", "CLinux", "CSpeexDSP", "CSegnoTags",
+            "SegnoDSP", "SegnoWaveform", "SegnoS3", "CSndFile", "CMpg123", "CSampleRate", "CSoxr", "CEbur128", "CLibPQ", "CLinux", "CSpeexDSP", "CSpeechEngines", "CSegnoTags",
             .product(name: "Yams", package: "Yams"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),

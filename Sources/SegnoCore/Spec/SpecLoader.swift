@@ -106,9 +106,12 @@ public enum SpecLoader {
                     throw e
                 }
                 let config = try parser(entry.value, parseContext)
-                parseContext.note(config, at: entry.value)
-                placed.append(JobSpec.Placed(config: config, keyPath: item.path, line: item.node.mark?.line ?? 0,
-                                             column: item.node.mark?.column ?? 0))
+                // A stage may bring others with it (pauses: the tap that writes its cut list).
+                for c in ((config as? any CompanionStages)?.companionsBefore ?? []) + [config] {
+                    parseContext.note(c, at: entry.value)
+                    placed.append(JobSpec.Placed(config: c, keyPath: item.path, line: item.node.mark?.line ?? 0,
+                                                 column: item.node.mark?.column ?? 0))
+                }
             } catch {
                 stageErrors.append(error)
             }
