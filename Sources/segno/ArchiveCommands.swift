@@ -2,19 +2,9 @@ import ArgumentParser
 import Foundation
 import SegnoCore
 
-/// Opens the state store of a spec for reading archive tables; nil (with a message printed)
-/// when nothing has run yet.
-private func openState(_ specPath: String) throws -> (JobSpec, StateStore?) {
-    let s: JobSpec
-    do { s = try SpecLoader.load(path: specPath) } catch {
-        printError("segno: \(error)")
-        throw Exit.usage
-    }
-    guard FileManager.default.fileExists(atPath: s.statePath) else { return (s, nil) }
-    do { return (s, try StateStore(path: s.statePath)) } catch {
-        printError("segno: state database \(AudioError.quoted(s.statePath)): \(error)")
-        throw Exit.failures
-    }
+/// Opens the state store of a spec read-only (SQLite or PostgreSQL); nil when nothing has run yet.
+private func openState(_ specPath: String) throws -> (JobSpec, (any StateBackend)?) {
+    try openStateForReading(spec: specPath)
 }
 
 private func seconds(_ x: Double) -> JSONValue { JSONValue.rounded(x, places: 2) }
@@ -40,7 +30,7 @@ struct DuplicatesCommand: ParsableCommand {
 
     func run() throws {
         let (s, store) = try openState(spec)
-        guard let tap = Job(spec: s).taps.first(where: { $0.config is FingerprintConfig }) else {
+        guard let tap = Job(spec: s).taps.first(where: { $0.config.storesFingerprints }) else {
             printError("segno: \(spec) has no fingerprint tap; add `- fingerprint: {}` to its stages and run it")
             throw Exit.usage
         }
@@ -92,7 +82,7 @@ struct FindCommand: ParsableCommand {
         Words match at the start of words in titles, tags and file names, ignoring case and accents
         ("cafe" finds "Café", "서울" finds "서울에서"); all words must match; results are ranked (title
         first, then tags, then names). Dates are YYYY-MM-DD or ISO 8601 date-times, inclusive. SQLite
-        state stores only for now.
+        and PostgreSQL state alike.
         """)
 
     @Argument(help: "The job spec (YAML).") var spec: String
@@ -118,7 +108,7 @@ struct FindCommand: ParsableCommand {
         q.from = from.flatMap(CatalogQuery.date)
         q.to = to.flatMap(CatalogQuery.date)
         q.near = near.flatMap(CatalogQuery.place)
-        let hits = try store?.search(q) ?? []
+        let hits = try store?.search(q, limit: 1000) ?? []
         func output(_ text: String) -> String {
             if case .relative(let r) = StoredOutput(text) { return s.outputRoot + "/" + r }
             return text

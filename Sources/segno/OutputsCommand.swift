@@ -31,10 +31,10 @@ struct OutputsCommand: ParsableCommand {
                 if states.contains(rel) { wanted.append(rel) } else { missing.append(r) }
             }
         }
-        // Fingerprints a fingerprint tap stored (SQLite state only), by recording.
+        // Fingerprints a fingerprint tap stored, by recording.
         var fingerprints: [String: String] = [:]
-        if let store = opened as? StateStore {
-            for tap in Job(spec: s).taps where tap.config.name == "fingerprint" {
+        if let store = opened {
+            for tap in Job(spec: s).taps where tap.config.storesFingerprints {
                 for f in try store.fingerprints(stage: tap.identity) where fingerprints[f.path] == nil {
                     fingerprints[f.path] = f.fingerprint.compressed
                 }

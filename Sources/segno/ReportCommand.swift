@@ -16,25 +16,22 @@ struct ReportCommand: ParsableCommand {
     @Flag(help: "Print the report's data as one JSON object instead of writing HTML.") var json = false
 
     func run() throws {
-        let s: JobSpec
-        do { s = try SpecLoader.load(path: spec) } catch {
-            printError("segno: \(error)")
-            throw Exit.usage
+        // Read-only: never migrates, creates or changes a file in the state folder.
+        let (s, opened) = try openStateForReading(spec: spec)
+        guard let store = opened else {
+            printError("segno: no state yet at \(AudioError.quoted(s.statePath)): nothing has run")
+            throw Exit.failures
         }
         let target = output.map { URL(fileURLWithPath: $0).standardizedFileURL.path } ?? s.reportPath ?? s.outputRoot + "/report.html"
         var options = ReportData.Options(reportPath: target, runId: runId, failedOnly: failed)
         options.runLimit = runId == nil ? 30 : 1
         do {
-            let db = try StateReader.open(path: s.statePath)
             if json {
-                printOut(try ReportData.collect(spec: s, reader: db, options: options).json(compact: false).serialized())
+                printOut(try ReportData.collect(spec: s, store: store, options: options).json(compact: false).serialized())
                 return
             }
-            try ReportWriter.writeHTML(spec: s, reader: db, options: options)
+            try ReportWriter.writeHTML(spec: s, store: store, options: options)
             printOut("report: \(target)")
-        } catch let e as StateReader.OpenError {
-            printError("segno: \(e)")
-            throw Exit.failures
         } catch let e as ReportError {
             printError("segno: \(e)")
             throw Exit.usage

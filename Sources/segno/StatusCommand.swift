@@ -37,7 +37,7 @@ struct StatusCommand: ParsableCommand {
         let failures = try store.failures()
         let runs = try store.recentRuns(limit: 5)
         let pruned = try store.recentlyPruned(limit: 20)
-        let fleet = try (store as? PostgresState)?.fleet() ?? []
+        let fleet = try store.fleet()
         let iso = ISO8601DateFormatter()
         func date(_ t: Double?) -> String { t.map { iso.string(from: Date(timeIntervalSince1970: $0)) } ?? "-" }
         let done = counts[RecordingStatus.done.rawValue] ?? 0

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// What `segno report` shows, read from the state store alone (plus the small waveform JSON
 /// files the taps wrote): run history, failures, and one row per recording. `ReportPage` renders
@@ -87,67 +86,54 @@ public struct ReportData: Sendable {
     /// Extensions an `<audio>` element plays in current browsers.
     public static let playable: Set<String> = ["wav", "flac", "ogg", "oga", "opus", "mp3", "m4a"]
 
-    /// Reads everything the report shows. `reader` may be the running job's store or a
-    /// read-only queue (`StateReader`).
-    public static func collect(spec: JobSpec, reader: any DatabaseReader, options: Options) throws -> ReportData {
+    /// Reads everything the report shows from any state backend (the running job's store, or
+    /// one opened read-only): counts, the run history, and every recording with its steps.
+    public static func collect(spec: JobSpec, store: any StateBackend, options: Options) throws -> ReportData {
         let reportDir = (options.reportPath as NSString).deletingLastPathComponent
-        return try reader.read { db in
-            let runColumns = Set(try db.columns(in: "run").map(\.name))
-            let recColumns = Set(try db.columns(in: "recording").map(\.name))
-            let prunedSQL = runColumns.contains("pruned") ? "pruned" : "0"
-            let classSQL = recColumns.contains("failure_class") ? "failure_class" : "NULL"
-            let detailSQL = try db.columns(in: "step").contains { $0.name == "detail" } ? "detail" : "NULL"
-
-            var counts: [String: Int] = [:]
-            for r in try Row.fetchAll(db, sql: "SELECT status, COUNT(*) FROM recording GROUP BY status") { counts[r[0]] = r[1] }
-
-            var runSQL = "SELECT id, started_at, finished_at, status, planned, done, failed, skipped, \(prunedSQL) FROM run"
-            var runArgs: StatementArguments = []
-            if let id = options.runId { runSQL += " WHERE id = ?"; runArgs = [id] } else { runSQL += " ORDER BY id DESC LIMIT \(options.runLimit)" }
-            var runs = try Row.fetchAll(db, sql: runSQL, arguments: runArgs).map { r in
-                Run(id: r[0], started: r[1], finished: r[2], status: r[3], planned: r[4], done: r[5], failed: r[6], skipped: r[7], pruned: r[8], audioSeconds: 0)
-            }
-            if let id = options.runId, runs.isEmpty { throw ReportError.noSuchRun(id) }
-
-            // Steps, grouped by recording.
-            var steps: [Int64: [(stage: String, output: String, finished: Double, detail: String?)]] = [:]
-            let stepRows = try Row.fetchCursor(db, sql: "SELECT recording_id, stage, output, finished_at, \(detailSQL) FROM step ORDER BY recording_id, stage")
-            while let r = try stepRows.next() { steps[r[0], default: []].append((r[1], r[2], r[3], r[4])) }
-
-            var recordings: [Recording] = []
-            var failures: [FailureRecord] = []
-            let window = options.runId.flatMap { _ in runs.first.map { ($0.started, $0.finished ?? .infinity) } }
-            let rows = try Row.fetchCursor(db, sql: "SELECT id, path, mtime_ns, duration, status, error, attempts, updated_at, \(classSQL) FROM recording ORDER BY path")
-            while let r = try rows.next() {
-                let id: Int64 = r[0]
-                let path: String = r[1]
-                let status: String = r[4]
-                let own = steps[id] ?? []
-                let lastStep = own.map(\.finished).max()
-                let duration: Double? = r[3]
-                // Audio per run: the recording counts for the run its last step finished in.
-                if let t = lastStep, let d = duration, let i = runs.firstIndex(where: { t >= $0.started && t <= ($0.finished ?? .infinity) }) {
-                    runs[i].audioSeconds += d
-                }
-                let updated: Double = r[7]
-                if let (from, to) = window {
-                    let touched = (lastStep.map { $0 >= from && $0 <= to } ?? false) || (status != "done" && updated >= from && updated <= to)
-                    if !touched { continue }
-                }
-                let failureClass: String? = r[8]
-                if status != "done" {
-                    failures.append(FailureRecord(path: path, error: r[5] ?? "", attempts: r[6], at: updated,
-                                                  status: RecordingStatus(rawValue: status) ?? .failed,
-                                                  failureClass: failureClass.flatMap(FailureClass.init(rawValue:)) ?? .environment))
-                } else if options.failedOnly {
-                    continue
-                }
-                recordings.append(recording(path: path, mtimeNs: r[2], duration: duration, status: status, error: r[5],
-                                            failureClass: failureClass, steps: own, spec: spec, reportDir: reportDir, columns: options.waveColumns))
-            }
-            return ReportData(name: spec.name, spec: spec.file, statePath: spec.statePath, outputRoot: spec.outputRoot, generated: Date(),
-                              counts: counts, runs: runs, failures: failures, recordings: recordings)
+        let counts = try store.statusCounts()
+        let records: [RunRecord]
+        if let id = options.runId {
+            guard let r = try store.run(id: id) else { throw ReportError.noSuchRun(id) }
+            records = [r]
+        } else {
+            records = try store.recentRuns(limit: options.runLimit)
         }
+        var runs = records.map { r in
+            Run(id: r.id, started: r.startedAt, finished: r.finishedAt, status: r.status.rawValue, planned: r.planned, done: r.done,
+                failed: r.failed, skipped: r.skipped, pruned: r.pruned, audioSeconds: 0)
+        }
+        var recordings: [Recording] = []
+        var failures: [FailureRecord] = []
+        let window = options.runId.flatMap { _ in runs.first.map { ($0.started, $0.finished ?? .infinity) } }
+        let index = try store.loadAll()
+        for path in index.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+            guard let rec = index[path] else { continue }
+            let status = rec.status.rawValue
+            let own = rec.steps.values.sorted { $0.stage.utf8.lexicographicallyPrecedes($1.stage.utf8) }
+                .map { (stage: $0.stage, output: $0.output, finished: $0.finishedAt, detail: $0.detail) }
+            let lastStep = own.map(\.finished).max()
+            let duration = rec.duration
+            // Audio per run: the recording counts for the run its last step finished in.
+            if let t = lastStep, let d = duration, let i = runs.firstIndex(where: { t >= $0.started && t <= ($0.finished ?? .infinity) }) {
+                runs[i].audioSeconds += d
+            }
+            let updated = rec.updatedAt
+            if let (from, to) = window {
+                let touched = (lastStep.map { $0 >= from && $0 <= to } ?? false) || (status != "done" && updated >= from && updated <= to)
+                if !touched { continue }
+            }
+            let failureClass = rec.failureClass?.rawValue
+            if status != "done" {
+                failures.append(FailureRecord(path: path, error: rec.error ?? "", attempts: rec.attempts, at: updated,
+                                              status: rec.status, failureClass: rec.failureClass ?? .environment))
+            } else if options.failedOnly {
+                continue
+            }
+            recordings.append(recording(path: path, mtimeNs: rec.identity.mtimeNs, duration: duration, status: status, error: rec.error,
+                                        failureClass: failureClass, steps: own, spec: spec, reportDir: reportDir, columns: options.waveColumns))
+        }
+        return ReportData(name: spec.name, spec: spec.file, statePath: spec.statePath, outputRoot: spec.outputRoot, generated: Date(),
+                          counts: counts, runs: runs, failures: failures, recordings: recordings)
     }
 
     static func recording(path: String, mtimeNs: Int64, duration: Double?, status: String, error: String?, failureClass: String?,

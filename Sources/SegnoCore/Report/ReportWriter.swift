@@ -1,12 +1,11 @@
 import Foundation
-import GRDB
 
 /// Writes a report file: `segno report` and the spec's `report: { path: … }` after every run.
 public enum ReportWriter {
-    /// Collects the report from `reader` and writes the HTML to `options.reportPath` through
-    /// `OutputFile` (temporary name, sync, rename).
-    public static func writeHTML(spec: JobSpec, reader: any DatabaseReader, options: ReportData.Options) throws {
-        let data = try ReportData.collect(spec: spec, reader: reader, options: options)
+    /// Collects the report from `store` (any backend) and writes the HTML to `options.reportPath`
+    /// through `OutputFile` (temporary name, sync, rename).
+    public static func writeHTML(spec: JobSpec, store: any StateBackend, options: ReportData.Options) throws {
+        let data = try ReportData.collect(spec: spec, store: store, options: options)
         try OutputFile.write(Array(ReportPage.html(data).utf8), to: options.reportPath)
     }
 
@@ -14,9 +13,6 @@ public enum ReportWriter {
     /// caller's to print; the run's outcome stands.
     static func afterRun(spec: JobSpec, store: any StateBackend) throws {
         guard let path = spec.reportPath else { return }
-        guard let sqlite = store as? StateStore else {
-            throw RunError.state("the HTML report reads SQLite state for now; it is not written with PostgreSQL state")
-        }
-        try writeHTML(spec: spec, reader: sqlite.dbReader, options: ReportData.Options(reportPath: path))
+        try writeHTML(spec: spec, store: store, options: ReportData.Options(reportPath: path))
     }
 }

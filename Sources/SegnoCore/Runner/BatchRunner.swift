@@ -300,7 +300,7 @@ public final class BatchRunner: Sendable {
         let (hold, store) = try state.openForRun()
         let shared = job.spec.stateIsShared
         Temporaries.remove(under: job.spec.outputRoot, sharedWithOtherWorkers: shared)
-        (source as? ObjectStoreSource)?.removeDeadScratch()
+        source.removeLeftovers()
         for up in job.uploads {
             if case .folder(let t) = up.config.target, let dir = t.fixedFolder { Temporaries.remove(under: dir, sharedWithOtherWorkers: shared) }
         }
@@ -329,12 +329,13 @@ public final class BatchRunner: Sendable {
         let refused = recordRefused(plan.refused, writer: writer)
         let progress = ProgressPrinter(mode: options.progress)
         progress.start(planned: plan.work.map { ($0.file.relativePath, $0.prior?.duration) })
-        let stats = (store as? PostgresState)?.pool.stats
-        let before = (stats?.statements ?? 0, stats?.seconds ?? 0)
+        let before = store.statementStats
         let (finished, timeUp) = runWork(plan.work, store: store, writer: writer, progress: progress, uploaders: uploaders, deadline: deadline)
         progress.stop()
         do { try writer.flush() } catch { progress.error("segno: \(error)") }
-        if let stats { summary.stateStatements = (stats.statements - before.0, stats.seconds - before.1) }
+        if let before, let after = store.statementStats {
+            summary.stateStatements = (after.statements - before.statements, after.seconds - before.seconds)
+        }
         summary.notStarted = plan.work.count - finished.count
         summary.results = (refused + finished).sorted { $0.path < $1.path }
         summarise(&summary, timeUp: timeUp)

@@ -125,7 +125,7 @@ public struct Planner {
                     why = .sourceChanged
                 } else if let missing = state.outputs(ofStep: step).first(where: { !Self.exists(root + "/" + $0) }) {
                     why = .outputMissing(missing)
-                } else if tap.config is FingerprintConfig, !state.isFingerprinted(at, stage: tap.identity, step: step) {
+                } else if tap.config.storesFingerprints, !state.isFingerprinted(at, stage: tap.identity, step: step) {
                     why = .outputMissing("fingerprint row in the state database")
                 }
             } else {

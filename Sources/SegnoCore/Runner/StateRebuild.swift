@@ -26,14 +26,15 @@ public struct StateRebuild {
         public var problems: [String] = []
     }
 
-    /// Takes the run lock, opens (creating) the store and adopts what it can.
+    /// Takes the run (SQLite's lock; PostgreSQL claims each recording it adopts), opens (creating)
+    /// the store and adopts what it can.
     public func run() throws(RunError) -> Summary {
         let spec = job.spec
-        guard let lock = try? RunLock(statePath: spec.statePath) else {
-            throw .locked(statePath: spec.statePath, holder: RunLock.holder(statePath: spec.statePath))
+        let (hold, store) = try spec.stateLocation.openForRebuild()
+        defer {
+            store.close()
+            _ = hold
         }
-        defer { _ = lock }
-        let store = try StateOpening.open(path: spec.statePath)
         let known: StateIndex
         do { known = try store.loadAll() } catch { throw StateOpening.classify(error, path: spec.statePath) }
         let scan: ScanResult
@@ -62,8 +63,17 @@ public struct StateRebuild {
         return summary
     }
 
-    private func apply(_ updates: inout [StateUpdate], _ store: StateStore) throws(RunError) {
-        do { try store.apply(updates) } catch { throw StateOpening.classify(error, path: job.spec.statePath) }
+    /// Writes adopted recordings; a shared store's are claimed first, and one another worker
+    /// holds or finished is left to it.
+    private func apply(_ updates: inout [StateUpdate], _ store: any StateBackend) throws(RunError) {
+        do {
+            var batch = updates
+            if store.claimsRecordings {
+                let granted = try store.claim(updates.compactMap(\.path)).filter { $0.value == .granted }
+                batch = updates.filter { $0.path.map { granted[$0] != nil } ?? false }
+            }
+            try store.apply(batch)
+        } catch { throw StateOpening.classify(error, path: job.spec.statePath) }
         updates.removeAll()
     }
 

@@ -49,7 +49,7 @@ public final class ObjectStoreSource: RecordingSource, @unchecked Sendable {
     /// Removes the scratch folders of processes that are gone (a worker killed mid-download
     /// leaves its copy behind): on this host those whose pid no longer runs, others' after an
     /// hour untouched, as `Temporaries` does. Called once before a run's work starts.
-    public func removeDeadScratch() {
+    public func removeLeftovers() {
         let base = (scratch as NSString).deletingLastPathComponent
         let host = String(OutputFile.owner.prefix { $0 != "-" })
         for name in (try? FileManager.default.contentsOfDirectory(atPath: base)) ?? [] where name.hasPrefix("segno-scratch-") {

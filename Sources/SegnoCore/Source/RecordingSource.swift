@@ -21,11 +21,15 @@ public protocol RecordingSource: Sendable {
     /// `pictures` is true, for an encode that keeps them), `bext`, `iXML`. Called once per
     /// recording, after `open`. Never throws: damage is in `RecordingMetadata.warnings`.
     func metadata(_ file: ScannedFile, pictures: Bool) -> RecordingMetadata
+    /// Removes what killed processes left in the source's own working space (an object store's
+    /// download scratch folders). Called once before a run's work starts; nothing by default.
+    func removeLeftovers()
 }
 
 extension RecordingSource {
     public func templateValues(_ file: ScannedFile) -> [String: String] { [:] }
     public func metadata(_ file: ScannedFile, pictures: Bool) -> RecordingMetadata { RecordingMetadata() }
+    public func removeLeftovers() {}
 
     /// An opener for a recording's passes that hands out `first` (already opened, for its header)
     /// on the first call and opens the source again for later passes.

@@ -28,16 +28,13 @@ public enum PlanPrinter {
         return lines.joined(separator: "\n")
     }
 
-    /// Stages that change the level after a `normalize` has set it.
-    static let levelChanging: Set<String> = ["gain", "pitch", "eq", "lowpass", "highpass", "bandpass", "bandstop"]
-
     /// What `validate` warns about in a spec that loads: stages that undo a normalisation, and
     /// transforms after the last tap (nothing sees their output). One line each, with the line.
     public static func warnings(_ spec: JobSpec) -> [String] {
         var out: [String] = []
         let file = spec.file
-        if let n = spec.stages.firstIndex(where: { $0.config.name == "normalize" }) {
-            for p in spec.stages[(n + 1)...] where levelChanging.contains(p.config.name) {
+        if let n = spec.stages.firstIndex(where: { $0.config.setsLevel }) {
+            for p in spec.stages[(n + 1)...] where p.config.changesLevel {
                 out.append("\(file):\(p.line): warning: \(p.config.name) after normalize (line \(spec.stages[n].line)) changes the level normalize set; put it before normalize")
             }
         }

@@ -117,6 +117,9 @@ public enum SpecLoader {
             }
         }
         if let all = SpecError.combined(stageErrors) { throw all }
+        // Taps that observe the source (`transcribe: { from: source }`) go to the head of the chain.
+        func fromSource(_ p: JobSpec.Placed) -> Bool { (p.config as? any SourceObservingStage)?.observesSource == true }
+        placed = placed.filter(fromSource) + placed.filter { !fromSource($0) }
         if !placed.contains(where: { $0.config.kind == .tap }) {
             throw o["stages"]!.error("no tap: nothing would be written (add encode, waveform or metadata)")
         }
@@ -140,10 +143,6 @@ public enum SpecLoader {
         var spec = JobSpec(file: file, name: name, input: input, outputRoot: outputRoot, statePath: statePath,
                        parallel: parallel, retries: retries, stages: placed, reportPath: reportPath)
         spec.leaseSeconds = lease
-        if spec.stateIsShared, let fp = placed.first(where: { $0.config.name == "fingerprint" }) {
-            throw SpecError(file: file, line: fp.line, column: fp.column, keyPath: fp.keyPath,
-                            message: "the fingerprint tap needs SQLite state for now (fingerprints and search are not yet stored in PostgreSQL)")
-        }
         return spec
     }
 

@@ -24,9 +24,22 @@ public protocol StageConfig: Sendable {
     /// The resolved options as ordered key/value pairs: printed by `validate`, hashed into
     /// fingerprints, compared by `--explain`. Values are canonical strings ("3400", "true").
     var options: [(String, String)] { get }
+    /// True when the stage changes the level of what passes through (gain, filters, EQ, pitch):
+    /// `validate` warns when one follows a `normalize`. Default false.
+    var changesLevel: Bool { get }
+    /// True when the stage sets the level (normalize): a level-changing stage after it undoes it.
+    /// Default false.
+    var setsLevel: Bool { get }
+    /// The sample rate (Hz) every recording has after this stage (resample), else nil: what the
+    /// loader checks downstream options against (a lowpass must stay below half of it).
+    var fixedRate: Int? { get }
 }
 
 extension StageConfig {
+    public var changesLevel: Bool { false }
+    public var setsLevel: Bool { false }
+    public var fixedRate: Int? { nil }
+
     /// `name` followed by the options, as one stable line: `lowpass frequency=3400 order=4`.
     public var canonical: String {
         ([name + "@v\(version)"] + options.map { "\($0.0)=\($0.1)" }).joined(separator: " ")
@@ -52,9 +65,13 @@ public protocol TapConfig: StageConfig {
     /// True when the tap writes the source's pictures into its file, so their bytes must be read
     /// with the tags (an encode that keeps tags).
     var carriesPictures: Bool { get }
+    /// True when the tap's result is a fingerprint kept in the state (`StateBackend.fingerprints`):
+    /// the planner redoes the tap when the state lacks it, and `duplicates` reads it. Default false.
+    var storesFingerprints: Bool { get }
 }
 
 extension TapConfig {
+    public var storesFingerprints: Bool { false }
     public var carriesPictures: Bool { false }
 
     public func resolvePaths(_ context: RecordingContext) throws(TemplateError) -> [String] {

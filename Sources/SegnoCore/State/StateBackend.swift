@@ -41,6 +41,32 @@ public protocol StateBackend: AnyObject, Sendable, MultipartProgressStore {
     func failures() throws -> [FailureRecord]
     func recentRuns(limit: Int) throws -> [RunRecord]
     func recentlyPruned(limit: Int) throws -> [(path: String, runId: Int64, at: Double)]
+    /// The run with this id (`report --run N`); nil when the store has none.
+    func run(id: Int64) throws -> RunRecord?
+    /// The workers holding claims now (a shared store); empty where one process runs at a time.
+    func fleet() throws -> [WorkerInfo]
+    /// Statements sent to the store so far and the seconds they took, where the store counts them
+    /// (PostgreSQL: the claim overhead a run reports); nil otherwise.
+    var statementStats: (statements: Int, seconds: Double)? { get }
+
+    // The archive (written through `apply(.archived …)`).
+    /// Every fingerprint the tap with identity `stage` stored, in path order (`duplicates`, `outputs`).
+    func fingerprints(stage: String) throws -> [StoredFingerprint]
+    /// The recordings matching `query`, best first, at most `limit` (`find`): every word of the
+    /// query matches the start of a word (`SearchWords`) of a field in `CatalogEntry.searchFields`;
+    /// ranked by where the words matched (fields' weights) when words are given, else by distance
+    /// when `near` is given, else newest first; ties by path.
+    func search(_ query: CatalogQuery, limit: Int) throws -> [CatalogHit]
+}
+
+/// One worker as `segno status` shows the fleet.
+public struct WorkerInfo: Sendable {
+    public var worker: String
+    public var host: String
+    public var pid: Int
+    public var claimed: Int
+    /// True when every lease of the worker expired (it died or stalls).
+    public var expired: Bool
 }
 
 /// The answer to a claim.
@@ -64,12 +90,21 @@ public protocol StateLocation: Sendable {
     /// For `status`, `report` and `--dry-run`: read-only; nil when nothing has run yet. Never
     /// migrates, creates or changes a file.
     func openForReading() throws(RunError) -> (any StateBackend)?
+    /// For `state rebuild`: as `openForRun`, but a store that was lost is no reason to stop (it
+    /// is what a rebuild is for).
+    func openForRebuild() throws(RunError) -> (hold: any RunHold, store: any StateBackend)
+}
+
+extension StateLocation {
+    public func openForRebuild() throws(RunError) -> (hold: any RunHold, store: any StateBackend) { try openForRun() }
 }
 
 extension StateStore: StateBackend {
     public var claimsRecordings: Bool { false }
     public func claim(_ paths: [String]) throws -> [String: ClaimResult] { Dictionary(paths.map { ($0, .granted) }) { a, _ in a } }
     public func release(_ path: String) {}
+    public func fleet() throws -> [WorkerInfo] { [] }
+    public var statementStats: (statements: Int, seconds: Double)? { nil }
 }
 
 
@@ -98,6 +133,11 @@ public struct SQLiteStateLocation: StateLocation {
         let store = try StateOpening.open(path: path)
         do { try store.closeAbandonedRuns() } catch { throw StateOpening.classify(error, path: path) }
         return (lock, store)
+    }
+
+    public func openForRebuild() throws(RunError) -> (hold: any RunHold, store: any StateBackend) {
+        guard let lock = try? RunLock(statePath: path) else { throw .locked(statePath: path, holder: RunLock.holder(statePath: path)) }
+        return (lock, try StateOpening.open(path: path))
     }
 
     public func openForReading() throws(RunError) -> (any StateBackend)? {
@@ -135,6 +175,11 @@ public final class MemoryStateLocation: StateLocation, @unchecked Sendable {
         func failures() throws -> [FailureRecord] { try inner.failures() }
         func recentRuns(limit: Int) throws -> [RunRecord] { try inner.recentRuns(limit: limit) }
         func recentlyPruned(limit: Int) throws -> [(path: String, runId: Int64, at: Double)] { try inner.recentlyPruned(limit: limit) }
+        func run(id: Int64) throws -> RunRecord? { try inner.run(id: id) }
+        func fleet() throws -> [WorkerInfo] { [] }
+        var statementStats: (statements: Int, seconds: Double)? { nil }
+        func fingerprints(stage: String) throws -> [StoredFingerprint] { try inner.fingerprints(stage: stage) }
+        func search(_ query: CatalogQuery, limit: Int) throws -> [CatalogHit] { try inner.search(query, limit: limit) }
         func load(_ key: MultipartUploadKey) throws -> MultipartProgress? { try inner.load(key) }
         func save(_ progress: MultipartProgress, for key: MultipartUploadKey) throws { try inner.save(progress, for: key) }
         func clear(_ key: MultipartUploadKey) throws { try inner.clear(key) }

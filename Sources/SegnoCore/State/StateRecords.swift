@@ -139,6 +139,15 @@ public enum StateUpdate: Sendable {
     case archived(path: String, fingerprints: [String: AudioFingerprint], catalog: CatalogEntry?)
 }
 
+extension StateUpdate {
+    /// The recording the update is about (relative to input.root).
+    public var path: String? {
+        switch self {
+        case .done(let p, _, _, _, _, _), .failed(let p, _, _, _, _, _, _, _), .touched(let p, _), .archived(let p, _, _): return p
+        }
+    }
+}
+
 /// Counts and timing of one run, as stored in `run`.
 public struct RunRecord: Sendable {
     public var id: Int64
@@ -153,6 +162,8 @@ public struct RunRecord: Sendable {
     public var skipped: Int
     /// Consecutive no-op runs folded into this row (1 for a run of its own).
     public var repeats: Int = 1
+    /// Recordings whose source vanished and whose outputs the run deleted.
+    public var pruned: Int = 0
 
     /// A run that finished with nothing planned, done, failed or pruned: cron finding no work.
     public static func isNoOp(status: RunStatus, planned: Int, done: Int, failed: Int, pruned: Int) -> Bool {

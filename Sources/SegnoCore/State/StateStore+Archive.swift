@@ -1,51 +1,6 @@
 import Foundation
 import GRDB
 
-/// A stored fingerprint with its recording, as `segno duplicates` reads them.
-public struct StoredFingerprint: Sendable {
-    /// The recording's path relative to input.root.
-    public var path: String
-    public var fingerprint: AudioFingerprint
-}
-
-/// What `segno find` asks: words (all must match, each as a prefix), a recording-date range
-/// (ISO 8601 dates or date-times, inclusive), and a circle around a place.
-public struct CatalogQuery: Sendable {
-    public var words: [String] = []
-    public var from: String?
-    public var to: String?
-    public var near: (latitude: Double, longitude: Double, km: Double)?
-    public init() {}
-
-    /// A date for `from`/`to` in the stored form ("2024-05-01" or "2024-05-01T09:30:12Z"), or nil.
-    public static func date(_ text: String) -> String? { RecordingContext.isoDate(text) }
-
-    /// "lat,lon" or "lat,lon,km" (km defaults to 10), degrees; nil when malformed or out of range.
-    public static func place(_ text: String) -> (latitude: Double, longitude: Double, km: Double)? {
-        let parts = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
-        guard parts.count == 2 || parts.count == 3, let lat = parts[0], let lon = parts[1], abs(lat) <= 90, abs(lon) <= 180 else { return nil }
-        let km = parts.count == 3 ? parts[2] : 10
-        guard let km, km > 0, km <= 20_038 else { return nil }
-        return (lat, lon, km)
-    }
-}
-
-/// One recording found by `segno find`, best first.
-public struct CatalogHit: Sendable {
-    public var path: String
-    public var title: String
-    public var recorded: String
-    public var latitude: Double?
-    public var longitude: Double?
-    public var duration: Double?
-    /// Kilometres from the `near` point, when asked.
-    public var distanceKm: Double?
-    /// FTS5's bm25 rank (lower is better), when words were given.
-    public var rank: Double?
-    /// Every output recorded for it: files relative to output.root, uploaded objects.
-    public var outputs: [String]
-}
-
 extension StateStore {
     /// Writes one recording's fingerprints and search entry, inside `apply`'s transaction.
     static func applyArchive(_ db: Database, path: String, fingerprints: [String: AudioFingerprint], catalog: CatalogEntry?) throws {
@@ -55,12 +10,18 @@ extension StateStore {
                            arguments: [rid, stage, fp.algorithm, fp.duration, fp.blob])
         }
         if let c = catalog {
+            let fields = CatalogEntry.searchFields
+            let columns = fields.map(\.column)
+            let sets = columns.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+            var arguments: [(any DatabaseValueConvertible)?] = [rid, c.recorded, c.latitude, c.longitude, c.duration]
+            arguments += fields.map { $0.text(c) }
             try db.execute(sql: """
-                INSERT INTO catalog (recording_id, title, tags, name, recorded, latitude, longitude, duration) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT(recording_id) DO UPDATE SET title = excluded.title, tags = excluded.tags, name = excluded.name,
+                INSERT INTO catalog (recording_id, recorded, latitude, longitude, duration, \(columns.joined(separator: ", ")))
+                VALUES (?, ?, ?, ?, ?\(String(repeating: ", ?", count: columns.count)))
+                ON CONFLICT(recording_id) DO UPDATE SET \(sets),
                   recorded = excluded.recorded, latitude = excluded.latitude, longitude = excluded.longitude,
                   duration = COALESCE(excluded.duration, catalog.duration)
-                """, arguments: [rid, c.title, c.tags, c.name, c.recorded, c.latitude, c.longitude, c.duration])
+                """, arguments: StatementArguments(arguments))
         }
     }
 
@@ -117,7 +78,8 @@ extension StateStore {
         let from = match != nil
             ? "catalog_fts JOIN catalog c ON c.recording_id = catalog_fts.rowid JOIN recording r ON r.id = c.recording_id"
             : "catalog c JOIN recording r ON r.id = c.recording_id"
-        let rank = match != nil ? "bm25(catalog_fts, 10.0, 3.0, 1.0)" : "NULL"
+        let weights = CatalogEntry.searchFields.map { String($0.weight) }.joined(separator: ", ")
+        let rank = match != nil ? "bm25(catalog_fts, \(weights))" : "NULL"
         let whereSQL = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         let order = match != nil ? "ORDER BY 8, r.path" : "ORDER BY c.recorded DESC, r.path"
         let sql = "SELECT r.id, r.path, c.title, c.recorded, c.latitude, c.longitude, c.duration, \(rank) FROM \(from) \(whereSQL) \(order) LIMIT ?"

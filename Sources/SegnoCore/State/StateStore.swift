@@ -198,12 +198,16 @@ public final class StateStore: Sendable {
     }
 
     /// The most recent runs, newest first.
-    public func recentRuns(limit: Int = 5) throws -> [RunRecord] {
+    public func recentRuns(limit: Int = 5) throws -> [RunRecord] { try runs("ORDER BY id DESC LIMIT ?", [limit]) }
+
+    /// The run with this id, nil when the store has none (`report --run N`).
+    public func run(id: Int64) throws -> RunRecord? { try runs("WHERE id = ?", [id]).first }
+
+    private func runs(_ clause: String, _ arguments: StatementArguments) throws -> [RunRecord] {
         try db.read { db in
-            let folded = try db.columns(in: "run").contains { $0.name == "repeats" }  // a reader may see a v5 store
-            return try Row.fetchAll(db, sql: "SELECT id, started_at, finished_at, spec, spec_name, status, planned, done, failed, skipped, \(folded ? "repeats" : "1") FROM run ORDER BY id DESC LIMIT ?", arguments: [limit]).map {
+            return try Row.fetchAll(db, sql: "SELECT id, started_at, finished_at, spec, spec_name, status, planned, done, failed, skipped, repeats, pruned FROM run \(clause)", arguments: arguments).map {
                 RunRecord(id: $0[0], startedAt: $0[1], finishedAt: $0[2], spec: $0[3], specName: $0[4],
-                          status: RunStatus(rawValue: $0[5]) ?? .killed, planned: $0[6], done: $0[7], failed: $0[8], skipped: $0[9], repeats: $0[10])
+                          status: RunStatus(rawValue: $0[5]) ?? .killed, planned: $0[6], done: $0[7], failed: $0[8], skipped: $0[9], repeats: $0[10], pruned: $0[11])
             }
         }
     }

@@ -8,6 +8,7 @@ import SegnoDSP
 /// fingerprinted from the start (default: the whole stream; fpcalc's default is 120); `path`
 /// an optional JSON sidecar. Without `path` the tap writes no file: the database row is its output.
 public struct FingerprintConfig: TapConfig {
+    public var storesFingerprints: Bool { true }
     public let algorithm: Int
     public let length: Double?
     /// `PathTemplate.none` when the tap writes no file.

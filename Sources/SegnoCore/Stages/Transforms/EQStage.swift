@@ -7,6 +7,7 @@ import SegnoDSP
 /// app's EQ settings. Each band is one RBJ cookbook biquad; docs/eq-mapping.md gives the exact
 /// mapping. Bands run in order; bypassed bands and 0 dB bands cost nothing.
 public struct EQConfig: TransformConfig {
+    public var changesLevel: Bool { true }
     public let bands: [EQBand]
     public var name: String { "eq" }
     public var version: Int { 1 }

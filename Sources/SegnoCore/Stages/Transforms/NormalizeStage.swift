@@ -21,6 +21,7 @@ import SegnoDSP
 /// A silent recording is passed through unchanged; one shorter than 0.4 s cannot be measured
 /// for loudness and fails with "too short to measure loudness".
 public struct NormalizeConfig: TransformConfig {
+    public var setsLevel: Bool { true }
     public enum Target: Sendable, Equatable {
         /// Integrated loudness in LUFS, with a true-peak ceiling in dBTP; `limit` runs the limiter.
         case loudness(lufs: Double, truePeak: Double, limit: Bool = true)

@@ -6,6 +6,7 @@ import SegnoDSP
 /// latency-compensated, so the output is aligned with the input and lasts exactly
 /// `round(frames / tempo)` frames.
 public struct PitchConfig: TransformConfig {
+    public var changesLevel: Bool { true }
     /// Shift in semitones (cents / 100).
     public let semitones: Double
     public let tempo: Double

@@ -5,6 +5,7 @@ import SegnoDSP
 /// `resample: { rate: 16000, quality: soxr-vhq }`: a streaming sample-rate converter.
 /// The output has exactly `round(inputFrames × rate / inputRate)` frames, time-aligned with the input.
 public struct ResampleConfig: TransformConfig {
+    public var fixedRate: Int? { rate }
     /// libsoxr's very-high (the default: flat to 0.01 dB up to 91 % of the lower Nyquist, aliases
     /// and images below −150 dB) or high preset; libsamplerate's sinc converters (best / medium /
     /// fastest); or segno's own polyphase Kaiser-windowed sinc (96 dB stopband).

@@ -47,6 +47,40 @@ enum PostgresMigrations {
             "ALTER TABLE lease ADD COLUMN finished_xid xid8",
             "CREATE INDEX lease_live ON lease (worker) WHERE finished_xid IS NULL",
         ]),
+        ("pg4: fingerprints and search (SQLite's v5)", [
+            """
+            CREATE TABLE fingerprint (            -- a fingerprint tap's result: raw Chromaprint items
+              recording_id BIGINT NOT NULL REFERENCES recording(id) ON DELETE CASCADE,
+              stage TEXT NOT NULL, algorithm INTEGER NOT NULL, duration DOUBLE PRECISION NOT NULL,
+              items BYTEA NOT NULL,               -- 32-bit items, 4 bytes each, little-endian
+              PRIMARY KEY (recording_id, stage))
+            """,
+            """
+            CREATE TABLE catalog (                -- what `segno find` searches, one row per recording
+              recording_id BIGINT PRIMARY KEY REFERENCES recording(id) ON DELETE CASCADE,
+              title TEXT NOT NULL, recorded TEXT NOT NULL,
+              latitude DOUBLE PRECISION, longitude DOUBLE PRECISION, duration DOUBLE PRECISION,
+              words TEXT NOT NULL)                -- folded words of the searchable fields: " w1 w2 |" per field
+            """,
+            "CREATE INDEX catalog_recorded ON catalog (recorded)",
+            "CREATE INDEX catalog_place ON catalog (latitude, longitude) WHERE latitude IS NOT NULL",
+            // pg_trgm (contrib, in Debian's postgresql-15; a trusted extension a database owner may
+            // create) makes `words LIKE '% word%'` an index scan. Without it search still works.
+            """
+            DO $$ BEGIN
+              CREATE EXTENSION IF NOT EXISTS pg_trgm;
+            EXCEPTION WHEN OTHERS THEN
+              RAISE NOTICE 'pg_trgm is not available: find scans the catalogue';
+            END $$
+            """,
+            """
+            DO $$ BEGIN
+              IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN
+                EXECUTE 'CREATE INDEX catalog_words ON catalog USING gin (words gin_trgm_ops)';
+              END IF;
+            END $$
+            """,
+        ]),
     ]
 
     /// Applies what is missing, under `pg_advisory_lock`. Called when a worker opens the store.

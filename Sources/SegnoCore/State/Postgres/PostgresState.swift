@@ -66,6 +66,10 @@ public final class PostgresState: StateBackend {
                 guard let id = row[0].flatMap(Int64.init) else { return }
                 b.addStep(recordingId: id, Self.step(row, at: 1))
             }
+            try conn.forEachRow("SELECT recording_id, stage FROM fingerprint") { row in
+                guard let id = row[0].flatMap(Int64.init), let stage = row[1] else { return }
+                b.addFingerprinted(recordingId: id, stage: stage)
+            }
             try conn.exec("COMMIT")
             snapshot.withLock { $0 = snap }
             return StateIndex(building: &b)
@@ -136,11 +140,12 @@ public final class PostgresState: StateBackend {
     public func apply(_ updates: [StateUpdate]) throws {
         var results: [StateUpdate] = []
         var touched: [(String, FileIdentity)] = []
+        var archived: [(path: String, fingerprints: [String: AudioFingerprint], catalog: CatalogEntry?)] = []
         for u in updates {
             switch u {
             case .done, .failed: results.append(u)
             case let .touched(path, id): touched.append((path, id))
-            case .archived: continue  // fingerprints and search are SQLite-only for now (README)
+            case let .archived(path, fingerprints, catalog): archived.append((path, fingerprints, catalog))
             }
         }
         let now = String(Date().timeIntervalSince1970)
@@ -173,6 +178,7 @@ public final class PostgresState: StateBackend {
                           PGArray.numbers(touched.map { $0.1.inode }), PGArray.text(touched.map { $0.1.key }), now])
             }
         }
+        if !archived.isEmpty { try writeArchive(archived) }
     }
 
     /// Writes finished and failed recordings (distinct paths) in one statement. The lease row is
@@ -339,14 +345,19 @@ public final class PostgresState: StateBackend {
     }
 
     public func recentRuns(limit: Int) throws -> [RunRecord] {
+        try runs("ORDER BY id DESC LIMIT $1", [String(limit)])
+    }
+
+    /// Runs as `clause` (with `params`) selects them. Readers see only a current schema (they never
+    /// migrate, and open nothing older: `PostgresMigrations.isCurrent`).
+    func runs(_ clause: String, _ params: [String?]) throws -> [RunRecord] {
         try pool.with { conn in
-            // A reader may see a store from before pg2 (readers never migrate).
-            let hasRepeats = try conn.exec("SELECT 1 FROM information_schema.columns WHERE table_name = 'run' AND column_name = 'repeats'").isEmpty == false
-            return try conn.exec("SELECT id, started_at, finished_at, spec, spec_name, status, planned, done, failed, skipped, \(hasRepeats ? "repeats" : "1") FROM run ORDER BY id DESC LIMIT $1",
-                          [String(limit)]).map {
+            try conn.exec("SELECT id, started_at, finished_at, spec, spec_name, status, planned, done, failed, skipped, repeats, pruned FROM run \(clause)",
+                          params).map {
                 RunRecord(id: Int64($0[0] ?? "0") ?? 0, startedAt: Double($0[1] ?? "0") ?? 0, finishedAt: $0[2].flatMap(Double.init),
                           spec: $0[3] ?? "", specName: $0[4] ?? "", status: RunStatus(rawValue: $0[5] ?? "") ?? .killed,
-                          planned: Int($0[6] ?? "0") ?? 0, done: Int($0[7] ?? "0") ?? 0, failed: Int($0[8] ?? "0") ?? 0, skipped: Int($0[9] ?? "0") ?? 0, repeats: Int($0[10] ?? "1") ?? 1)
+                          planned: Int($0[6] ?? "0") ?? 0, done: Int($0[7] ?? "0") ?? 0, failed: Int($0[8] ?? "0") ?? 0, skipped: Int($0[9] ?? "0") ?? 0,
+                          repeats: Int($0[10] ?? "1") ?? 1, pruned: Int($0[11] ?? "0") ?? 0)
             }
         }
     }
@@ -403,15 +414,6 @@ public final class PostgresState: StateBackend {
     }
 }
 
-/// One worker as `segno status` shows the fleet.
-public struct WorkerInfo: Sendable {
-    public var worker: String
-    public var host: String
-    public var pid: Int
-    public var claimed: Int
-    /// True when every lease of the worker expired (it died or stalls).
-    public var expired: Bool
-}
 
 /// `state: postgres://…`: no run lock (exit 75 is SQLite's); each worker claims recordings.
 public struct PostgresStateLocation: StateLocation {
