@@ -34,7 +34,6 @@ enum TestPostgres {
 
     func run(_ job: Job, _ location: any StateLocation, _ configure: (inout RunOptions) -> Void = { _ in }) throws -> RunSummary {
         var options = RunOptions()
-        options.progress = .quiet
         configure(&options)
         return try BatchRunner(job: job, options: options, stop: StopFlag(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
                                source: source, state: location).run()
