@@ -5,9 +5,9 @@ SWIFT      ?= swift
 BUILD_DIR  ?= .build
 SEGNO_DBG   = $(BUILD_DIR)/debug/segno
 SEGNO_REL   = $(BUILD_DIR)/release/segno
-# libav*-dev and libchromaprint-dev: only for the segno-decode helper program (never linked into
+# libav*-dev, libchromaprint-dev and libmad0-dev: only for the segno-decode helper program (never linked into
 # segno itself; it decodes AAC & co. and makes the fingerprints).
-APT_BUILD   = pkg-config libsndfile1-dev libmpg123-dev libsamplerate0-dev libsoxr-dev libsqlite3-dev libebur128-dev libpq-dev libchromaprint-dev libspeexdsp-dev \
+APT_BUILD   = pkg-config libsndfile1-dev libmpg123-dev libsamplerate0-dev libsoxr-dev libsqlite3-dev libebur128-dev libpq-dev libchromaprint-dev libspeexdsp-dev libmad0-dev \
               libavformat-dev libavcodec-dev libavutil-dev libswresample-dev
 APT_TOOLS   = sox libsox-fmt-all ffmpeg flac espeak-ng sqlite3 libchromaprint-tools libwebrtc-audio-processing1 python3-venv
 APT_S3      = radosgw ceph-mon ceph-osd postgresql-15
@@ -38,12 +38,13 @@ deps:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	  else echo "make deps: run as root: apt-get install --no-install-recommends$$missing"; exit 1; fi; \
 	fi
-	@if ! cat tools/speech/*.txt | cmp -s - "$(SPEECH_DIR)/.installed"; then \
+	@if ! cat tools/speech/*.txt tools/speech/segno-transcribe | cmp -s - "$(SPEECH_DIR)/.installed"; then \
 	  echo "make deps: installing the speech engines into $(SPEECH_DIR)"; \
 	  { test -x "$(SPEECH_DIR)/bin/python3" || python3 -m venv "$(SPEECH_DIR)"; } && \
 	  "$(SPEECH_DIR)/bin/python3" -m pip install -q --no-deps --require-hashes -r tools/speech/engines.txt && \
 	  "$(SPEECH_DIR)/bin/python3" -m pip install -q -r tools/speech/whisper.txt && \
-	  cat tools/speech/*.txt > "$(SPEECH_DIR)/.installed"; \
+	  install -m 755 tools/speech/segno-transcribe "$(SPEECH_DIR)/bin/segno-transcribe" && \
+	  cat tools/speech/*.txt tools/speech/segno-transcribe > "$(SPEECH_DIR)/.installed"; \
 	fi
 
 ## test-deps: what the tests use besides deps: Ceph RGW (a real S3 server on 127.0.0.1), PostgreSQL 15,
@@ -111,6 +112,7 @@ install:
 	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d"
 	install -m 755 "$(SEGNO_BIN)" "$(DESTDIR)$(PREFIX)/bin/segno"
 	install -m 755 "$$(dirname "$(SEGNO_BIN)")/segno-decode" "$(DESTDIR)$(PREFIX)/bin/segno-decode"
+	install -m 755 tools/speech/segno-transcribe "$(DESTDIR)$(PREFIX)/bin/segno-transcribe"
 	sh tools/manpage.sh "$(SEGNO_BIN)" > "$(DESTDIR)$(PREFIX)/share/man/man1/segno.1"
 	"$(SEGNO_BIN)" --generate-completion-script bash > "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/segno"
 	"$(SEGNO_BIN)" --generate-completion-script zsh > "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_segno"

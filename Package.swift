@@ -78,7 +78,9 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: ownSettings),
-        .executableTarget(name: "segno-decode", dependencies: ["CAVFormat", "CChromaprint"], swiftSettings: ownSettings),
+        // libmad (GPL-2): MP3 decoded as audiowaveform decodes it, ONLY for the segno-decode program.
+        .systemLibrary(name: "CMad", pkgConfig: "mad", providers: [.apt(["libmad0-dev"])]),
+        .executableTarget(name: "segno-decode", dependencies: ["CAVFormat", "CChromaprint", "CMad"], swiftSettings: ownSettings),
         .testTarget(name: "SegnoDSPTests", dependencies: ["SegnoDSP"], swiftSettings: ownSettings),
         .testTarget(name: "SegnoWaveformTests", dependencies: ["SegnoWaveform"], exclude: ["Fixtures"], swiftSettings: ownSettings),
         .testTarget(name: "SegnoS3Tests", dependencies: ["SegnoS3"], swiftSettings: ownSettings),

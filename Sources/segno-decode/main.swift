@@ -23,6 +23,9 @@
 //                                   'E'  (empty): the end of the samples
 //   helper → segno:                 'R'  UInt64 frames, then the raw items (UInt32 each)
 //                                or 'F'  a one-line reason
+// MP3 decoded with libmad as audiowaveform 1.10.3 does (MadDecode.swift; for `segno waveform -i`):
+//   segno → helper:                 'M'  UInt32 rate, UInt32 channels, the path's bytes
+//   helper → segno:                 as for 'O' ('H', 'D'…, 'E' UInt64 frames, or 'F')
 // Between 'H' and 'E' the helper only reads, so segno can write without ever reading. After
 // 'E', 'F' or 'R' the helper waits for the next request; it exits at end of input. To abandon a
 // file or a fingerprint, segno kills it.
@@ -280,7 +283,7 @@ send(UInt8(ascii: "V"), Array("segno-decode \(protocolVersion) libavcodec \(Stri
 var head = [UInt8](repeating: 0, count: 8)
 while head.withUnsafeMutableBytes({ readFully($0.baseAddress!, 8) }) {
     let length = head.withUnsafeBytes { Int($0.load(fromByteOffset: 4, as: UInt32.self)) }
-    guard head[0] == UInt8(ascii: "O") || head[0] == UInt8(ascii: "P"), length >= 8, length < 1 << 20 else {
+    guard [UInt8(ascii: "O"), UInt8(ascii: "P"), UInt8(ascii: "M")].contains(head[0]), length >= 8, length < 1 << 20 else {
         send(UInt8(ascii: "F"), Array("segno-decode: unknown request".utf8))
         exit(2)
     }
@@ -294,6 +297,17 @@ while head.withUnsafeMutableBytes({ readFully($0.baseAddress!, 8) }) {
     let channels = payload.withUnsafeBytes { Int32(bitPattern: $0.load(fromByteOffset: 4, as: UInt32.self)) }
     let path = Array(payload[8...])
     segno_log_clear()
+    if head[0] == UInt8(ascii: "M") {
+        let job = MadDecode()
+        do {
+            try job.run(path: path, rate: rate, channels: channels)
+            send(UInt8(ascii: "E"), bytes(of: job.frames))
+        } catch {
+            job.flush()
+            send(UInt8(ascii: "F"), Array(((error as? Failure)?.message ?? "\(error)").utf8))
+        }
+        continue
+    }
     let job = FileDecode(rate: rate, channels: channels)
     do {
         guard rate > 0, channels > 0 else { throw Failure(message: "asked for \(channels) channels at \(rate) Hz") }

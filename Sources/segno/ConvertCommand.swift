@@ -79,6 +79,10 @@ struct ConvertCommand: ParsableCommand {
         if output == "-", let spool, let f = format.flatMap({ OutputFormat(rawValue: $0.lowercased()) }) {
             output = spool + "/stdout." + f.rawValue
         }
+        if self.output != "-", let dir = missingFolder(of: output) {
+            printError("segno: \(AudioError.quoted(output)): its folder \(AudioError.quoted(dir)) does not exist; segno creates no folder (as SoX and ffmpeg)")
+            throw Exit.failures
+        }
         // Never over a file segno did not write (its files carry the user.segno mark), unless asked.
         if self.output != "-", !overwrite, OutputFile.exists(output), !OutputFile.isMarked(output),
            !Self.isInput(output, input) {

@@ -18,3 +18,12 @@ struct FileHandleOutput {
 }
 
 func printOut(_ s: String) { FileHandleOutput.standardOutput.write(s + "\n") }
+
+/// The folder holding `path` when it does not exist (one-off commands create none, as SoX and
+/// ffmpeg: a typo in a folder name is an error, not a new tree); nil when it exists.
+func missingFolder(of path: String) -> String? {
+    let dir = (path as NSString).deletingLastPathComponent
+    var isDir: ObjCBool = false
+    if dir.isEmpty || (FileManager.default.fileExists(atPath: dir, isDirectory: &isDir) && isDir.boolValue) { return nil }
+    return dir
+}

@@ -71,7 +71,7 @@ extension WaveformCommand {
         if output != "-" { try refuseForeign(target) }
         let watcher = SignalWatcher()
         do {
-            try WAVExtract.run(input: input, raw: readsRaw ? try rawInput() : nil, output: target,
+            try WAVExtract.run(input: input, raw: readsRaw ? try rawInput() : nil, mp3AsAudiowaveform: awfInputFormat == "mp3", output: target,
                                isCancelled: { watcher.flag.isStopped })
         } catch is Interrupted {
             throw watcher.flag.signal == SIGTERM ? Exit.sigterm : Exit.sigint
@@ -109,8 +109,13 @@ extension WaveformCommand {
         }
     }
 
-    /// Never over a file segno did not write (its `user.segno` mark) unless --overwrite.
+    /// Never over a file segno did not write (its `user.segno` mark) unless --overwrite, and
+    /// never into a folder that does not exist.
     func refuseForeign(_ path: String) throws {
+        if let dir = missingFolder(of: path) {
+            printError("segno: \(AudioError.quoted(path)): its folder \(AudioError.quoted(dir)) does not exist; segno creates no folder for -o")
+            throw Exit.failures
+        }
         if !overwrite, OutputFile.exists(path), !OutputFile.isMarked(path) {
             printError("segno: \(AudioError.quoted(path)) exists and segno did not write it; add --overwrite to replace it")
             throw Exit.failures

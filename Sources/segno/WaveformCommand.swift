@@ -115,6 +115,9 @@ struct WaveformCommand: ParsableCommand {
         if allInputs.isEmpty { throw ValidationError("give an input (a file, a folder, or -i FILE)") }
         if output != nil && outputFilename != nil { throw ValidationError("give -o or --output-filename, not both") }
         if outputName != nil && outDir != nil { throw ValidationError("give --output or --out-dir, not both") }
+        if let outDir, missingFolder(of: outDir + "/x") != nil {
+            throw ValidationError("--out-dir \(outDir) does not exist; create it first (segno makes the subfolders inside it, not the folder itself)")
+        }
         let chosen = [zoom != nil, zooms != nil, pixelsPerSecond != nil, points != nil].filter { $0 }.count
         if chosen > 1 { throw ValidationError("give only one of --zoom, --zooms, --pixels-per-second, --points") }
         if effectiveBits != 8 && effectiveBits != 16 { throw ValidationError("--bits must be 8 or 16") }
@@ -328,6 +331,7 @@ struct WaveformCommand: ParsableCommand {
         case .some: batch.inputKind = .audio
         case nil: break
         }
+        batch.decodesMP3AsAudiowaveform = awfForm && awfInputFormat == "mp3"
         batch.keepsDataZoom = zoom == nil && zooms == nil && pixelsPerSecond == nil && points == nil && end == nil
         let outcomes = batch.run(files, stop: watcher.flag)
         var failed = 0

@@ -134,4 +134,32 @@ import Testing
         // Inside the border the lane is rows 1…248: point 2 (±16384) spans rows 62…186.
         #expect(px(l, 0, 1) == black && px(l, 2, 62) == wave && px(l, 2, 186) == wave && px(l, 2, 61) == back && px(l, 2, 187) == back)
     }
+
+    /// MP3 as audiowaveform decodes it (libmad, in the segno-decode helper): its encoder delay and
+    /// libmad's 529 samples skipped, the padding kept, samples truncated (>> 13), not rounded.
+    /// Checked against ffmpeg's decode: the same samples within 1 (ffmpeg decodes in floating
+    /// point), and longer by exactly the padding ffmpeg trims (LAME tag padding − 529).
+    @Test func mp3IsDecodedAsAudiowaveformDecodesIt() throws {
+        let ws = try Self.workspace()
+        #expect(try CLI.tool("ffmpeg", ["-v", "error", "-nostdin", "-i", ws["a.wav"], "-ac", "1", "-c:a", "libmp3lame", "-b:a", "64k", ws["m.mp3"]]).status == 0)
+        let r = try ws.segno(["waveform", "-i", ws["m.mp3"], "-o", ws["m.wav"]])
+        #expect(r.exited(0), "\(r.stderr)")
+        let mine = try Self.bytes(ws["m.wav"]).dropFirst(44)
+        let samples = stride(from: mine.startIndex, to: mine.endIndex - 1, by: 2).map { Int(Int16(bitPattern: UInt16(mine[$0]) | UInt16(mine[$0 + 1]) << 8)) }
+        let f32 = try Audio.output(of: "ffmpeg", ["-v", "error", "-nostdin", "-i", ws["m.mp3"], "-f", "f32le", "pipe:1"], what: "decode")
+        let theirs = f32.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }.map { Int((Double($0) * 32768).rounded(.down)) }
+        // The LAME/Lavc tag: 12-bit delay and padding 141 bytes after the Xing/Info magic.
+        let mp3 = try Self.bytes(ws["m.mp3"])
+        let magic = try #require((0..<2000).first { Array(mp3[$0..<$0 + 4]) == Array("Xing".utf8) || Array(mp3[$0..<$0 + 4]) == Array("Info".utf8) })
+        let padding = (Int(mp3[magic + 142]) & 15) << 8 | Int(mp3[magic + 143])
+        #expect(samples.count == theirs.count + padding - 529, "\(samples.count) vs \(theirs.count) + \(padding) - 529")
+        let n = min(samples.count, theirs.count)
+        let off = (0..<n).filter { samples[$0] != theirs[$0] }
+        #expect(off.allSatisfy { abs(samples[$0] - theirs[$0]) <= 1 } && off.count * 100 < n, "\(off.count) of \(n) differ")
+        // The same samples feed the data: standard input gives the same .dat as the file.
+        let bin = try CLI.segnoPath()
+        #expect(try Self.sh("'\(bin)' waveform --input-format mp3 --output-format dat -z 64 < '\(ws["m.mp3"])' > '\(ws["m1.dat"])'").status == 0)
+        #expect(try ws.segno(["waveform", "-i", ws["m.wav"], "-o", ws["m2.dat"], "-z", "64", "-b", "16"]).exited(0))
+        #expect(try Self.bytes(ws["m1.dat"]) == Self.bytes(ws["m2.dat"]))
+    }
 }

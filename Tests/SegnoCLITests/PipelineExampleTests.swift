@@ -37,6 +37,17 @@ import Testing
         if name == "demo.yaml" {
             (specPath, env) = try DemoSpec.copy(into: dir.path)
         }
+        // The spoken-word example runs on its own sample, with the speech engines `make deps` installs.
+        if name == "spoken-memos.yaml" {
+            let needed = try segno(["info", "--formats"], env: [:]).stdout.split(separator: "\n")
+                .filter { ["denoise deepfilter:", "pauses vad=silero:", "transcribe "].contains(where: $0.hasPrefix) }
+            let missing = needed.filter { $0.contains("not installed") }
+            if needed.count < 4 || !missing.isEmpty {
+                try Test.cancel("the speech engines are not installed (make deps): \(missing.joined(separator: "; "))")
+            }
+            env["SEGNO_SPOKEN_INPUT"] = Self.repo.appendingPathComponent("pipelines/spoken").path
+            env["SEGNO_SPOKEN_UPLOAD"] = dir["uploaded"]
+        }
         let validate = try segno(["validate", specPath], env: env)
         #expect(validate.status == 0, "\(validate.stderr)")
         let first = try segno(["run", specPath, "--report", dir["report.json"]], env: env)
@@ -44,7 +55,7 @@ import Testing
         let report = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir["report.json"]))) as? [String: Any]
         let counts = report?["counts"] as? [String: Any]
         // demo.yaml also takes the sensor series (a CSV) in pipelines/samples.
-        let expected = name == "demo.yaml" ? Self.demoRecordings : 3
+        let expected = name == "demo.yaml" ? Self.demoRecordings : name == "spoken-memos.yaml" ? 1 : 3
         #expect(counts?["done"] as? Int == expected, "\(name): \(String(describing: counts))")
         #expect(counts?["failed"] as? Int == 0)
         // Every output listed in the report exists and is not empty.

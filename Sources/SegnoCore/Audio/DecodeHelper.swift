@@ -24,6 +24,7 @@ final class DecodeHelper: @unchecked Sendable {
     enum Message: UInt8 {
         case version = 0x56   // 'V'
         case open = 0x4F      // 'O'
+        case openMad = 0x4D   // 'M': MP3 decoded by libmad as audiowaveform decodes it
         case header = 0x48    // 'H'
         case data = 0x44      // 'D'
         case end = 0x45       // 'E' (both ways: a file's end; the end of a fingerprint's samples)
@@ -71,12 +72,12 @@ final class DecodeHelper: @unchecked Sendable {
 
     /// Asks for `path` decoded to interleaved Float32 at `rate` Hz and `channels` channels.
     /// Throws `POSIXError` (EPIPE) when the helper is gone.
-    func request(path: String, rate: Int, channels: Int) throws {
+    func request(path: String, rate: Int, channels: Int, type: Message = .open) throws {
         var payload = [UInt8]()
         withUnsafeBytes(of: UInt32(rate)) { payload += $0 }
         withUnsafeBytes(of: UInt32(channels)) { payload += $0 }
         payload += Array(path.utf8)
-        var msg: [UInt8] = [Message.open.rawValue, 0, 0, 0]
+        var msg: [UInt8] = [type.rawValue, 0, 0, 0]
         withUnsafeBytes(of: UInt32(payload.count)) { msg += $0 }
         try Self.withoutSIGPIPE { try child.writeStdin(msg + payload) }
         filesServed += 1

@@ -63,13 +63,13 @@ public final class DecodeHelperPool: Sendable {
     /// A helper with the request for `path` sent and its 'H' (or 'F') read, ready to stream; nil
     /// when there is no usable helper program (the caller runs the `ffmpeg` program). A reused
     /// helper found dead is replaced once. Called by `FFmpegDecoder` on a file's first `read`.
-    func open(path: String, rate: Int, channels: Int) -> HelperStream? {
+    func open(path: String, rate: Int, channels: Int, type: DecodeHelper.Message = .open) -> HelperStream? {
         guard let executable else { return nil }
         for _ in 0..<2 {
             // No program, or turned off (`take` disables the pool when a new helper cannot start).
             guard let (helper, reused) = try? take() else { return nil }
             let stream = HelperStream(helper: helper, pool: self)
-            do { try helper.request(path: path, rate: rate, channels: channels) } catch {
+            do { try helper.request(path: path, rate: rate, channels: channels, type: type) } catch {
                 stream.close()
                 if reused { continue }   // died while idle
                 disable("\(executable) stopped before reading a request: \(error)")

@@ -143,6 +143,8 @@ struct RecordingJob {
             }
         } catch let e as StageStartError {
             throw StageStartError(stage: e.stage, "\(AudioError.quoted(file.relativePath)): \(e.message)")
+        } catch let e as SpeechError {
+            throw e.naming(file.relativePath)
         }
         outcome.duration = decoder.info.sampleRate > 0 ? Double(frames) / Double(decoder.info.sampleRate) : nil
         outcome.catalog = CatalogEntry(context: context, duration: outcome.duration)

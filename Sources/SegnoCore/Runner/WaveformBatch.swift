@@ -27,6 +27,9 @@ public struct WaveformBatch: Sendable {
     /// Waveform data inputs keep their own zoom (no zoom was asked for: audiowaveform converts
     /// .dat ↔ .json without resampling); false rescales them to `config.resolutions[0]`.
     public var keepsDataZoom = false
+    /// Inputs are MP3 decoded as audiowaveform decodes it (`AudiowaveformMP3Decoder`: libmad in
+    /// the segno-decode helper), for the audiowaveform form; false uses segno's MP3 decoder.
+    public var decodesMP3AsAudiowaveform = false
 
     public init(config: WaveformConfig, destination: Destination, workers: Int, overwrite: Bool = false) {
         self.config = config
@@ -35,18 +38,54 @@ public struct WaveformBatch: Sendable {
         self.overwrite = overwrite
     }
 
-    /// Refuses to write over the input itself (same file, however spelt), and over an existing
-    /// file that is not waveform data of the kind being written (a sidecar, an audio file, notes)
-    /// unless `overwrite`. Called for each output before anything is written.
+    /// Refuses to write over the input itself (same file, however spelt), over an existing file
+    /// segno did not write (no `user.segno` mark: a sidecar, an audio file, audiowaveform's own
+    /// output, notes) unless `overwrite`, and into a folder that does not exist (segno creates
+    /// none for a one-off output, as SoX and ffmpeg). Called for each output before anything is written.
     func checkTarget(_ out: String, input: String) throws(AudioError) {
         if out == "-" { return }
         if RecordingJob.sameFile(out, input) {
             throw .refused(path: out, detail: "is the input file; segno never writes over its input")
         }
-        guard !overwrite, access(out, F_OK) == 0 else { return }
-        guard Self.holdsWaveformData(out, format: config.format) else {
-            throw .refused(path: out, detail: "exists and is not \(config.format.rawValue) waveform data; segno does not overwrite it (--overwrite replaces it)")
+        if case .file = destination {
+            let dir = (out as NSString).deletingLastPathComponent
+            var isDir: ObjCBool = false
+            if !dir.isEmpty && !(FileManager.default.fileExists(atPath: dir, isDirectory: &isDir) && isDir.boolValue) {
+                throw .refused(path: out, detail: "its folder \(AudioError.quoted(dir)) does not exist; segno creates no folder for -o")
+            }
         }
+        guard !overwrite, OutputFile.exists(out), !OutputFile.isMarked(out) else { return }
+        let fmt = config.format.rawValue
+        let what = Self.holdsWaveformData(out, format: config.format) ? "\(fmt) waveform data segno did not write" : "not \(fmt) waveform data (a file segno did not write)"
+        throw .refused(path: out, detail: "exists and is \(what); segno does not overwrite it (--overwrite replaces it)")
+    }
+
+    /// Where `input` (relative path `relative`) writes its output.
+    func outputPath(_ input: String, relative: String) -> String {
+        let stemRel = (relative as NSString).deletingPathExtension
+        switch destination {
+        case .file(let f): return f == "-" ? f : URL(fileURLWithPath: f).standardizedFileURL.path
+        case .directory(let d): return URL(fileURLWithPath: d).standardizedFileURL.path + "/" + stemRel + "." + outputExtension
+        case .besideInput: return (input as NSString).deletingPathExtension + "." + outputExtension
+        }
+    }
+
+    /// Inputs whose output would land on an earlier input's (`b.wav` and `b.mp3` both writing
+    /// `b.json`): index → the message naming both. The first in the given order keeps the name,
+    /// as `segno run` does.
+    func collisions(_ files: [(String, String)]) -> [Int: String] {
+        var owner: [String: String] = [:]
+        var out: [Int: String] = [:]
+        for (i, f) in files.enumerated() {
+            let path = outputPath(f.0, relative: f.1)
+            if path == "-" { continue }
+            if let first = owner[path] {
+                out[i] = "\(AudioError.quoted(f.0)): would write \(AudioError.quoted(path)) like \(AudioError.quoted(first)); not written (use --out-dir with another layout, or -o for each)"
+            } else {
+                owner[path] = f.0
+            }
+        }
+        return out
     }
 
     /// True when the file at `path` is what segno writes for `format` (so replacing it loses nothing
@@ -105,8 +144,13 @@ public struct WaveformBatch: Sendable {
 
     /// Runs every input on `workers` threads; outcomes come back in input order.
     public func run(_ files: [(String, String)], stop: StopFlag) -> [Outcome] {
+        let clashes = collisions(files)
         let results = Mutex<[Int: Outcome]>([:])
         WorkerPool.run(count: files.count, workers: workers, shouldStop: { stop.isStopped }) { i in
+            if let clash = clashes[i] {
+                results.withLock { $0[i] = Outcome(input: files[i].0, outputs: [], error: clash) }
+                return
+            }
             let o = self.one(files[i].0, relative: files[i].1, stop: stop)
             results.withLock { $0[i] = o }
         }
@@ -164,13 +208,7 @@ public struct WaveformBatch: Sendable {
     }
 
     func one(_ input: String, relative: String, stop: StopFlag) -> Outcome {
-        let stemRel = (relative as NSString).deletingPathExtension
-        let out: String
-        switch destination {
-        case .file(let f): out = f == "-" ? f : URL(fileURLWithPath: f).standardizedFileURL.path
-        case .directory(let d): out = URL(fileURLWithPath: d).standardizedFileURL.path + "/" + stemRel + "." + outputExtension
-        case .besideInput: out = (input as NSString).deletingPathExtension + "." + outputExtension
-        }
+        let out = outputPath(input, relative: relative)
         let ext = (input as NSString).pathExtension.lowercased()
         switch inputKind {
         case .dat, .json: return convertData(input, to: out)
@@ -184,6 +222,7 @@ public struct WaveformBatch: Sendable {
             if case .raw(let r) = inputKind { raw = r }
             let open: () throws -> any AudioDecoder = {
                 if let raw { return try SndFileDecoder(path: source.file.absolutePath, raw: raw) }
+                if decodesMP3AsAudiowaveform { return try AudiowaveformMP3Decoder.open(path: source.file.absolutePath) }
                 return try source.open(source.file)
             }
             let decoder = try open()

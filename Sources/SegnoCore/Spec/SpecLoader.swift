@@ -117,6 +117,9 @@ public enum SpecLoader {
             }
         }
         if let all = SpecError.combined(stageErrors) { throw all }
+        // Taps that observe the source (`transcribe: { from: source }`) go to the head of the chain.
+        func fromSource(_ p: JobSpec.Placed) -> Bool { (p.config as? any SourceObservingStage)?.observesSource == true }
+        placed = placed.filter(fromSource) + placed.filter { !fromSource($0) }
         if !placed.contains(where: { $0.config.kind == .tap }) {
             throw o["stages"]!.error("no tap: nothing would be written (add encode, waveform or metadata)")
         }

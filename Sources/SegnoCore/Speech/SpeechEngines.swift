@@ -3,14 +3,23 @@ import Foundation
 /// Why a speech engine could not run. A missing engine, library or model is the environment's
 /// fault (`FailureClass.environment`: the next run tries again once it is installed); the message
 /// ends with a one-line install hint.
-public enum SpeechError: Error, Sendable, CustomStringConvertible {
+public indirect enum SpeechError: Error, Sendable, CustomStringConvertible {
     /// The engine's library, model or helper is not installed. `hint` says how to install it.
     case missing(engine: String, what: String, hint: String)
     /// The engine is installed but failed (a model that does not load, a helper that died).
     case failed(engine: String, message: String)
+    /// One of the above, met while processing `file` (relative to the input root).
+    case recording(file: String, SpeechError)
+
+    /// This error, naming the recording it happened on (once).
+    public func naming(_ file: String) -> SpeechError {
+        if case .recording = self { return self }
+        return .recording(file: file, self)
+    }
 
     public var description: String {
         switch self {
+        case .recording(let file, let e): return "\(AudioError.quoted(file)): \(e)"
         case .missing(let engine, let what, let hint): return "\(engine): \(what) is not installed (\(hint))"
         case .failed(let engine, let message): return "\(engine): \(message)"
         }
@@ -108,6 +117,17 @@ public enum SpeechEngineList {
         var out: [String] = []
         for e in DenoiseEngine.allCases {
             out.append("denoise \(e.rawValue): \(e.summary); \(e.isLinked ? "linked" : state(e.libraryPath(locator)))")
+        }
+        for v in VoiceActivityEngine.allCases {
+            out.append("pauses vad=\(v.rawValue): \(v.summary); \(state(v.libraryPath(locator)))")
+        }
+        let python = locator.python
+        let whisper = locator.locate("faster_whisper/__init__.py")
+        let helper = TranscribeHelper.helperPath(locator)
+        out.append("transcribe whisper: faster-whisper 1.2.1 (CTranslate2) in the segno-transcribe helper; " +
+                   (python != nil && whisper != nil && helper != nil ? "installed: \(helper!) run by \(python!)" : state(nil)))
+        for m in TranscribeModels.known {
+            out.append("transcribe model \(m.name): \(m.summary); \(state(locator.locate(m.relativePath + "/model.bin")))")
         }
         return out
     }

@@ -32,7 +32,9 @@ public enum VoiceActivityEngine: String, Sendable, CaseIterable {
 
     func libraryPath(_ locator: SpeechLocator) -> String? {
         switch self {
-        case .silero: return locator.locate("sherpa_onnx/lib/libsherpa-onnx-c-api.so")
+        case .silero:
+            guard locator.locate("silero_vad/data/silero_vad.onnx") != nil else { return nil }
+            return locator.locate("sherpa_onnx/lib/libsherpa-onnx-c-api.so")
         case .webrtc:
             return ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib"]
                 .map { $0 + "/libwebrtc_audio_processing.so.1" }.first { FileManager.default.fileExists(atPath: $0) }

@@ -25,7 +25,7 @@ public enum StageRegistry {
     public typealias Parser = @Sendable (SpecValue, StageParseContext) throws(SpecError) -> any StageConfig
 
     /// The stage kinds that write files (taps): what `files:` of an upload and `--force=KIND` name.
-    public static let tapKinds: Set<String> = ["encode", "waveform", "metadata", "fingerprint", "cuts"]
+    public static let tapKinds: Set<String> = ["encode", "waveform", "metadata", "fingerprint", "cuts", "transcribe"]
 
     public static let parsers: [String: Parser] = [
         "mix": MixConfig.parse,
@@ -45,6 +45,7 @@ public enum StageRegistry {
         "fingerprint": FingerprintConfig.parse,
         "denoise": DenoiseConfig.parse,
         "pauses": PausesConfig.parse,
+        "transcribe": TranscribeConfig.parse,
     ]
 
 

@@ -17,6 +17,8 @@ public struct DenoiseConfig: TransformConfig {
     public var name: String { "denoise" }
     public var version: Int { 1 }
     public var options: [(String, String)] { [("amount_db", canonicalNumber(amountDB)), ("engine", engine.rawValue)] }
+    /// Lowering the noise lowers the level: `validate` warns when denoise follows normalize.
+    public var changesLevel: Bool { true }
 
     public init(amountDB: Double = DenoiseConfig.defaultAmount, engine: DenoiseEngine = .standard, locator: SpeechLocator = .standard) {
         self.amountDB = amountDB

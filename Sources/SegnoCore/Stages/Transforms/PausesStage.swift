@@ -81,7 +81,9 @@ public struct CutListConfig: TapConfig {
     public var options: [(String, String)] { [("path", pauses.cuts.text)] + pauses.options }
 
     public func makeTap(paths: [String], context: RecordingContext) throws -> any Tap {
-        CutListTap(path: paths[0], editor: try PauseEditor(rules: pauses.rules, engine: pauses.engine, locator: pauses.locator, keepsAudio: false))
+        do {
+            return CutListTap(path: paths[0], editor: try PauseEditor(rules: pauses.rules, engine: pauses.engine, locator: pauses.locator, keepsAudio: false))
+        } catch let e as SpeechError { throw e.naming(context.relativePath) }
     }
 }
 
