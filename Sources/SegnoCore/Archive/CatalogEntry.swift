@@ -17,6 +17,8 @@ public struct CatalogEntry: Sendable, Equatable {
     public var longitude: Double?
     /// Seconds, when known.
     public var duration: Double?
+    /// What was said, from the recording's transcript (`transcribe`); empty when none.
+    public var spoken: String = ""
 
     public init(title: String, tags: String, name: String, recorded: String, latitude: Double? = nil, longitude: Double? = nil,
                 duration: Double? = nil) {
@@ -30,8 +32,8 @@ public struct CatalogEntry: Sendable, Equatable {
     }
 
     /// Tags that describe the file, not the recording: not searched.
-    static let technicalTags: Set<String> = ["title", "date", "creation_time", "location", "location-eng", "encoder", "major_brand",
-                                             "minor_version", "compatible_brands", "handler_name", "vendor_id", "language"]
+    static let technicalTags: Set<String> = TagNames.technical.union(["title", "date", "location", "location-eng", "language",
+                                                                      "origination", "time_reference"])
 
     public init(context: RecordingContext, duration: Double?) {
         let tags = context.source?.tags ?? [:]
