@@ -68,7 +68,7 @@ import Testing
         """)
         let v = try ws.segno(["validate", spec])
         #expect(v.exited(2) && v.stderr.contains("nothere") && v.stderr.contains("does not exist"), "\(v.stderr)")
-        for args in [["run", spec], ["run", spec, "--watch"]] {
+        for args in [["run", spec], ["run", spec, "--dry-run"]] {
             let r = try ws.segno(args, timeout: 30)
             #expect(r.exited(2) && r.stderr.contains("does not exist"), "\(args): \(r.stderr)")
             #expect(!FileManager.default.fileExists(atPath: ws["out"]), "\(args)")

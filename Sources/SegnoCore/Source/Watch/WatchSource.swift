@@ -59,7 +59,6 @@ extension JobSpec {
         if input.streams != nil {
             throw .input("--watch needs a folder as input.root; input.streams records for its window and processes each segment as it finishes already: run it without --watch")
         }
-        if let problem = inputRootProblem() { throw .input(problem) }
         let skip: Set<String> = [outputRoot, (statePath as NSString).deletingLastPathComponent]
         return WatchSource(folder: FolderSource(input: input, skipDirectories: skip), rescan: rescan)
     }
