@@ -77,9 +77,10 @@ struct DuplicatesCommand: ParsableCommand {
 struct FindCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "find",
-        abstract: "Search the recordings a run processed by words (title, tags, file name), recording date and place.",
+        abstract: "Search the recordings a run processed by words (title, tags, file name, what was said), recording date and place.",
         discussion: """
-        Words match at the start of words in titles, tags and file names, ignoring case and accents
+        Words match at the start of words in titles, tags, file names and transcripts (the transcribe
+        stage; each place they were said is printed with its time), ignoring case and accents
         ("cafe" finds "Café", "서울" finds "서울에서"); all words must match; results are ranked (title
         first, then tags, then names). Dates are YYYY-MM-DD or ISO 8601 date-times, inclusive. SQLite
         and PostgreSQL state alike.
@@ -122,6 +123,10 @@ struct FindCommand: ParsableCommand {
                 if let d = h.distanceKm { o.append(("distance_km", JSONValue.rounded(d, places: 3))) }
                 if let d = h.duration { o.append(("duration", JSONValue.rounded(d, places: 3))) }
                 o.append(("outputs", .array(h.outputs.map { .string(output($0)) })))
+                let said = SpokenSearch.hits(words: words, in: h.outputs.map(output))
+                if !said.isEmpty {
+                    o.append(("spoken", .array(said.map { .object([("time", JSONValue.rounded($0.time, places: 3)), ("text", .string($0.text))]) })))
+                }
                 return .object(o)
             }))]).serialized())
             return
@@ -135,6 +140,10 @@ struct FindCommand: ParsableCommand {
             if let lat = h.latitude, let lon = h.longitude { line += String(format: "  %.4f,%.4f", lat, lon) }
             if let d = h.distanceKm { line += String(format: " (%.1f km)", d) }
             printOut(line)
+            // Where the words were said, from the recording's transcript.
+            for said in SpokenSearch.hits(words: words, in: h.outputs.map(output)) {
+                printOut("\(AudioError.quoted(h.path)) \(SpokenSearch.clock(said.time)) \"…\(said.text)…\"")
+            }
             for o in h.outputs { printOut("  \(output(o))") }
         }
     }

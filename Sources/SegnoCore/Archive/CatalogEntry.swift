@@ -17,6 +17,8 @@ public struct CatalogEntry: Sendable, Equatable {
     public var longitude: Double?
     /// Seconds, when known.
     public var duration: Double?
+    /// What was said, from the recording's transcript (`transcribe`); empty when none.
+    public var spoken: String = ""
 
     public init(title: String, tags: String, name: String, recorded: String, latitude: Double? = nil, longitude: Double? = nil,
                 duration: Double? = nil) {

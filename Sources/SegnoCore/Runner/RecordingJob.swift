@@ -148,6 +148,7 @@ struct RecordingJob {
         }
         outcome.duration = decoder.info.sampleRate > 0 ? Double(frames) / Double(decoder.info.sampleRate) : nil
         outcome.catalog = CatalogEntry(context: context, duration: outcome.duration)
+        var spoken: [Int: String] = [:]  // transcribe taps' text, by index into Job.taps
         let now = Date().timeIntervalSince1970
         for (t, result) in zip(inChain, results) {
             let tap = job.taps[t]
@@ -166,6 +167,7 @@ struct RecordingJob {
                 let detail = values.isEmpty ? nil : JSONValue.object(values.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }).serialized()
                 let rels = files.map { String($0.path.dropFirst(spec.outputRoot.count + 1)) }
                 if let fp = outs.lazy.compactMap(\.fingerprint).first { outcome.fingerprints[tap.identity] = fp }
+                if let s = outs.lazy.compactMap(\.spoken).first { spoken[t] = s }
                 outcome.steps[tap.identity] = StepState(stage: tap.identity, fingerprint: tap.fingerprint, source: file.identity.key,
                                                         output: StepState.encodeOutputs(rels), outputHash: FileHash.combine(digests),
                                                         outputSize: size, finishedAt: now, detail: detail)
@@ -176,6 +178,13 @@ struct RecordingJob {
                 outcome.failures.append((job.labels[t], error))
             }
         }
+        // What was said goes into the catalogue: this run's transcripts, else the recorded ones.
+        for (t, tap) in job.taps.enumerated() where tap.config.providesSpokenText && spoken[t] == nil {
+            if let step = plan.prior?.steps[tap.identity], let s = tap.config.spokenText(fromOutputs: step.outputs.map { spec.outputRoot + "/" + $0 }) {
+                spoken[t] = s
+            }
+        }
+        outcome.catalog?.spoken = spoken.sorted { $0.key < $1.key }.map(\.value).joined(separator: "\n")
         return failed
     }
 

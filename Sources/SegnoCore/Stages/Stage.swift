@@ -65,10 +65,19 @@ public protocol TapConfig: StageConfig {
     /// True when the tap's result is a fingerprint kept in the state (`StateBackend.fingerprints`):
     /// the planner redoes the tap when the state lacks it, and `duplicates` reads it. Default false.
     var storesFingerprints: Bool { get }
+    /// True when the tap's result is what was said (`transcribe`): the runner puts its text into
+    /// the catalogue (`CatalogEntry.spoken`), from the run's result or, when the tap is up to date,
+    /// from the `spokenText(fromOutputs:)` of its recorded files. Default false.
+    var providesSpokenText: Bool { get }
+    /// The spoken text of the tap's recorded output files (absolute paths); nil when unreadable.
+    /// Called by the runner when the tap did not run this time.
+    func spokenText(fromOutputs paths: [String]) -> String?
 }
 
 extension TapConfig {
     public var storesFingerprints: Bool { false }
+    public var providesSpokenText: Bool { false }
+    public func spokenText(fromOutputs paths: [String]) -> String? { nil }
 }
 
 extension TapConfig {
@@ -133,6 +142,8 @@ public struct ProducedFile: Sendable, Equatable, Codable {
     public var values: [String: String]
     /// A fingerprint tap's result, stored in the state database's `fingerprint` table.
     public var fingerprint: AudioFingerprint?
+    /// A transcribe tap's text, for the catalogue (`CatalogEntry.spoken`); nil from other taps.
+    public var spoken: String? = nil
     public init(stage: String, path: String, values: [String: String] = [:], fingerprint: AudioFingerprint? = nil) {
         self.stage = stage
         self.path = path

@@ -75,6 +75,7 @@ extension CatalogEntry {
         CatalogField(column: "title", weight: 10) { $0.title },
         CatalogField(column: "tags", weight: 3) { $0.tags },
         CatalogField(column: "name", weight: 1) { $0.name },
+        CatalogField(column: "spoken", weight: 2) { $0.spoken },
     ]
 }
 

@@ -128,6 +128,30 @@ enum StateMigrations {
             // one; `repeats` counts the runs folded into a row (1 for a run of its own).
             try db.execute(sql: "ALTER TABLE run ADD COLUMN repeats INTEGER NOT NULL DEFAULT 1")
         }
+        m.registerMigration("v7: transcripts in the catalogue") { db in
+            // What was said (`transcribe`) becomes a searchable column; FTS5 tables cannot gain
+            // columns, so the index and its triggers are made again and rebuilt from `catalog`.
+            try db.execute(sql: """
+                ALTER TABLE catalog ADD COLUMN spoken TEXT NOT NULL DEFAULT '';
+                DROP TRIGGER catalog_ai; DROP TRIGGER catalog_ad; DROP TRIGGER catalog_au;
+                DROP TABLE catalog_fts;
+                CREATE VIRTUAL TABLE catalog_fts USING fts5(
+                  title, tags, name, spoken, content = 'catalog', content_rowid = 'recording_id',
+                  tokenize = 'unicode61 remove_diacritics 2'
+                );
+                CREATE TRIGGER catalog_ai AFTER INSERT ON catalog BEGIN
+                  INSERT INTO catalog_fts (rowid, title, tags, name, spoken) VALUES (new.recording_id, new.title, new.tags, new.name, new.spoken);
+                END;
+                CREATE TRIGGER catalog_ad AFTER DELETE ON catalog BEGIN
+                  INSERT INTO catalog_fts (catalog_fts, rowid, title, tags, name, spoken) VALUES ('delete', old.recording_id, old.title, old.tags, old.name, old.spoken);
+                END;
+                CREATE TRIGGER catalog_au AFTER UPDATE ON catalog BEGIN
+                  INSERT INTO catalog_fts (catalog_fts, rowid, title, tags, name, spoken) VALUES ('delete', old.recording_id, old.title, old.tags, old.name, old.spoken);
+                  INSERT INTO catalog_fts (rowid, title, tags, name, spoken) VALUES (new.recording_id, new.title, new.tags, new.name, new.spoken);
+                END;
+                INSERT INTO catalog_fts (catalog_fts) VALUES ('rebuild');
+                """)
+        }
         return m
     }
 }

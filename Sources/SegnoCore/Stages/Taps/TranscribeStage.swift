@@ -38,6 +38,17 @@ public struct TranscribeConfig: TapConfig, SourceObservingStage {
         return formats.map { base + "." + $0.rawValue }
     }
 
+    public var providesSpokenText: Bool { true }
+
+    /// The `text` of the transcript JSON among `paths`, or the cues of the WebVTT/SRT file.
+    public func spokenText(fromOutputs paths: [String]) -> String? {
+        for p in paths where p.hasSuffix(".json") {
+            if let data = FileManager.default.contents(atPath: p),
+               let o = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let text = o["text"] as? String { return text }
+        }
+        return nil
+    }
+
     public func makeTap(paths: [String], context: RecordingContext) throws -> any Tap {
         TranscribeTap(config: self, paths: paths, file: context.relativePath)
     }
@@ -114,7 +125,9 @@ final class TranscribeTap: Tap {
             case .json: text = t.json(model: config.model)
             }
             try OutputFile.write(Array(text.utf8), to: path)
-            produced.append(ProducedFile(stage: "transcribe", path: path, values: ["language": t.language, "segments": String(t.segments.count)]))
+            var file = ProducedFile(stage: "transcribe", path: path, values: ["language": t.language, "segments": String(t.segments.count)])
+            if produced.isEmpty { file.spoken = t.segments.map(\.text).joined(separator: " ") }
+            produced.append(file)
         }
         return produced
     }
