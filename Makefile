@@ -7,14 +7,14 @@ SEGNO_DBG   = $(BUILD_DIR)/debug/segno
 SEGNO_REL   = $(BUILD_DIR)/release/segno
 # libav*-dev, libchromaprint-dev and libmad0-dev: only for the segno-decode helper program (never linked into
 # segno itself; it decodes AAC & co. and makes the fingerprints).
-APT_BUILD   = pkg-config libsndfile1-dev libmpg123-dev libsamplerate0-dev libsoxr-dev libsqlite3-dev libebur128-dev libpq-dev libchromaprint-dev libspeexdsp-dev libmad0-dev \
+APT_BUILD   = pkg-config libtag1-dev libsndfile1-dev libmpg123-dev libsamplerate0-dev libsoxr-dev libsqlite3-dev libebur128-dev libpq-dev libchromaprint-dev libspeexdsp-dev libmad0-dev \
               libavformat-dev libavcodec-dev libavutil-dev libswresample-dev
 APT_TOOLS   = sox libsox-fmt-all ffmpeg flac espeak-ng sqlite3 libchromaprint-tools libwebrtc-audio-processing1 python3-venv
 APT_S3      = radosgw ceph-mon ceph-osd postgresql-15
 APT_BROWSER = chromium
 APT_SLURM   = slurm-wlm munge
 APT_STREAMS = icecast2 curl python3 pocketsphinx-testdata
-PIP_TEST    = numpy scipy botocore
+PIP_TEST    = numpy scipy botocore mutagen==1.48.1 wavinfo==4.0.1
 
 PREFIX     ?= /usr/local
 # Speech engines and models (PyPI wheels pinned with sha256, tools/speech/*.txt) live in this
@@ -58,7 +58,7 @@ test-deps: deps
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	  else echo "make test-deps: run as root: apt-get install --no-install-recommends$$missing"; exit 1; fi; \
 	fi
-	@python3 -c "import numpy, scipy, botocore" 2>/dev/null || python3 -m pip install -q $(PIP_TEST)
+	@python3 -c "import numpy, scipy, botocore, mutagen, wavinfo" 2>/dev/null || python3 -m pip install -q $(PIP_TEST)
 
 build: deps
 	$(SWIFT) build

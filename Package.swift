@@ -54,6 +54,12 @@ let package = Package(
                        providers: [.apt(["libspeexdsp-dev"])]),
         // Linux headers Glibc does not export (extended attributes: segno's mark on its files).
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
+        // TagLib 1.13 (LGPL-2.1/MPL-1.1, C++, linked dynamically) behind segno's own C functions:
+        // TagLib's C API has no property map and no pictures before v2.0, and Swift's C++ interop
+        // does not import TagLib 1.13's classes (see README, Tags).
+        .target(name: "CSegnoTags",
+                cxxSettings: [.unsafeFlags(["-I/usr/include/taglib"])],
+                linkerSettings: [.linkedLibrary("tag")]),
         // Struct layouts of the speech engines segno opens at run time (header only, links nothing).
         .systemLibrary(name: "CSpeechEngines", path: "Sources/CSpeechEngines"),
         // FFmpeg's libraries (Debian builds them with GPL parts): ONLY for the segno-decode program.
@@ -67,7 +73,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: ownSettings),
         .target(name: "SegnoCore", dependencies: [
-            "SegnoDSP", "SegnoWaveform", "SegnoS3", "CSndFile", "CMpg123", "CSampleRate", "CSoxr", "CEbur128", "CLibPQ", "CLinux", "CSpeexDSP", "CSpeechEngines",
+            "SegnoDSP", "SegnoWaveform", "SegnoS3", "CSndFile", "CMpg123", "CSampleRate", "CSoxr", "CEbur128", "CLibPQ", "CLinux", "CSpeexDSP", "CSpeechEngines", "CSegnoTags",
             .product(name: "Yams", package: "Yams"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),

@@ -223,10 +223,10 @@ def bench_waveform(segno, work, rounds):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("segno")
-    ap.add_argument("--only", nargs="*", default=["convert", "resample", "folder", "memos", "noop", "chain", "waveform", "phone", "fingerprint", "duplicates", "m4a", "mp3", "fleet"])
+    ap.add_argument("--only", nargs="*", default=["convert", "resample", "folder", "memos", "noop", "chain", "waveform", "phone", "fingerprint", "duplicates", "m4a", "mp3", "fleet", "tags"])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--minutes", type=int, default=10)
-    ap.add_argument("--peer", help="another segno build (e.g. main's) interleaved with SEGNO in fleet-noop and fleet-memory")
+    ap.add_argument("--peer", help="another segno build (e.g. main's) interleaved with SEGNO in fleet-noop, fleet-memory and tags")
     a = ap.parse_args()
     segno = os.path.abspath(a.segno)
     work = tempfile.mkdtemp(prefix="segno-bench-")
@@ -254,6 +254,9 @@ def main():
             import fleet  # bench/fleet.py: workers on PostgreSQL, no-op reruns at 100,000, planner memory (issue 14)
             parts = ("throughput", "noop", "memory") if "fleet" in a.only else tuple(o[len("fleet-"):] for o in a.only if o.startswith("fleet-"))
             fleet.bench_fleet(segno, work, a.rounds, parts=parts, peer=a.peer)
+        if "tags" in a.only:
+            import tags  # bench/tags.py: reading and writing tags per recording (issue 21)
+            tags.bench_tags(segno, work, a.rounds, peer=a.peer)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -26,8 +26,11 @@ struct ConvertCommand: ParsableCommand {
     @Option(name: .customLong("encode-quality"), help: "Lossy quality 0…1 (higher is better) or FLAC effort.") var encodeQuality: Double?
     @Flag(help: "Replace OUT even when segno did not write it (without it, only files segno wrote are replaced).") var overwrite = false
     @Option(help: ArgumentHelp("AAC bitrate, e.g. 128k (default: 64k per channel).", valueName: "bits/s")) var bitrate: String?
+    @Option(name: .customLong("tag"), help: ArgumentHelp("Set a tag on OUT (repeatable): title=Meeting; the value may use {title}, {tag:NAME}, {date} and the other template variables; an empty value removes the tag.", valueName: "KEY=VALUE")) var setTags: [String] = []
+    @Flag(name: .customLong("no-tags"), help: "Carry no tags, pictures, bext or iXML from IN to OUT (--tag still applies).") var noTags = false
 
     func validate() throws {
+        _ = try Self.tagPolicy(setTags, noTags: noTags)
         if let rate, !ResampleConfig.rateRange.contains(rate) { throw ValidationError("--rate must be 1000…384000 Hz, got \(rate)") }
         if ResampleConfig.Quality(rawValue: quality) == nil { throw ValidationError("--quality must be one of \(ResampleConfig.Quality.allCases.map(\.rawValue).joined(separator: ", "))") }
         if let mix, MixConfig.Target(rawValue: mix) == nil { throw ValidationError("--mix must be mono or stereo") }
@@ -104,7 +107,7 @@ struct ConvertCommand: ParsableCommand {
         let template = try PathTemplate(output.lastComponent)
         let encode = EncodeConfig(path: template, format: format.flatMap { OutputFormat(rawValue: $0.lowercased()) },
                                   bits: bits.flatMap(SampleBits.init(text:)), quality: encodeQuality,
-                                  bitrate: bitrate.flatMap(EncodeConfig.parseBitrate))
+                                  bitrate: bitrate.flatMap(EncodeConfig.parseBitrate), tags: try Self.tagPolicy(setTags, noTags: noTags))
         let watcher = SignalWatcher()
         let stop = watcher.flag
         do {
@@ -120,6 +123,21 @@ struct ConvertCommand: ParsableCommand {
         if self.output == "-" {
             do { try Self.copy(fromFile: output, to: 1) } catch { printError("segno: writing standard output: \(error)"); throw Exit.failures }
         }
+    }
+
+    /// `--tag KEY=VALUE` and `--no-tags` as an encode's tag policy; a malformed `--tag` is a usage
+    /// error (exit 2).
+    static func tagPolicy(_ items: [String], noTags: Bool) throws -> TagPolicy {
+        var policy = TagPolicy(keep: !noTags)
+        for item in items {
+            guard let eq = item.firstIndex(of: "="), case let key = String(item[..<eq]), TagPolicy.isValidName(key) else {
+                throw ValidationError("--tag \(item): give KEY=VALUE, KEY of letters, digits, '_', '-', ':' or '.'")
+            }
+            do { policy.set.append((key.lowercased(), try PathTemplate(String(item[item.index(after: eq)...]), isPath: false))) } catch {
+                throw ValidationError("--tag \(item): \(error.message)")
+            }
+        }
+        return policy
     }
 
     /// True when both paths name one existing file (output = input is refused by the library, with its own message).

@@ -62,12 +62,14 @@ struct InfoCommand: ParsableCommand {
             let r = inspection.map(\.info)
             let estimated = (try? inspection.get().estimated) ?? false
             if case .failure = r { failed = true }
+            let metadata = try? inspection.get().metadata
             if json {
-                printOut(FileInfo.json(path: path, r, estimated: estimated))
+                printOut(FileInfo.json(path: path, r, estimated: estimated, metadata: metadata))
             } else if case .failure = r {
                 printError("segno: " + FileInfo.text(path: path, r))
             } else {
-                printOut(FileInfo.text(path: path, r, estimated: estimated))
+                printOut(FileInfo.text(path: path, r, estimated: estimated, metadata: metadata))
+                for w in metadata?.warnings ?? [] { printError("segno: warning: \(AudioError.quoted(path)): \(w)") }
             }
         }
         if failed { throw Exit.failures }

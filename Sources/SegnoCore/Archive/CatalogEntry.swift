@@ -32,8 +32,8 @@ public struct CatalogEntry: Sendable, Equatable {
     }
 
     /// Tags that describe the file, not the recording: not searched.
-    static let technicalTags: Set<String> = ["title", "date", "creation_time", "location", "location-eng", "encoder", "major_brand",
-                                             "minor_version", "compatible_brands", "handler_name", "vendor_id", "language"]
+    static let technicalTags: Set<String> = TagNames.technical.union(["title", "date", "location", "location-eng", "language",
+                                                                      "origination", "time_reference"])
 
     public init(context: RecordingContext, duration: Double?) {
         let tags = context.source?.tags ?? [:]

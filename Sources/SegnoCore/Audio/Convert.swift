@@ -27,10 +27,12 @@ public enum Convert {
                                        modified: Date(), source: decoder.info,
                                        outputRoot: (outAbs as NSString).deletingLastPathComponent)
         context.source = decoder.info
+        let carried = source.metadata(source.file, pictures: encode.tags.keep)
+        context.carry(carried)
+        var notes: [String] = carried.warnings.map { "tags: \($0)" }
         var items: [ChainRecipe.Item] = transforms.map { .transform($0) }
         items.append(.tap(encode, paths: [outAbs]))
         var frames = 0
-        var notes: [String] = []
         var recipe = ChainRecipe(items: items)
         recipe.notes = { notes.append($0) }
         _ = try recipe.run(open: source.passes(of: source.file, first: decoder), context: context,

@@ -29,6 +29,8 @@ public final class FFmpegEncoder {
     private let format: OutputFormat
     /// 16 or 24 for ALAC; nil for AAC (Float32 goes to ffmpeg).
     private let bits: SampleBits?
+    /// Tags and pictures written with TagLib once ffmpeg has finished (nil: none).
+    private let tags: TagPlan?
     private var shorts: [Int16] = []
     private var ints: [Int32] = []
     /// Frames written so far.
@@ -50,8 +52,9 @@ public final class FFmpegEncoder {
     ///   - bits: ALAC's depth, 16 or 24 (default 16); must be nil for AAC.
     ///   - bitrate: AAC's bitrate in bits per second (default `defaultBitrate`).
     ///   - executable: the absolute path of `ffmpeg`, or nil when it is not on `PATH`.
+    ///   - tags: what to write as `ilst` items and `covr` after ffmpeg has finished.
     public init(path: String, format: OutputFormat, bits: SampleBits?, bitrate: Int?, stream: AudioFormat,
-                executable: String?) throws {
+                executable: String?, tags: TagPlan? = nil) throws {
         precondition(format.needsFFmpeg, "FFmpegEncoder writes aac and alac only")
         if let rates = format.allowedRates, !rates.contains(stream.sampleRate) {
             throw AudioError.unsupportedOutput(path: path, detail: "\(format.rawValue) cannot be written at \(stream.sampleRate) Hz (allowed: \(rates.map(String.init).joined(separator: ", ")) Hz); add a resample stage")
@@ -72,6 +75,7 @@ public final class FFmpegEncoder {
         self.rate = stream.sampleRate
         self.format = format
         self.bits = format == .alac ? (bits ?? .b16) : nil
+        self.tags = tags
         output = try OutputFile(finalPath: path)
         let args = Self.arguments(format: format, bits: self.bits, bitrate: bitrate ?? Self.defaultBitrate(channels: channels),
                                   stream: stream, to: output.tempPath)
@@ -180,6 +184,12 @@ public final class FFmpegEncoder {
         if probe.info.frames != framesWritten {
             output.discard()
             throw AudioError.encodeFailed(path: path, detail: "ffmpeg wrote \(probe.info.frames) frames, segno sent \(framesWritten)")
+        }
+        if let tags {
+            do { try TagWriter.afterClose(temporary: output.tempPath, path: path, format: format, plan: tags) } catch {
+                output.discard()
+                throw error
+            }
         }
         try output.commit()
     }

@@ -1,3 +1,4 @@
+import Foundation
 import SegnoDSP
 
 /// `segno info`: what a file holds, or why it cannot be read.
@@ -9,6 +10,9 @@ public enum FileInfo {
         /// True only with `fast`, when the container's header gives no exact length (MP3 without
         /// a Xing/Info/VBRI header, ADTS, AMR, ALAC in CAF, WebM/Matroska, …).
         public var estimated: Bool
+        /// Tags under their own keys, pictures, `bext`, `iXML` (`TagReader`); its normalised tags
+        /// are also in `info.tags`.
+        public var metadata = RecordingMetadata()
     }
 
     /// Opens `path` and reports what it holds. Never throws: failures become `.failure`.
@@ -24,8 +28,11 @@ public enum FileInfo {
         do {
             let d = try DecoderFactory.open(path: path)
             defer { d.close() }
-            var info = d.info
-            if fast { return .success(Inspection(info: info, estimated: !ExactLength.headerIsExact(d, path: path))) }
+            var context = RecordingContext(sourcePath: path, relativePath: path, modified: Date(), source: d.info, outputRoot: "/")
+            context.carry(TagReader.read(path: path))
+            var info = context.source ?? d.info
+            let metadata = context.metadata
+            if fast { return .success(Inspection(info: info, estimated: !ExactLength.headerIsExact(d, path: path), metadata: metadata)) }
             switch ExactLength.method(for: d, path: path) {
             case .header:
                 try expectAudio(d, path: path)
@@ -35,7 +42,7 @@ public enum FileInfo {
             case .decode:
                 info.frames = try decodedFrames(d, path: path)
             }
-            return .success(Inspection(info: info, estimated: false))
+            return .success(Inspection(info: info, estimated: false, metadata: metadata))
         } catch let e as AudioError {
             return .failure(e)
         } catch {
@@ -68,7 +75,10 @@ public enum FileInfo {
 
     /// One line of `info --json`: `{"path":…,"ok":true,"container":…,…}` or `{"path":…,"ok":false,"error":…}`.
     /// `estimated` adds `"estimated":true` (only `info --fast` sets it).
-    public static func json(path: String, _ result: Result<SourceInfo, AudioError>, estimated: Bool = false) -> String {
+    /// `metadata` adds `raw_tags` (the container's own keys), `pictures`, `bext`, `ixml` (its
+    /// size in bytes) and `tag_warnings` when present.
+    public static func json(path: String, _ result: Result<SourceInfo, AudioError>, estimated: Bool = false,
+                            metadata: RecordingMetadata? = nil) -> String {
         switch result {
         case .success(let i):
             var fields: [(String, JSONValue)] = [
@@ -80,6 +90,7 @@ public enum FileInfo {
             if let tags = i.tags, !tags.isEmpty {
                 fields.append(("tags", .object(tags.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })))
             }
+            if let m = metadata { fields += Self.metadataFields(m) }
             return JSONValue.object(fields).serialized()
         case .failure(let e):
             return JSONValue.object([("path", .string(path)), ("ok", .bool(false)), ("error", .string(e.description))]).serialized()
@@ -89,7 +100,10 @@ public enum FileInfo {
     /// One human line: `memo.wav: WAV PCM_16, 44100 Hz, 2 ch, 88200 frames, 2.000 s`, then the
     /// tags when the file has some: `, title="Kitchen idea", date="2024-05-01"` (sorted by key).
     /// `estimated` writes `about N frames` and `about D s`.
-    public static func text(path: String, _ result: Result<SourceInfo, AudioError>, estimated: Bool = false) -> String {
+    /// `metadata` adds the pictures (`, picture: front cover, image/png, 1234 bytes`), the BWF
+    /// origin (`, bext: originator "…", time reference N`) and `iXML` when present.
+    public static func text(path: String, _ result: Result<SourceInfo, AudioError>, estimated: Bool = false,
+                            metadata: RecordingMetadata? = nil) -> String {
         switch result {
         case .success(let i):
             let about = estimated ? "about " : ""
@@ -97,9 +111,38 @@ public enum FileInfo {
             for (k, v) in (i.tags ?? [:]).sorted(by: { $0.key < $1.key }) {
                 line += ", \(AudioError.quoted(k))=" + JSONValue.string(v).serialized()
             }
+            if let m = metadata {
+                for p in m.pictures { line += ", picture: " + p.summary }
+                if let b = m.broadcast { line += ", bext: originator \(JSONValue.string(b.originator).serialized()), time reference \(b.timeReference)" }
+                if let x = m.ixml { line += ", iXML: \(x.count) bytes" }
+            }
             return line
         case .failure(let e):
             return e.description
         }
+    }
+
+    /// The `info --json` fields of what a file carries besides audio.
+    static func metadataFields(_ m: RecordingMetadata) -> [(String, JSONValue)] {
+        var fields: [(String, JSONValue)] = []
+        if !m.raw.isEmpty {
+            fields.append(("raw_tags", .array(m.raw.map { .object([("key", .string($0.key)), ("value", .string($0.value))]) })))
+        }
+        if !m.pictures.isEmpty {
+            fields.append(("pictures", .array(m.pictures.map {
+                .object([("type", .int($0.type)), ("mime", .string($0.mime)), ("description", .string($0.description)), ("size", .int($0.size))])
+            })))
+        }
+        if let b = m.broadcast {
+            fields.append(("bext", .object([
+                ("description", .string(b.description)), ("originator", .string(b.originator)),
+                ("originator_reference", .string(b.originatorReference)), ("origination_date", .string(b.originationDate)),
+                ("origination_time", .string(b.originationTime)), ("time_reference", .int(Int(clamping: b.timeReference))),
+                ("version", .int(Int(b.version))), ("coding_history", .string(b.codingHistory)),
+            ])))
+        }
+        if let x = m.ixml { fields.append(("ixml", .string(String(decoding: x, as: UTF8.self)))) }
+        if !m.warnings.isEmpty { fields.append(("tag_warnings", .array(m.warnings.map { .string($0) }))) }
+        return fields
     }
 }

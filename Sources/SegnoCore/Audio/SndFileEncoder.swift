@@ -14,6 +14,13 @@ public final class SndFileEncoder {
     private var handle: OpaquePointer?
     private let channels: Int
     private let bits: SampleBits?
+    private let format: OutputFormat
+    /// Tags written with TagLib after the file is closed (nil: none).
+    private let tags: TagPlan?
+    /// Buffers libsndfile points at until the file is closed (`iXML`).
+    private let held = TagWriter.Held()
+    /// What libsndfile refused to write of the tags, one line each.
+    public private(set) var tagNotes: [String] = []
     private var shorts: [Int16] = []
     private var ints: [Int32] = []
     /// Frames written so far.
@@ -23,7 +30,10 @@ public final class SndFileEncoder {
     /// chain starts and the stream's format is known.
     /// - Parameters:
     ///   - quality: 0…1 for lossy codecs (higher is better), compression effort for FLAC.
-    public init(path: String, format: OutputFormat, bits: SampleBits?, quality: Double?, stream: AudioFormat) throws {
+    ///   - tags: what the file carries besides audio (`TagWriter`); its `bext` already counted at
+    ///     the stream's rate.
+    public init(path: String, format: OutputFormat, bits: SampleBits?, quality: Double?, stream: AudioFormat,
+                tags: TagPlan? = nil) throws {
         if format.needsFFmpeg {
             throw AudioError.unsupportedOutput(path: path, detail: "\(format.rawValue) is written through ffmpeg, not libsndfile")
         }
@@ -37,6 +47,8 @@ public final class SndFileEncoder {
             throw AudioError.unsupportedOutput(path: path, detail: "\(format.rawValue) cannot hold \(bits.samplesLabel) samples (allowed: \(format.allowedBits.map(\.rawValue).joined(separator: ", ")))")
         }
         self.channels = stream.channels
+        self.format = format
+        self.tags = tags
         self.bits = format.isLossy ? nil : (bits ?? .b16)
         var sub: Int32
         switch format {
@@ -81,6 +93,7 @@ public final class SndFileEncoder {
                 sf_command(h, Int32(SFC_SET_COMPRESSION_LEVEL), &q, Int32(MemoryLayout<Double>.size))
             }
         }
+        if let tags, !tags.isEmpty { tagNotes = TagWriter.beforeAudio(h, format: format, plan: tags, held: held) }
     }
 
     deinit { abandon() }
@@ -132,6 +145,12 @@ public final class SndFileEncoder {
             output.discard()
             if code != 0 { throw AudioError.system(path, "write failed", errno: code) }
             throw AudioError.encodeFailed(path: path, detail: String(cString: sf_error_number(rc)))
+        }
+        if let tags {
+            do { try TagWriter.afterClose(temporary: output.tempPath, path: path, format: format, plan: tags) } catch {
+                output.discard()
+                throw error
+            }
         }
         try output.commit()
     }

@@ -39,6 +39,8 @@ public struct Job: Sendable {
     public var spec: JobSpec
     public var taps: [JobTap]
     public var uploads: [JobUpload] = []
+    /// True when a tap writes the source's pictures (their bytes are read with the tags).
+    public var keepsPictures: Bool { taps.contains { $0.config.carriesPictures } }
 
     public init(spec: JobSpec) {
         self.spec = spec

@@ -90,6 +90,9 @@ struct RecordingJob {
         let decoder = try source.open(file)
         defer { decoder.close() }
         context.source = decoder.info
+        let carried = source.metadata(file, pictures: job.keepsPictures)
+        context.carry(carried)
+        for w in carried.warnings { onNote?(w) }
         let wanted = Dictionary(uniqueKeysWithValues: tapIndices.map { (job.taps[$0].index, $0) })
         let last = wanted.keys.max() ?? -1
         // Every file the state records for this recording (any tap, current or earlier settings).

@@ -17,6 +17,10 @@ public protocol RecordingSource: Sendable {
     func currentIdentity(_ file: ScannedFile) -> FileIdentity?
     /// Template values the source knows of a recording (a captured segment's `{title}`).
     func templateValues(_ file: ScannedFile) -> [String: String]
+    /// What the recording carries besides its audio: tags, pictures (their bytes only when
+    /// `pictures` is true, for an encode that keeps them), `bext`, `iXML`. Called once per
+    /// recording, after `open`. Never throws: damage is in `RecordingMetadata.warnings`.
+    func metadata(_ file: ScannedFile, pictures: Bool) -> RecordingMetadata
     /// Removes what killed processes left in the source's own working space (an object store's
     /// download scratch folders). Called once before a run's work starts; nothing by default.
     func removeLeftovers()
@@ -24,6 +28,7 @@ public protocol RecordingSource: Sendable {
 
 extension RecordingSource {
     public func templateValues(_ file: ScannedFile) -> [String: String] { [:] }
+    public func metadata(_ file: ScannedFile, pictures: Bool) -> RecordingMetadata { RecordingMetadata() }
     public func removeLeftovers() {}
 
     /// An opener for a recording's passes that hands out `first` (already opened, for its header)
@@ -90,6 +95,10 @@ public struct FolderSource: RecordingSource {
 
     public func open(_ file: ScannedFile) throws -> any AudioDecoder { try DecoderFactory.open(path: file.absolutePath) }
 
+    public func metadata(_ file: ScannedFile, pictures: Bool) -> RecordingMetadata {
+        TagReader.read(path: file.absolutePath, pictures: pictures ? .load : .describe)
+    }
+
     public func contentHash(_ file: ScannedFile) throws -> Data { try FileHash.sha256(path: file.absolutePath).digest }
 
     public func currentIdentity(_ file: ScannedFile) -> FileIdentity? {
@@ -114,6 +123,9 @@ public struct FileSource: RecordingSource {
 
     public func scan() throws(RunError) -> ScanResult { ScanResult(files: [file]) }
     public func open(_ file: ScannedFile) throws -> any AudioDecoder { try DecoderFactory.open(path: file.absolutePath) }
+    public func metadata(_ file: ScannedFile, pictures: Bool) -> RecordingMetadata {
+        TagReader.read(path: file.absolutePath, pictures: pictures ? .load : .describe)
+    }
     public func contentHash(_ file: ScannedFile) throws -> Data { try FileHash.sha256(path: file.absolutePath).digest }
     public func currentIdentity(_ file: ScannedFile) -> FileIdentity? { file.identity }
 }

@@ -7,7 +7,9 @@ import Foundation
 /// source's modification time, UTC) `{duration}` (seconds, 3 decimals) `{rate}` `{channels}`
 /// `{title}` (the source's title tag, else the stem; `/` and control characters become `-` and
 /// spaces) `{recorded}` (ISO 8601 date-time from the source's date tags, else its modification
-/// time: `2024-05-01T09:30:12Z`; see `RecordingContext.recorded`), plus any names a stage adds
+/// time: `2024-05-01T09:30:12Z`; see `RecordingContext.recorded`), `{tag:NAME}` (any tag of the
+/// source by normalised name — `artist`, `album` — or the container's key — `TIT2`; empty when
+/// absent; made safe as a file name in paths), plus any names a stage adds
 /// (`{zoom}`). Resolved paths are relative to the output root and may never leave it.
 public struct PathTemplate: Sendable, Equatable, CustomStringConvertible {
     enum Part: Sendable, Equatable {
@@ -30,12 +32,14 @@ public struct PathTemplate: Sendable, Equatable, CustomStringConvertible {
 
     /// Variables every recording provides.
     public static let standardVariables: Set<String> = ["stem", "name", "ext", "dir", "relpath", "date", "duration", "rate", "channels",
-                                                        "title", "recorded"]
+                                                        "title", "recorded", "tag"]
 
     /// Parses and checks a template. `extraVariables` are names the owning stage provides.
     /// Throws a message (the caller adds the spec location) for unknown variables, unbalanced
     /// braces, absolute paths and `..` components.
-    public init(_ text: String, extraVariables: Set<String> = []) throws(TemplateError) {
+    /// `isPath: false` parses a text template (a tag value: `processed {date}`), which may be empty
+    /// and may hold `/` and `..`.
+    public init(_ text: String, extraVariables: Set<String> = [], isPath: Bool = true) throws(TemplateError) {
         self.text = text
         var parts: [Part] = []
         var literal = ""
@@ -54,7 +58,8 @@ public struct PathTemplate: Sendable, Equatable, CustomStringConvertible {
                     let known = (Self.standardVariables.union(extraVariables)).sorted().map { "{\($0)}" }.joined(separator: " ")
                     throw TemplateError("unknown variable {\(name)} in \"\(text)\" (known: \(known))")
                 }
-                if arg != nil && name != "date" { throw TemplateError("{\(name)} takes no format in \"\(text)\"") }
+                if arg != nil && name != "date" && name != "tag" { throw TemplateError("{\(name)} takes no format in \"\(text)\"") }
+                if name == "tag" && (arg ?? "").isEmpty { throw TemplateError("{tag} needs a tag name in \"\(text)\": {tag:artist}") }
                 if name == "date", let arg, let problem = Self.strftimeProblem(arg) {
                     throw TemplateError("{date:\(arg)} in \"\(text)\": \(problem)")
                 }
@@ -69,6 +74,7 @@ public struct PathTemplate: Sendable, Equatable, CustomStringConvertible {
         }
         if !literal.isEmpty { parts.append(.literal(literal)) }
         self.parts = parts
+        guard isPath else { return }
         if text.hasPrefix("/") || text.hasPrefix("~") {
             throw TemplateError("\"\(text)\" is absolute; output paths are relative to output.root")
         }
@@ -113,7 +119,7 @@ public struct PathTemplate: Sendable, Equatable, CustomStringConvertible {
         for part in parts {
             switch part {
             case .literal(let l): out += l
-            case .variable(let name, let arg): out += try value(name, arg, context)
+            case .variable(let name, let arg): out += try value(name, arg, context, forPath: true)
             }
         }
         var comps: [Substring] = []
@@ -143,13 +149,13 @@ public struct PathTemplate: Sendable, Equatable, CustomStringConvertible {
         for part in parts {
             switch part {
             case .literal(let l): out += l
-            case .variable(let name, let arg): out += try value(name, arg, context)
+            case .variable(let name, let arg): out += try value(name, arg, context, forPath: false)
             }
         }
         return out
     }
 
-    private func value(_ name: String, _ arg: String?, _ c: RecordingContext) throws(TemplateError) -> String {
+    private func value(_ name: String, _ arg: String?, _ c: RecordingContext, forPath: Bool) throws(TemplateError) -> String {
         switch name {
         case "stem": return c.stem
         case "name": return c.name
@@ -162,6 +168,10 @@ public struct PathTemplate: Sendable, Equatable, CustomStringConvertible {
         case "channels": return c.source.map { String($0.channels) } ?? ""
         case "title": return Self.pathComponent(c.title, fallback: c.stem)
         case "recorded": return c.recorded
+        case "tag":
+            // Any tag the source carries, by normalised name or the container's own key; empty when absent.
+            let v = c.metadata.value(arg ?? "") ?? c.source?.tags?[(arg ?? "").lowercased()] ?? ""
+            return forPath ? Self.pathComponent(v, fallback: "") : v
         default:
             guard let v = c.extra[name] else { throw TemplateError("{\(name)} has no value for \(c.relativePath)") }
             return v

@@ -15,6 +15,9 @@ public struct RecordingContext: Sendable {
     public var outputRoot: String
     /// Extra template values from other stages or decoders (`title`, `recorded`, `zoom`).
     public var extra: [String: String] = [:]
+    /// Tags, pictures, `bext` and `iXML` read from the source (`RecordingSource.metadata`);
+    /// empty until `carry` is called.
+    public var metadata = RecordingMetadata()
 
     public init(sourcePath: String, relativePath: String, modified: Date, source: SourceInfo? = nil, outputRoot: String) {
         self.sourcePath = sourcePath
@@ -22,6 +25,18 @@ public struct RecordingContext: Sendable {
         self.modified = modified
         self.source = source
         self.outputRoot = outputRoot
+    }
+
+    /// Keeps what the source carries and adds its normalised tags to `source.tags` (they win over
+    /// the decoder's own, which only MP4 and ffprobe-read files have). Called once per recording,
+    /// after the source is opened and `source` is set.
+    public mutating func carry(_ metadata: RecordingMetadata) {
+        self.metadata = metadata
+        guard var info = source, !metadata.tags.isEmpty else { return }
+        var tags = info.tags ?? [:]
+        for (k, v) in metadata.flattened { tags[k] = v }
+        info.tags = tags
+        source = info
     }
 
     /// File name with extension ("memo 1.m4a").
@@ -51,13 +66,14 @@ public struct RecordingContext: Sendable {
         return stem
     }
 
-    /// When the recording was made, ISO 8601 in UTC ("2024-05-01T09:30:12Z"): the source's `date`
-    /// tag (MP4 `©day`), else its `creation_time` tag (the MP4 header's creation time), else the
+    /// When the recording was made, ISO 8601 in UTC ("2024-05-01T09:30:12Z"): the source's BWF
+    /// origination date and time (`bext`), else its `date` tag (Vorbis `DATE`, ID3 `TDRC`, MP4
+    /// `©day`, INFO `ICRD`), else its `creation_time` tag (the MP4 header's creation time), else the
     /// file's modification time. A full date and time wins over a date alone, which stays a date
     /// ("2024-05-01"); a tag that is not a date (a bare year, free text) is skipped. The
     /// `{recorded}` template variable.
     public var recorded: String {
-        let dates = ["date", "creation_time"].compactMap { source?.tags?[$0] }.compactMap(Self.isoDate)
+        let dates = ["origination", "date", "creation_time"].compactMap { source?.tags?[$0] }.compactMap(Self.isoDate)
         return dates.first { $0.count > 10 } ?? dates.first ?? Self.isoDateTime(modified)
     }
 

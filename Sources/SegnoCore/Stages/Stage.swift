@@ -62,6 +62,9 @@ public protocol TapConfig: StageConfig {
     /// A fresh tap for one recording, writing to `paths` (from `resolvePaths`). Called once per
     /// recording, on its worker.
     func makeTap(paths: [String], context: RecordingContext) throws -> any Tap
+    /// True when the tap writes the source's pictures into its file, so their bytes must be read
+    /// with the tags (an encode that keeps tags).
+    var carriesPictures: Bool { get }
     /// True when the tap's result is a fingerprint kept in the state (`StateBackend.fingerprints`):
     /// the planner redoes the tap when the state lacks it, and `duplicates` reads it. Default false.
     var storesFingerprints: Bool { get }
@@ -78,9 +81,8 @@ extension TapConfig {
     public var storesFingerprints: Bool { false }
     public var providesSpokenText: Bool { false }
     public func spokenText(fromOutputs paths: [String]) -> String? { nil }
-}
+    public var carriesPictures: Bool { false }
 
-extension TapConfig {
     public func resolvePaths(_ context: RecordingContext) throws(TemplateError) -> [String] {
         [try pathTemplate.resolve(context)]
     }

@@ -13,7 +13,10 @@ public struct EncodeConfig: TapConfig {
     public let quality: Double?
     /// AAC's bitrate in bits per second (nil: `FFmpegEncoder.defaultBitrate`).
     public let bitrate: Int?
+    /// Which tags, pictures, `bext` and `iXML` the output carries.
+    public let tags: TagPolicy
     public var name: String { "encode" }
+    public var carriesPictures: Bool { tags.keep }
     public var version: Int { 1 }
     public var options: [(String, String)] {
         var o = [("path", pathTemplate.text)]
@@ -21,10 +24,12 @@ public struct EncodeConfig: TapConfig {
         if let bits { o.append(("bits", bits.rawValue)) }
         if let quality { o.append(("quality", canonicalNumber(quality))) }
         if let bitrate { o.append(("bitrate", String(bitrate))) }
-        return o
+        return o + tags.options
     }
 
-    public init(path: PathTemplate, format: OutputFormat?, bits: SampleBits?, quality: Double?, bitrate: Int? = nil) {
+    public init(path: PathTemplate, format: OutputFormat?, bits: SampleBits?, quality: Double?, bitrate: Int? = nil,
+                tags: TagPolicy = TagPolicy()) {
+        self.tags = tags
         self.pathTemplate = path
         self.format = format
         self.bits = bits
@@ -45,7 +50,11 @@ public struct EncodeConfig: TapConfig {
         let path = paths[0]
         let f = try resolvedFormat(path: path)
         let b = bits ?? context.source.flatMap { SampleBits.defaultFor(source: $0.sampleKind, sourceCodec: $0.codec, format: f) }
-        return EncodeTap(path: path, format: f, bits: b, quality: quality, bitrate: bitrate)
+        let plan: TagPlan
+        do { plan = try TagPlan(policy: tags, context: context) } catch {
+            throw StageStartError(stage: "encode", "set: \(error.message)")
+        }
+        return EncodeTap(path: path, format: f, bits: b, quality: quality, bitrate: bitrate, tags: plan)
     }
 }
 
@@ -55,9 +64,11 @@ final class EncodeTap: Tap {
     let bits: SampleBits?
     let quality: Double?
     let bitrate: Int?
+    let tags: TagPlan
     var encoder: (any AudioEncoder)?
 
-    init(path: String, format: OutputFormat, bits: SampleBits?, quality: Double?, bitrate: Int?) {
+    init(path: String, format: OutputFormat, bits: SampleBits?, quality: Double?, bitrate: Int?, tags: TagPlan) {
+        self.tags = tags
         self.path = path
         self.format = format
         self.bits = bits
@@ -66,12 +77,13 @@ final class EncodeTap: Tap {
     }
 
     func start(_ format: AudioFormat) throws {
+        let plan: TagPlan? = tags.isEmpty ? nil : tags.retimed(to: format.sampleRate)
         if self.format.needsFFmpeg {
             // Looked up per recording (a few `stat` calls), so installing ffmpeg helps the next run.
             let ffmpeg = FFmpegTools.find("ffmpeg", in: ProcessInfo.processInfo.environment["PATH"])
-            encoder = try FFmpegEncoder(path: path, format: self.format, bits: bits, bitrate: bitrate, stream: format, executable: ffmpeg)
+            encoder = try FFmpegEncoder(path: path, format: self.format, bits: bits, bitrate: bitrate, stream: format, executable: ffmpeg, tags: plan)
         } else {
-            encoder = try SndFileEncoder(path: path, format: self.format, bits: bits, quality: quality, stream: format)
+            encoder = try SndFileEncoder(path: path, format: self.format, bits: bits, quality: quality, stream: format, tags: plan)
         }
     }
 
@@ -93,7 +105,7 @@ final class EncodeTap: Tap {
 extension EncodeConfig {
     /// The spec\'s options for this stage: every check, before any audio flows (SoX\'s getopts).
     static func parse(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
-        let o = try v.options(allowed: ["path", "format", "bits", "quality", "bitrate"], required: ["path"])
+        let o = try v.options(allowed: ["path", "format", "bits", "quality", "bitrate", "tags", "set"], required: ["path"])
         let template = try StageRegistry.parseTemplate(o["path"]!)
         let format = try o["format"]?.choice(OutputFormat.self)
         if format == nil, OutputFormat(extensionOf: template.text) == nil {
@@ -123,7 +135,31 @@ extension EncodeConfig {
             }
             bitrate = parsed
         }
-        return EncodeConfig(path: template, format: format, bits: bits, quality: try o["quality"]?.double(in: 0...1), bitrate: bitrate)
+        return EncodeConfig(path: template, format: format, bits: bits, quality: try o["quality"]?.double(in: 0...1), bitrate: bitrate,
+                            tags: try parseTags(o["tags"], o["set"]))
+    }
+
+    /// `tags: keep | none` and `set: { NAME: TEMPLATE }`: names are letters, digits, `_`, `-`,
+    /// `:` and `.` (normalised to lower case); values are text templates (`{title}`, `{tag:artist}`).
+    static func parseTags(_ keep: SpecValue?, _ set: SpecValue?) throws(SpecError) -> TagPolicy {
+        var policy = TagPolicy()
+        if let k = keep {
+            switch try k.string() {
+            case "keep": policy.keep = true
+            case "none": policy.keep = false
+            default: throw k.error("tags must be keep or none")
+            }
+        }
+        if let s = set {
+            for (key, value) in try s.mapping() {
+                guard TagPolicy.isValidName(key) else { throw value.error("tag names are letters, digits, '_', '-', ':' and '.'") }
+                let text = try value.string()
+                let template: PathTemplate
+                do { template = try PathTemplate(text, isPath: false) } catch { throw value.error(error.message) }
+                policy.set.append((key.lowercased(), template))
+            }
+        }
+        return policy
     }
 
     /// "128k" or "128000" → 128000 (bits per second); nil when malformed or outside

@@ -137,6 +137,12 @@ final class MetadataTap: Tap {
                 ("channels", .int(s.channels)), ("frames", .int(s.frames)), ("duration", JSONValue.rounded(s.duration, places: 3)),
             ])))
         }
+        // What the source carries besides audio: its tags (normalised names), pictures described, bext.
+        let carried = context.metadata
+        if !carried.tags.isEmpty {
+            fields.append(("tags", .object(carried.flattened.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })))
+        }
+        fields += FileInfo.metadataFields(carried).filter { $0.0 == "pictures" || $0.0 == "bext" }
         if isSeries {
             // A sensor series: its values are not audio; min, max and RMS per axis in the sensor's units.
             let names = (context.source?.tags?["channels"] ?? "").split(separator: ",").map(String.init)

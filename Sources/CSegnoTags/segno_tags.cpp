@@ -1,0 +1,364 @@
+// segno's C face of TagLib 1.13: see include/segno_tags.h.
+#include "segno_tags.h"
+
+#include <aifffile.h>
+#include <apetag.h>
+#include <attachedpictureframe.h>
+#include <flacfile.h>
+#include <flacpicture.h>
+#include <id3v1tag.h>
+#include <id3v2framefactory.h>
+#include <id3v2tag.h>
+#include <mp4coverart.h>
+#include <mp4file.h>
+#include <mp4tag.h>
+#include <mpegfile.h>
+#include <opusfile.h>
+#include <textidentificationframe.h>
+#include <tpropertymap.h>
+#include <vorbisfile.h>
+#include <wavfile.h>
+#include <xiphcomment.h>
+
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+using namespace TagLib;
+
+struct segno_tags {
+    std::string error;
+    bool failed = false;
+    std::vector<std::pair<std::string, std::string>> properties;
+    std::vector<std::pair<std::string, std::string>> raw;
+    struct Picture {
+        int type = 3;
+        std::string mime, description;
+        int64_t size = 0;
+        std::vector<uint8_t> data;
+        bool hasData = false;
+    };
+    std::vector<Picture> pictures;
+    int64_t limit = 0;
+
+    void addProperties(const PropertyMap &map) {
+        for (auto it = map.begin(); it != map.end(); ++it)
+            for (auto v = it->second.begin(); v != it->second.end(); ++v)
+                properties.emplace_back(it->first.to8Bit(true), v->to8Bit(true));
+    }
+    void addRaw(const std::string &key, const String &value) { raw.emplace_back(key, value.to8Bit(true)); }
+    void addPicture(int type, const String &mime, const String &description, const ByteVector &data) {
+        Picture p;
+        p.type = type;
+        p.mime = mime.to8Bit(true);
+        p.description = description.to8Bit(true);
+        p.size = data.size();
+        if (limit > 0 && p.size <= limit) {
+            p.data.assign(data.data(), data.data() + data.size());
+            p.hasData = true;
+        }
+        pictures.push_back(std::move(p));
+    }
+    void addID3v2(ID3v2::Tag *tag) {
+        if (!tag) return;
+        const ID3v2::FrameList &frames = tag->frameList();
+        for (auto f = frames.begin(); f != frames.end(); ++f) {
+            std::string id((*f)->frameID().data(), (*f)->frameID().size());
+            if (auto *apic = dynamic_cast<ID3v2::AttachedPictureFrame *>(*f)) {
+                addPicture(apic->type(), apic->mimeType(), apic->description(), apic->picture());
+            } else if (auto *txxx = dynamic_cast<ID3v2::UserTextIdentificationFrame *>(*f)) {
+                StringList fields = txxx->fieldList();
+                String value;
+                for (unsigned i = 1; i < fields.size(); ++i) value += (i > 1 ? String("\n") : String()) + fields[i];
+                addRaw(id + ":" + txxx->description().to8Bit(true), value);
+            } else {
+                addRaw(id, (*f)->toString());
+            }
+        }
+    }
+    void addXiph(Ogg::XiphComment *tag) {
+        if (!tag) return;
+        const Ogg::FieldListMap &fields = tag->fieldListMap();
+        for (auto it = fields.begin(); it != fields.end(); ++it)
+            for (auto v = it->second.begin(); v != it->second.end(); ++v) addRaw(it->first.to8Bit(true), *v);
+        List<FLAC::Picture *> list = tag->pictureList();
+        for (auto p = list.begin(); p != list.end(); ++p)
+            addPicture((*p)->type(), (*p)->mimeType(), (*p)->description(), (*p)->data());
+    }
+};
+
+static segno_tags *failure(segno_tags *t, const char *why) {
+    t->failed = true;
+    t->error = why;
+    return t;
+}
+
+/// ID3v2 text is written as UTF-8 (v2.4); set once, before any frame is made.
+static void id3UTF8() {
+    static std::once_flag once;
+    std::call_once(once, [] { ID3v2::FrameFactory::instance()->setDefaultTextEncoding(String::UTF8); });
+}
+
+extern "C" segno_tags *segno_tags_read(const char *path, int format, int64_t picture_limit) {
+    segno_tags *t = new segno_tags();
+    t->limit = picture_limit;
+    try {
+        switch (format) {
+        case SEGNO_TAGS_FLAC: {
+            FLAC::File f(path, false);
+            if (!f.isValid()) return failure(t, "TagLib cannot read it as FLAC");
+            t->addProperties(f.properties());
+            if (f.hasXiphComment()) {
+                const Ogg::FieldListMap &fields = f.xiphComment()->fieldListMap();
+                for (auto it = fields.begin(); it != fields.end(); ++it)
+                    for (auto v = it->second.begin(); v != it->second.end(); ++v) t->addRaw(it->first.to8Bit(true), *v);
+            }
+            if (f.hasID3v2Tag()) t->addID3v2(f.ID3v2Tag());
+            List<FLAC::Picture *> list = f.pictureList();
+            for (auto p = list.begin(); p != list.end(); ++p)
+                t->addPicture((*p)->type(), (*p)->mimeType(), (*p)->description(), (*p)->data());
+            break;
+        }
+        case SEGNO_TAGS_OGG_VORBIS: {
+            Ogg::Vorbis::File f(path, false);
+            if (!f.isValid()) return failure(t, "TagLib cannot read it as Ogg Vorbis");
+            t->addProperties(f.properties());
+            t->addXiph(f.tag());
+            break;
+        }
+        case SEGNO_TAGS_OPUS: {
+            Ogg::Opus::File f(path, false);
+            if (!f.isValid()) return failure(t, "TagLib cannot read it as Opus");
+            t->addProperties(f.properties());
+            t->addXiph(f.tag());
+            break;
+        }
+        case SEGNO_TAGS_MPEG: {
+            MPEG::File f(path, false);
+            if (!f.isValid()) return failure(t, "TagLib cannot read it as MPEG audio");
+            t->addProperties(f.properties());
+            if (f.hasID3v2Tag()) t->addID3v2(f.ID3v2Tag());
+            if (f.hasAPETag()) {
+                const APE::ItemListMap &items = f.APETag()->itemListMap();
+                for (auto it = items.begin(); it != items.end(); ++it)
+                    if (it->second.type() == APE::Item::Text) t->addRaw("APE:" + it->first.to8Bit(true), it->second.toString());
+            }
+            if (f.hasID3v1Tag()) {
+                ID3v1::Tag *v1 = f.ID3v1Tag();
+                if (!v1->title().isEmpty()) t->addRaw("ID3v1:title", v1->title());
+                if (!v1->artist().isEmpty()) t->addRaw("ID3v1:artist", v1->artist());
+                if (!v1->album().isEmpty()) t->addRaw("ID3v1:album", v1->album());
+                if (!v1->comment().isEmpty()) t->addRaw("ID3v1:comment", v1->comment());
+                if (v1->year() != 0) t->addRaw("ID3v1:year", String::number(v1->year()));
+            }
+            break;
+        }
+        case SEGNO_TAGS_MP4: {
+            MP4::File f(path, false);
+            if (!f.isValid()) return failure(t, "TagLib cannot read it as MP4");
+            t->addProperties(f.properties());
+            if (MP4::Tag *tag = f.tag()) {
+                const MP4::ItemMap &items = tag->itemMap();
+                for (auto it = items.begin(); it != items.end(); ++it) {
+                    if (it->first == "covr") {
+                        MP4::CoverArtList covers = it->second.toCoverArtList();
+                        for (auto c = covers.begin(); c != covers.end(); ++c) {
+                            const char *mime = c->format() == MP4::CoverArt::PNG ? "image/png"
+                                             : c->format() == MP4::CoverArt::BMP ? "image/bmp"
+                                             : c->format() == MP4::CoverArt::GIF ? "image/gif" : "image/jpeg";
+                            t->addPicture(3, mime, String(), c->data());
+                        }
+                        continue;
+                    }
+                    StringList values = it->second.toStringList();
+                    for (auto v = values.begin(); v != values.end(); ++v) t->addRaw(it->first.to8Bit(true), *v);
+                }
+            }
+            break;
+        }
+        case SEGNO_TAGS_WAV: {
+            RIFF::WAV::File f(path, false);
+            if (!f.isValid()) return failure(t, "TagLib cannot read it as WAV");
+            if (f.hasID3v2Tag()) {
+                t->addProperties(f.ID3v2Tag()->properties());
+                t->addID3v2(f.ID3v2Tag());
+            }
+            break;
+        }
+        case SEGNO_TAGS_AIFF: {
+            RIFF::AIFF::File f(path, false);
+            if (!f.isValid()) return failure(t, "TagLib cannot read it as AIFF");
+            if (f.hasID3v2Tag()) {
+                t->addProperties(f.tag()->properties());
+                t->addID3v2(f.tag());
+            }
+            break;
+        }
+        default:
+            return failure(t, "no tag reader for this container");
+        }
+    } catch (const std::exception &e) {
+        return failure(t, e.what());
+    } catch (...) {
+        return failure(t, "TagLib failed");
+    }
+    return t;
+}
+
+extern "C" const char *segno_tags_error(const segno_tags *t) { return t->failed ? t->error.c_str() : nullptr; }
+extern "C" size_t segno_tags_property_count(const segno_tags *t) { return t->properties.size(); }
+extern "C" const char *segno_tags_property_key(const segno_tags *t, size_t i) { return t->properties[i].first.c_str(); }
+extern "C" const char *segno_tags_property_value(const segno_tags *t, size_t i) { return t->properties[i].second.c_str(); }
+extern "C" size_t segno_tags_raw_count(const segno_tags *t) { return t->raw.size(); }
+extern "C" const char *segno_tags_raw_key(const segno_tags *t, size_t i) { return t->raw[i].first.c_str(); }
+extern "C" const char *segno_tags_raw_value(const segno_tags *t, size_t i) { return t->raw[i].second.c_str(); }
+extern "C" size_t segno_tags_picture_count(const segno_tags *t) { return t->pictures.size(); }
+extern "C" int segno_tags_picture_type(const segno_tags *t, size_t i) { return t->pictures[i].type; }
+extern "C" const char *segno_tags_picture_mime(const segno_tags *t, size_t i) { return t->pictures[i].mime.c_str(); }
+extern "C" const char *segno_tags_picture_description(const segno_tags *t, size_t i) { return t->pictures[i].description.c_str(); }
+extern "C" int64_t segno_tags_picture_size(const segno_tags *t, size_t i) { return t->pictures[i].size; }
+extern "C" const uint8_t *segno_tags_picture_data(const segno_tags *t, size_t i) {
+    return t->pictures[i].hasData ? t->pictures[i].data.data() : nullptr;
+}
+extern "C" void segno_tags_free(segno_tags *t) { delete t; }
+
+static PropertyMap propertyMap(const segno_tags_property *properties, size_t count) {
+    PropertyMap map;
+    for (size_t i = 0; i < count; ++i) {
+        String key(properties[i].key, String::UTF8);
+        map[key.upper()].append(String(properties[i].value, String::UTF8));
+    }
+    return map;
+}
+
+static ID3v2::AttachedPictureFrame *apic(const segno_tags_picture &p) {
+    auto *frame = new ID3v2::AttachedPictureFrame();
+    frame->setTextEncoding(String::UTF8);
+    frame->setType(static_cast<ID3v2::AttachedPictureFrame::Type>(p.type));
+    frame->setMimeType(String(p.mime, String::UTF8));
+    frame->setDescription(String(p.description, String::UTF8));
+    frame->setPicture(ByteVector(reinterpret_cast<const char *>(p.data), static_cast<unsigned>(p.size)));
+    return frame;
+}
+
+static FLAC::Picture *flacPicture(const segno_tags_picture &p) {
+    auto *picture = new FLAC::Picture();
+    picture->setType(static_cast<FLAC::Picture::Type>(p.type));
+    picture->setMimeType(String(p.mime, String::UTF8));
+    picture->setDescription(String(p.description, String::UTF8));
+    picture->setData(ByteVector(reinterpret_cast<const char *>(p.data), static_cast<unsigned>(p.size)));
+    return picture;
+}
+
+/// Replaces an ID3v2 tag's frames with the properties and pictures.
+static void fillID3v2(ID3v2::Tag *tag, const PropertyMap &map, const segno_tags_picture *pictures, size_t picture_count) {
+    tag->setProperties(map);
+    tag->removeFrames("APIC");
+    for (size_t i = 0; i < picture_count; ++i) tag->addFrame(apic(pictures[i]));
+}
+
+static void fillXiph(Ogg::XiphComment *tag, const PropertyMap &map, const segno_tags_picture *pictures, size_t picture_count) {
+    tag->setProperties(map);
+    tag->removeAllPictures();
+    for (size_t i = 0; i < picture_count; ++i) tag->addPicture(flacPicture(pictures[i]));
+}
+
+extern "C" int segno_tags_write(const char *path, int format, const segno_tags_property *properties, size_t count,
+                                const segno_tags_picture *pictures, size_t picture_count, char *error, size_t error_size) {
+    auto fail = [&](const char *why) {
+        if (error && error_size > 0) {
+            std::strncpy(error, why, error_size - 1);
+            error[error_size - 1] = 0;
+        }
+        return -1;
+    };
+    id3UTF8();
+    try {
+        PropertyMap map = propertyMap(properties, count);
+        bool saved = false;
+        switch (format) {
+        case SEGNO_TAGS_FLAC: {
+            FLAC::File f(path, false);
+            if (!f.isValid()) return fail("TagLib cannot open the FLAC it is to tag");
+            f.xiphComment(true)->setProperties(map);
+            f.removePictures();
+            for (size_t i = 0; i < picture_count; ++i) f.addPicture(flacPicture(pictures[i]));
+            saved = f.save();
+            break;
+        }
+        case SEGNO_TAGS_OGG_VORBIS: {
+            Ogg::Vorbis::File f(path, false);
+            if (!f.isValid()) return fail("TagLib cannot open the Ogg Vorbis file it is to tag");
+            fillXiph(f.tag(), map, pictures, picture_count);
+            saved = f.save();
+            break;
+        }
+        case SEGNO_TAGS_OPUS: {
+            Ogg::Opus::File f(path, false);
+            if (!f.isValid()) return fail("TagLib cannot open the Opus file it is to tag");
+            fillXiph(f.tag(), map, pictures, picture_count);
+            saved = f.save();
+            break;
+        }
+        case SEGNO_TAGS_MPEG: {
+            MPEG::File f(path, false);
+            if (!f.isValid()) return fail("TagLib cannot open the MP3 it is to tag");
+            fillID3v2(f.ID3v2Tag(true), map, pictures, picture_count);
+            saved = f.save(MPEG::File::ID3v2, File::StripOthers, ID3v2::v4, File::DoNotDuplicate);
+            break;
+        }
+        case SEGNO_TAGS_MP4: {
+            MP4::File f(path, false);
+            if (!f.isValid() || !f.tag()) return fail("TagLib cannot open the MP4 it is to tag");
+            MP4::Tag *tag = f.tag();
+            // ISO 6709 location goes where iPhones and ffmpeg look for it: the ©xyz item.
+            PropertyMap rest = map;
+            StringList location = rest["LOCATION"];
+            rest.erase("LOCATION");
+            // Names MP4 has no atom for (DESCRIPTION, ORIGINATOR…) become iTunes freeform items.
+            PropertyMap unsupported = tag->setProperties(rest);
+            for (auto it = unsupported.begin(); it != unsupported.end(); ++it)
+                tag->setItem("----:com.apple.iTunes:" + it->first, MP4::Item(it->second));
+            if (!location.isEmpty()) tag->setItem("\xA9xyz", MP4::Item(location));
+            else tag->removeItem("\xA9xyz");
+            MP4::CoverArtList covers;
+            for (size_t i = 0; i < picture_count; ++i) {
+                std::string mime(pictures[i].mime);
+                MP4::CoverArt::Format fmt = mime == "image/png" ? MP4::CoverArt::PNG
+                                          : mime == "image/bmp" ? MP4::CoverArt::BMP
+                                          : mime == "image/gif" ? MP4::CoverArt::GIF
+                                          : mime == "image/jpeg" || mime == "image/jpg" ? MP4::CoverArt::JPEG : MP4::CoverArt::Unknown;
+                covers.append(MP4::CoverArt(fmt, ByteVector(reinterpret_cast<const char *>(pictures[i].data),
+                                                             static_cast<unsigned>(pictures[i].size))));
+            }
+            if (!covers.isEmpty()) tag->setItem("covr", MP4::Item(covers));
+            else tag->removeItem("covr");
+            saved = f.save();
+            break;
+        }
+        case SEGNO_TAGS_WAV: {
+            RIFF::WAV::File f(path, false);
+            if (!f.isValid()) return fail("TagLib cannot open the WAV it is to tag");
+            fillID3v2(f.ID3v2Tag(), map, pictures, picture_count);
+            saved = f.save(RIFF::WAV::File::ID3v2, File::StripNone, ID3v2::v4);
+            break;
+        }
+        case SEGNO_TAGS_AIFF: {
+            RIFF::AIFF::File f(path, false);
+            if (!f.isValid()) return fail("TagLib cannot open the AIFF it is to tag");
+            fillID3v2(f.tag(), map, pictures, picture_count);
+            saved = f.save(ID3v2::v4);
+            break;
+        }
+        default:
+            return fail("no tag writer for this container");
+        }
+        if (!saved) return fail("TagLib could not save the tags");
+    } catch (const std::exception &e) {
+        return fail(e.what());
+    } catch (...) {
+        return fail("TagLib failed");
+    }
+    return 0;
+}
