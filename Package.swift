@@ -36,6 +36,9 @@ let package = Package(
         // libmpg123 (LGPL-2.1), linked dynamically: MP3 decoding with its messages silenced.
         .systemLibrary(name: "CMpg123", pkgConfig: "libmpg123",
                        providers: [.apt(["libmpg123-dev"])]),
+        // libFLAC (BSD-3-Clause), linked dynamically: FLAC salvage (resynchronises on the next frame header).
+        .systemLibrary(name: "CFLAC", pkgConfig: "flac",
+                       providers: [.apt(["libflac-dev"])]),
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate",
                        providers: [.apt(["libsamplerate0-dev"])]),
         // libsoxr (LGPL-2.1), linked dynamically: the default resampler.
@@ -73,7 +76,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: ownSettings),
         .target(name: "SegnoCore", dependencies: [
-            "SegnoDSP", "SegnoWaveform", "SegnoS3", "CSndFile", "CMpg123", "CSampleRate", "CSoxr", "CEbur128", "CLibPQ", "CLinux", "CSpeexDSP", "CSpeechEngines", "CSegnoTags",
+            "SegnoDSP", "SegnoWaveform", "SegnoS3", "CSndFile", "CMpg123", "CFLAC", "CSampleRate", "CSoxr", "CEbur128", "CLibPQ", "CLinux", "CSpeexDSP", "CSpeechEngines", "CSegnoTags",
             .product(name: "Yams", package: "Yams"),
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),

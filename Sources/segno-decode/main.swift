@@ -23,6 +23,8 @@
 //                                   'E'  (empty): the end of the samples
 //   helper → segno:                 'R'  UInt64 frames, then the raw items (UInt32 each)
 //                                or 'F'  a one-line reason
+// Frame boundaries of a raw AAC/ALAC stream (an MP4 whose index is lost): request 'B', see
+// FrameFinder.swift.
 // MP3 decoded with libmad as audiowaveform 1.10.3 does (MadDecode.swift; for `segno waveform -i`):
 //   segno → helper:                 'M'  UInt32 rate, UInt32 channels, the path's bytes
 //   helper → segno:                 as for 'O' ('H', 'D'…, 'E' UInt64 frames, or 'F')
@@ -283,7 +285,7 @@ send(UInt8(ascii: "V"), Array("segno-decode \(protocolVersion) libavcodec \(Stri
 var head = [UInt8](repeating: 0, count: 8)
 while head.withUnsafeMutableBytes({ readFully($0.baseAddress!, 8) }) {
     let length = head.withUnsafeBytes { Int($0.load(fromByteOffset: 4, as: UInt32.self)) }
-    guard [UInt8(ascii: "O"), UInt8(ascii: "P"), UInt8(ascii: "M")].contains(head[0]), length >= 8, length < 1 << 20 else {
+    guard [UInt8(ascii: "O"), UInt8(ascii: "P"), UInt8(ascii: "M"), UInt8(ascii: "B")].contains(head[0]), length >= 8, length < 1 << 20 else {
         send(UInt8(ascii: "F"), Array("segno-decode: unknown request".utf8))
         exit(2)
     }
@@ -291,6 +293,11 @@ while head.withUnsafeMutableBytes({ readFully($0.baseAddress!, 8) }) {
     guard payload.withUnsafeMutableBytes({ readFully($0.baseAddress!, length) }) else { exit(0) }
     if head[0] == UInt8(ascii: "P") {
         serveFingerprint(request: payload)
+        continue
+    }
+    if head[0] == UInt8(ascii: "B") {
+        segno_log_clear()
+        serveFrameBoundaries(request: payload)
         continue
     }
     let rate = payload.withUnsafeBytes { Int32(bitPattern: $0.load(fromByteOffset: 0, as: UInt32.self)) }

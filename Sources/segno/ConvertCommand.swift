@@ -24,6 +24,7 @@ struct ConvertCommand: ParsableCommand {
     @Option(help: "Output format: wav, aiff, caf, flac, ogg, opus, mp3, w64, rf64, aac, alac (default: from OUT's extension; .m4a is aac). aac and alac are written through the ffmpeg program.") var format: String?
     @Option(help: "Bits per sample: 8, 16, 24, 32, float, double (default: the source's depth where the format holds it).") var bits: String?
     @Option(name: .customLong("encode-quality"), help: "Lossy quality 0…1 (higher is better) or FLAC effort.") var encodeQuality: Double?
+    @Flag(help: "Keep what a damaged IN holds (cut short, sizes unwritten, lost frames) instead of failing; gaps become silence.") var salvage = false
     @Flag(help: "Replace OUT even when segno did not write it (without it, only files segno wrote are replaced).") var overwrite = false
     @Option(help: ArgumentHelp("AAC bitrate, e.g. 128k (default: 64k per channel).", valueName: "bits/s")) var bitrate: String?
     @Option(name: .customLong("tag"), help: ArgumentHelp("Set a tag on OUT (repeatable): title=Meeting; the value may use {title}, {tag:NAME}, {date} and the other template variables; an empty value removes the tag.", valueName: "KEY=VALUE")) var setTags: [String] = []
@@ -112,7 +113,10 @@ struct ConvertCommand: ParsableCommand {
         let stop = watcher.flag
         do {
             let result = try Convert.run(input: input, output: output, transforms: transforms, encode: encode,
-                                         isCancelled: { stop.signal != nil })
+                                         damaged: salvage ? .salvage : .fail, isCancelled: { stop.signal != nil })
+            if let s = result.salvaged {
+                printError("segno: warning: \(AudioError.quoted(self.input)): salvaged: \(s.summary(sampleRate: result.source.sampleRate))")
+            }
             for note in result.notes { printError("segno: warning: \(AudioError.quoted(self.input)): " + Self.flagWording(note)) }
         } catch is Interrupted {
             throw stop.signal == SIGTERM ? Exit.sigterm : Exit.sigint

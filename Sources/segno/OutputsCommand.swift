@@ -40,6 +40,8 @@ struct OutputsCommand: ParsableCommand {
                 }
             }
         }
+        // What salvage recovered, by recording (processed from a damaged file).
+        let salvaged = Dictionary((try opened?.salvagedRecordings() ?? []).map { ($0.path, $0.report) }) { a, _ in a }
         func resolve(_ text: String) -> (kind: String, location: String) {
             switch StoredOutput(text) {
             case .relative(let r): return ("file", s.outputRoot + "/" + r)
@@ -63,6 +65,10 @@ struct OutputsCommand: ParsableCommand {
             }
             var fields: [(String, JSONValue)] = [("path", .string(path)), ("state", .string(rec.status.rawValue)), ("outputs", .array(outs))]
             if let e = rec.error { fields.append(("error", .string(e))) }
+            if let report = salvaged[path] {
+                fields.append(("salvaged", .string(report)))
+                lines.append("  salvaged \(report)")
+            }
             if let fp = fingerprints[path] {
                 fields.append(("fingerprint", .string(fp)))
                 lines.append("  fingerprint \(fp.prefix(32))… (\(fp.count) characters; --json prints it whole)")

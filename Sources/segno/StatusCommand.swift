@@ -35,6 +35,7 @@ struct StatusCommand: ParsableCommand {
         }
         gone.sort()
         let failures = try store.failures()
+        let salvaged = try store.salvagedRecordings()
         let runs = try store.recentRuns(limit: 5)
         let pruned = try store.recentlyPruned(limit: 20)
         let fleet = try store.fleet()
@@ -47,7 +48,7 @@ struct StatusCommand: ParsableCommand {
             var obj: [(String, JSONValue)] = [
                 ("state", .string(s.statePath)),
                 ("recordings", .int(counts.values.reduce(0, +))), ("done", .int(done)), ("failed", .int(failedCount)), ("partial", .int(partial)),
-                ("gone", .int(gone.count)),
+                ("gone", .int(gone.count)), ("salvaged", .int(salvaged.count)),
                 ("runs", .array(runs.map { r in .object([
                     ("id", .int(Int(r.id))), ("started", .string(date(r.startedAt))), ("finished", .string(date(r.finishedAt))),
                     ("status", .string(r.status.rawValue)), ("planned", .int(r.planned)), ("done", .int(r.done)), ("failed", .int(r.failed)), ("skipped", .int(r.skipped)),
@@ -57,6 +58,12 @@ struct StatusCommand: ParsableCommand {
                 ("workers", .array(fleet.map { w in .object([("worker", .string(w.worker)), ("host", .string(w.host)), ("pid", .int(w.pid)),
                                                              ("claimed", .int(w.claimed)), ("expired", .bool(w.expired))]) })),
             ]
+            if !salvaged.isEmpty {
+                // What salvage recovered of each damaged recording processed (`input.damaged: salvage`).
+                obj.append(("salvaged_recordings", .array(salvaged.map { r in
+                    .object([("path", .string(r.path)), ("report", .string(r.report)), ("at", .string(date(r.at)))])
+                })))
+            }
             if failed {
                 obj.append(("failures", .array(failures.map { f in .object([
                     ("path", .string(f.path)), ("status", .string(f.status.rawValue)), ("class", .string(f.failureClass.rawValue)),
@@ -81,6 +88,11 @@ struct StatusCommand: ParsableCommand {
         }
         if !pruned.isEmpty {
             printOut("pruned recently: " + pruned.prefix(5).map { AudioError.quoted($0.path) }.joined(separator: ", ") + (pruned.count > 5 ? ", …" : ""))
+        }
+        if !salvaged.isEmpty {
+            printOut("salvaged \(salvaged.count): processed from what damaged files hold (input.damaged: salvage)")
+            for r in salvaged.prefix(failed ? salvaged.count : 5) { printOut("salvaged \(AudioError.quoted(r.path)): \(r.report)") }
+            if !failed && salvaged.count > 5 { printOut("… segno status --failed \(spec) lists them all") }
         }
         if failed {
             for f in failures {

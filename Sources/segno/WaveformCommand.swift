@@ -60,6 +60,7 @@ struct WaveformCommand: ParsableCommand {
     @Option(help: "Raw input: s8, u8, s16le, s16be, s24le, s24be, s32le, s32be, f32le, f32be, f64le or f64be.") var rawFormat: String?
     @Option(help: "Number of levels for --format levels.") var levels: Int = 100
     @Option(help: "Worker count (default: active processors).") var parallel: Int?
+    @Flag(help: "Keep what a damaged input holds (cut short, sizes unwritten, lost frames) instead of failing; gaps become silence.") var salvage = false
     @Flag(help: "Replace existing outputs even when they are not waveform data of this format.") var overwrite = false
 
     static let audioInputFormats: Set<String> = ["wav", "mp3", "flac", "ogg", "opus"]
@@ -331,12 +332,14 @@ struct WaveformCommand: ParsableCommand {
         case .some: batch.inputKind = .audio
         case nil: break
         }
+        batch.damaged = salvage ? .salvage : .fail
         batch.decodesMP3AsAudiowaveform = awfForm && awfInputFormat == "mp3"
         batch.keepsDataZoom = zoom == nil && zooms == nil && pixelsPerSecond == nil && points == nil && end == nil
         let outcomes = batch.run(files, stop: watcher.flag)
         var failed = 0
         for o in outcomes {
             if let e = o.error { failed += 1; printError("segno: \(e)") }
+            if let s = o.salvaged { printError("segno: warning: \(AudioError.quoted(o.input)): salvaged: \(s)") }
         }
         if let s = watcher.flag.signal { throw s == SIGTERM ? Exit.sigterm : Exit.sigint }
         if failed > 0 || files.isEmpty { throw Exit.failures }

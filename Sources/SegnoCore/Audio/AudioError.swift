@@ -53,14 +53,29 @@ public enum AudioError: Error, Sendable, CustomStringConvertible, Equatable {
         case .unrecognised(_, let like, let d):
             if let like { return "\(p): not audio segno can read: looks like \(like) (\(d))" }
             return "\(p): not audio segno can read (\(d))"
-        case .truncated(_, let d): return "\(p): truncated: \(d)"
-        case .decodeFailed(_, let d): return "\(p): decode failed: \(d)"
+        case .truncated(_, let d): return "\(p): truncated: \(d)\(Self.salvageHint)"
+        case .decodeFailed(_, let d): return "\(p): decode failed: \(d)\(isDamage ? Self.salvageHint : "")"
         case .missingDecoder(_, let d): return "\(p): \(d)"
         case .missingEncoder(_, let d): return "\(p): \(d)"
         case .encodeFailed(_, let d): return "\(p): encode failed: \(d)"
         case .unsupportedOutput(_, let d): return "\(p): \(d)"
         case .io(_, let d, _): return "\(p): \(d)"
         case .refused(_, let d): return "\(p): \(d)"
+        }
+    }
+
+    /// The way out for a damaged recording, appended to the messages of `.truncated` and of a
+    /// `.decodeFailed` that is damage.
+    public static let salvageHint = " (to keep what it holds: `segno repair`, --salvage, or input: { damaged: salvage })"
+
+    /// True when the error says the file is damaged (cut short, lost sync, junk, a missing index):
+    /// salvaging may recover what it holds.
+    public var isDamage: Bool {
+        switch self {
+        case .truncated: return true
+        case .decodeFailed(_, let d):
+            return ["damaged", "lost sync", "truncated", "corrupt", "moov", "Invalid data", "exhausted", "sync"].contains { d.contains($0) }
+        default: return false
         }
     }
 

@@ -10,18 +10,20 @@ public enum Convert {
         public var sourceFrames: Int
         /// Warnings from the chain (normalize missing its target), for stderr.
         public var notes: [String] = []
+        /// What salvage recovered and lost (`damaged: .salvage` on a damaged input); nil when read whole.
+        public var salvaged: SalvageReport? = nil
     }
 
     /// Converts `input` to `output`. The output appears only when complete (temporary name,
     /// renamed). Throws `AudioError` or `StageStartError` naming the file.
     public static func run(input: String, output: String, transforms: [any TransformConfig], encode: EncodeConfig,
-                           isCancelled: @escaping () -> Bool = { false }) throws -> Result {
+                           damaged: DamagedPolicy = .fail, isCancelled: @escaping () -> Bool = { false }) throws -> Result {
         let inAbs = URL(fileURLWithPath: input).standardizedFileURL.path
         let outAbs = URL(fileURLWithPath: output).standardizedFileURL.path
         if inAbs == outAbs {
             throw AudioError.unsupportedOutput(path: output, detail: "is the input file; choose another output name")
         }
-        let source = FileSource(path: input)
+        let source = FileSource(path: input, damaged: damaged)
         let decoder = try source.open(source.file)
         var context = RecordingContext(sourcePath: inAbs, relativePath: (inAbs as NSString).lastPathComponent,
                                        modified: Date(), source: decoder.info,
@@ -37,6 +39,6 @@ public enum Convert {
         recipe.notes = { notes.append($0) }
         _ = try recipe.run(open: source.passes(of: source.file, first: decoder), context: context,
                                               isCancelled: isCancelled) { frames = $0 }
-        return Result(source: decoder.info, output: outAbs, sourceFrames: frames, notes: notes)
+        return Result(source: decoder.info, output: outAbs, sourceFrames: frames, notes: notes, salvaged: decoder.salvage)
     }
 }

@@ -32,6 +32,8 @@ final class DecodeHelper: @unchecked Sendable {
         case fingerprint = 0x50  // 'P'
         case samples = 0x53   // 'S'
         case result = 0x52    // 'R'
+        case boundaries = 0x42  // 'B': frame boundaries of a raw AAC/ALAC stream (repair)
+        case frames = 0x5A    // 'Z': (offset, length) pairs found
     }
 
     /// Starts `executable` and reads its greeting. Throws `DecodeHelper.Unusable` when it cannot

@@ -62,10 +62,14 @@ public protocol AudioDecoder: AnyObject {
     /// What the decode met that did not stop it (junk skipped in a damaged MP3), one line each,
     /// without the file name; read after the last block and reported as warnings.
     var notes: [String] { get }
+    /// What salvaging a damaged recording did (frames lost, where, why); nil for a decoder that
+    /// was not asked to salvage or read the file the ordinary way. Complete after the last block.
+    var salvage: SalvageReport? { get }
 }
 
 extension AudioDecoder {
     public var notes: [String] { [] }
+    public var salvage: SalvageReport? { nil }
 }
 
 /// A decoder that can also hand out the source's samples as int16, the way libsndfile's
@@ -88,7 +92,7 @@ public protocol Int16Decoding: AudioDecoder {
 public enum DecoderFactory {
     /// Opens `path` for streaming decode, or throws an `AudioError` naming the file and the cause.
     /// ffmpeg and ffprobe are looked for on this process's `PATH`.
-    public static func open(path: String) throws -> any AudioDecoder {
-        try open(path: path, searchPath: ProcessInfo.processInfo.environment["PATH"])
+    public static func open(path: String, damaged: DamagedPolicy = .fail) throws -> any AudioDecoder {
+        try open(path: path, searchPath: ProcessInfo.processInfo.environment["PATH"], damaged: damaged)
     }
 }

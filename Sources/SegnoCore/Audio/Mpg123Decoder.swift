@@ -40,6 +40,18 @@ public final class Mpg123Decoder: AudioDecoder {
     private var remaining = 0
     /// True when a Xing/Info/VBRI header declares the length (else it was scanned at open).
     private let declaresLength: Bool
+    /// Salvaging (`damaged: salvage`): no limit on the junk searched through, errors read past,
+    /// skipped frames replaced by silence, a short stream reported instead of failed.
+    private let salvaging: Bool
+    private var report = SalvageReport(method: "libmpg123 resynchronised on the next frame header")
+    /// Frames of silence to hand out before the next decoded frame (frames lost to junk).
+    private var silence = 0
+    /// Decode errors in a row (salvaging): the stream ends after `errorLimit`.
+    private var errorsInRow = 0
+    static let errorLimit = 10_000
+
+    /// What salvaging did; nil when not salvaging.
+    public var salvage: SalvageReport? { salvaging ? report : nil }
 
     /// Bytes of junk libmpg123 searches through for the next frame before it gives up (its own
     /// default is 1024): a bad sector or a splice is skipped with a warning, not a failure.
@@ -51,8 +63,9 @@ public final class Mpg123Decoder: AudioDecoder {
     /// Opens `path` and reads the first frame's format. Throws `AudioError`: `.unrecognised` when
     /// no MPEG audio frame is found (AAC behind an ID3 tag, say), `.decodeFailed` when the stream
     /// is unusable. Called once per recording (once per pass).
-    public init(path: String) throws {
+    public init(path: String, salvage: Bool = false) throws {
         self.path = path
+        salvaging = salvage
         let fd = try SndFileDecoder.openChecked(path)
         self.fd = fd
         guard Self.initialised, let mh = mpg123_new(nil, nil) else {
@@ -65,7 +78,7 @@ public final class Mpg123Decoder: AudioDecoder {
         let add = Int(MPG123_QUIET.rawValue | MPG123_FORCE_FLOAT.rawValue | MPG123_GAPLESS.rawValue | MPG123_NO_FRANKENSTEIN.rawValue)
         _ = mpg123_param2(mh, Int32(MPG123_ADD_FLAGS.rawValue), add, 0)
         _ = mpg123_param2(mh, Int32(MPG123_REMOVE_FLAGS.rawValue), Int(MPG123_AUTO_RESAMPLE.rawValue), 0)
-        _ = mpg123_param2(mh, Int32(MPG123_RESYNC_LIMIT.rawValue), Self.resyncLimit, 0)
+        _ = mpg123_param2(mh, Int32(MPG123_RESYNC_LIMIT.rawValue), salvage ? -1 : Self.resyncLimit, 0)
 
         var rate = 0, channels: Int32 = 0, encoding: Int32 = 0
         let startsWell = FrameScan.mp3StartsWithFrame(path: path)
@@ -89,6 +102,7 @@ public final class Mpg123Decoder: AudioDecoder {
         let codec = ["MP1", "MP2", "MP3"][max(0, min(2, Int(fi.layer) - 1))]
         info = SourceInfo(container: "MPEG-1/2", codec: codec, sampleRate: rate, channels: Int(channels),
                           frames: max(0, length), sampleKind: .lossy)
+        report.declaredFrames = info.frames > 0 ? info.frames : nil
         if channels < 1 || rate < 1 {
             close()
             throw AudioError.decodeFailed(path: path, detail: "the first frame claims \(channels) channels at \(rate) Hz")
@@ -123,6 +137,14 @@ public final class Mpg123Decoder: AudioDecoder {
         var filled = 0
         try block.samples.withUnsafeMutableBufferPointer { out in
             while filled < maxFrames {
+                if silence > 0 {
+                    let n = min(silence, maxFrames - filled)
+                    (out.baseAddress! + filled * ch).update(repeating: 0, count: n * ch)
+                    silence -= n
+                    filled += n
+                    framesRead += n
+                    continue
+                }
                 if let src = pending, pendingOffset < pendingFrames {
                     let n = min(maxFrames - filled, pendingFrames - pendingOffset)
                     (out.baseAddress! + filled * ch).update(from: src + pendingOffset * ch, count: n * ch)
@@ -137,6 +159,7 @@ public final class Mpg123Decoder: AudioDecoder {
             }
         }
         block.frames = filled
+        report.framesYielded = framesRead
         return filled
     }
 
@@ -149,6 +172,7 @@ public final class Mpg123Decoder: AudioDecoder {
             let rc = mpg123_decode_frame(mh, &num, &audio, &bytes)
             switch rc {
             case MPG123_OK.rawValue:
+                errorsInRow = 0
                 noteJunk(mh)
                 pending = audio.map { UnsafeRawPointer($0).assumingMemoryBound(to: Float.self) }
                 pendingFrames = audio == nil ? 0 : bytes / (MemoryLayout<Float>.size * info.channels)
@@ -164,9 +188,21 @@ public final class Mpg123Decoder: AudioDecoder {
             case MPG123_DONE.rawValue:
                 ended = true
                 noteUnread(mh)
+                if salvaging { return noteShort() }
                 try checkLength()
                 return
             default:
+                if salvaging && errorsInRow < Self.errorLimit {
+                    // libmpg123 resumes after an error on the next call (a bad frame is skipped).
+                    errorsInRow += 1
+                    continue
+                }
+                if salvaging {
+                    ended = true
+                    report.add(at: framesRead, frames: max(0, info.frames - framesRead), filled: false, cause: .badFrame,
+                               "libmpg123 gave up: \(Self.message(mh))")
+                    return
+                }
                 throw AudioError.decodeFailed(path: path, detail: "\(Self.message(mh)) after \(framesRead) of \(info.frames) frames")
             }
         }
@@ -178,7 +214,18 @@ public final class Mpg123Decoder: AudioDecoder {
         var fi = mpg123_frameinfo2()
         _ = mpg123_info2(mh, &fi)
         if lastEnd >= 0, end - lastEnd > Int(fi.framesize) {
-            skipped.append((lastEnd, end - lastEnd - Int(fi.framesize)))
+            let junk = end - lastEnd - Int(fi.framesize)
+            skipped.append((lastEnd, junk))
+            if salvaging {
+                // The junk took the place of frames like this one (a zeroed or overwritten
+                // stretch): as many frames of silence as would have fitted, so later audio keeps its time.
+                let size = Int(fi.framesize) + 4
+                let lost = (junk + size / 2) / max(size, 1)
+                let spf = Int(mpg123_spf(mh))
+                silence = lost * max(spf, 0)
+                report.add(at: framesRead, frames: silence, filled: true, cause: .lostSync,
+                           "\(junk) bytes of junk at byte \(lastEnd) skipped; \(lost) frames of silence in their place")
+            }
         }
         lastEnd = end
     }
@@ -194,6 +241,16 @@ public final class Mpg123Decoder: AudioDecoder {
         if remaining > Self.tailAllowance, framesRead + Self.lengthSlack >= info.frames,
            FrameScan.mp3FramesFollow(path: path, from: Int64(at), within: Int64(Self.resyncLimit)) {
             unread = remaining
+        }
+    }
+
+    /// At the end when salvaging: what the stream falls short of its declared length is lost.
+    private func noteShort() {
+        let short = info.frames - framesRead - silence
+        if short > Self.lengthSlack {
+            report.add(at: framesRead, frames: short, filled: false, cause: remaining > Self.tailAllowance ? .badFrame : .truncated,
+                       remaining > Self.tailAllowance ? "the stream breaks off \(remaining) bytes before the end of the file"
+                                                      : "the file ends \(short) frames before the length its headers declare")
         }
     }
 

@@ -30,6 +30,18 @@ public final class SndFileDecoder: Int16Decoding {
             "f32le": Int32(SF_FORMAT_FLOAT | SF_ENDIAN_LITTLE), "f32be": Int32(SF_FORMAT_FLOAT | SF_ENDIAN_BIG),
             "f64le": Int32(SF_FORMAT_DOUBLE | SF_ENDIAN_LITTLE), "f64be": Int32(SF_FORMAT_DOUBLE | SF_ENDIAN_BIG),
         ]
+        /// μ-law and A-law, read headerless only to salvage a damaged WAV/AIFF/CAF (`PCMLayout`).
+        static let salvageEncodings: [String: Int32] = ["ulaw": Int32(SF_FORMAT_ULAW), "alaw": Int32(SF_FORMAT_ALAW)]
+        /// The libsndfile format bits of `encoding`.
+        var sfFormat: Int32 { Self.encodings[encoding] ?? Self.salvageEncodings[encoding] ?? 0 }
+
+        /// A layout read from a damaged file's own header (`PCMLayout`), already checked there.
+        init(layout: PCMLayout) {
+            sampleRate = layout.sampleRate
+            channels = layout.channels
+            encoding = layout.encoding
+        }
+
         /// Checks the rate (1…768000 Hz), channels (1…1024) and encoding; the message names the bad value.
         public init(sampleRate: Int, channels: Int, encoding: String) throws(AudioError) {
             guard (1...768_000).contains(sampleRate) else { throw .unsupportedOutput(path: "raw input", detail: "sample rate \(sampleRate) Hz is not 1…768000") }
@@ -44,16 +56,21 @@ public final class SndFileDecoder: Int16Decoding {
     }
 
     /// Opens `path`; throws `AudioError` for missing, unreadable, empty, non-audio and
-    /// truncated files. `raw` reads headerless samples of that format instead of detecting one.
+    /// truncated files. `raw` reads headerless samples of that format instead of detecting one,
+    /// from byte `rawOffset` on (a damaged file's samples after its header).
     /// Called once per recording.
-    public init(path: String, raw: RawFormat? = nil) throws {
+    public convenience init(path: String, raw: RawFormat? = nil) throws {
+        try self.init(path: path, raw: raw, rawOffset: 0)
+    }
+
+    init(path: String, raw: RawFormat?, rawOffset: Int64) throws {
         self.path = path
         let fd = try Self.openChecked(path)
         var sfinfo = SF_INFO()
         if let raw {
             sfinfo.samplerate = Int32(raw.sampleRate)
             sfinfo.channels = Int32(raw.channels)
-            sfinfo.format = Int32(SF_FORMAT_RAW) | RawFormat.encodings[raw.encoding]!
+            sfinfo.format = Int32(SF_FORMAT_RAW) | raw.sfFormat
         }
         guard let h = sf_open_fd(fd, Int32(SFM_READ), &sfinfo, 1) else {
             let reason = String(cString: sf_strerror(nil))
@@ -67,6 +84,13 @@ public final class SndFileDecoder: Int16Decoding {
             }
         }
         handle = h
+        if raw != nil, rawOffset > 0 {
+            var offset = sf_count_t(rawOffset)
+            _ = sf_command(h, Int32(SFC_SET_RAW_START_OFFSET), &offset, Int32(MemoryLayout<sf_count_t>.size))
+            // libsndfile moves the file only when the frame position changes: step there and back.
+            _ = sf_seek(h, 1, SEEK_SET)
+            _ = sf_seek(h, 0, SEEK_SET)
+        }
         let major = sfinfo.format & Int32(SF_FORMAT_TYPEMASK)
         if Self.weaklyDetected.contains(major) {
             // libsndfile recognises these by a couple of bytes, so random data passes as audio.
@@ -99,6 +123,11 @@ public final class SndFileDecoder: Int16Decoding {
         if let detail = Self.headerLengthMismatch(h) {
             close()
             throw AudioError.truncated(path: path, detail: detail)
+        }
+        // libsndfile's log does not say it for every container (RF64 cut short): the header's own sizes.
+        if raw == nil, let layout = PCMLayout.read(path: path), layout.damage == .truncated {
+            close()
+            throw AudioError.truncated(path: path, detail: "header declares \(layout.declaredBytes ?? 0) bytes of audio, the file holds \(layout.presentBytes)")
         }
     }
 

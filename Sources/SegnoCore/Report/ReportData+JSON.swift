@@ -2,7 +2,7 @@ import Foundation
 
 extension ReportData {
     /// The table's columns, in the order of each row when `compact` (what the page embeds).
-    public static let columns = ["path", "title", "date", "duration", "loudness", "peak", "status", "class", "error", "outputs", "audio", "wave"]
+    public static let columns = ["path", "title", "date", "duration", "loudness", "peak", "status", "class", "error", "outputs", "audio", "wave", "salvaged"]
 
     /// The report as JSON. `compact` writes each recording as an array in `columns` order (and each
     /// output as `[stage, text, href]`): what the HTML page embeds, a third of the size of objects.
@@ -38,7 +38,7 @@ extension ReportData {
                     compact ? .array([.string(o.stage), .string(o.text), text(o.href)])
                         : .object([("stage", .string(o.stage)), ("path", .string(o.text)), ("href", text(o.href))])
                 }),
-                text(r.audio), text(r.wave),
+                text(r.audio), text(r.wave), text(r.salvaged),
             ]
             return compact ? .array(values) : .object(Array(zip(Self.columns, values)))
         })))

@@ -67,6 +67,9 @@ public struct ReportData: Sendable {
         public var audio: String?
         /// Base64 of min/max byte pairs (sample × 127 + 128) for the canvas; nil for none.
         public var wave: String?
+        /// What salvage recovered (`SalvageReport.json`) when the recording was processed from a
+        /// damaged file; nil when it was read whole.
+        public var salvaged: String? = nil
     }
 
     public var name: String
@@ -106,6 +109,7 @@ public struct ReportData: Sendable {
         var failures: [FailureRecord] = []
         let window = options.runId.flatMap { _ in runs.first.map { ($0.started, $0.finished ?? .infinity) } }
         let index = try store.loadAll()
+        let salvaged = Dictionary(try store.salvagedRecordings().map { ($0.path, $0.report) }) { a, _ in a }
         for path in index.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
             guard let rec = index[path] else { continue }
             let status = rec.status.rawValue
@@ -129,8 +133,10 @@ public struct ReportData: Sendable {
             } else if options.failedOnly {
                 continue
             }
-            recordings.append(recording(path: path, mtimeNs: rec.identity.mtimeNs, duration: duration, status: status, error: rec.error,
-                                        failureClass: failureClass, steps: own, spec: spec, reportDir: reportDir, columns: options.waveColumns))
+            var row = recording(path: path, mtimeNs: rec.identity.mtimeNs, duration: duration, status: status, error: rec.error,
+                                failureClass: failureClass, steps: own, spec: spec, reportDir: reportDir, columns: options.waveColumns)
+            row.salvaged = salvaged[path]
+            recordings.append(row)
         }
         return ReportData(name: spec.name, spec: spec.file, statePath: spec.statePath, outputRoot: spec.outputRoot, generated: Date(),
                           counts: counts, runs: runs, failures: failures, recordings: recordings)

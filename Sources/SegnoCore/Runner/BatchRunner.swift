@@ -80,6 +80,8 @@ public struct RecordingResult: Sendable {
     /// The failure's class when it failed.
     public var failureClass: FailureClass? = nil
     public var reasons: [String]
+    /// What salvage recovered and lost (`damaged: salvage`); nil when the recording was read whole.
+    public var salvaged: JSONValue? = nil
 }
 
 /// The outcome of a run.
@@ -470,6 +472,7 @@ public final class BatchRunner: Sendable {
         result.attempts = attempt
         result.duration = outcome.duration
         result.outputs = outcome.written
+        result.salvaged = outcome.salvage.map { $0.report.json(sampleRate: $0.sampleRate) }
         guard let cls = outcome.failureClass else {
             writer.submit(.done(path: plan.file.relativePath, identity: plan.file.identity, contentHash: outcome.contentHash,
                                 duration: outcome.duration, steps: Array(outcome.steps.values), recipes: outcome.recipes))
@@ -500,6 +503,9 @@ public final class BatchRunner: Sendable {
     /// Queues the fingerprints and the search entry a recording's pass produced, after its steps:
     /// a crash between the two leaves a step without its fingerprint row, which the planner reruns.
     private func submitArchive(_ outcome: RecordingOutcome, path: String, to writer: StateWriter) {
+        if outcome.decoded {
+            writer.submit(.salvaged(path: path, report: outcome.salvage.map { $0.report.json(sampleRate: $0.sampleRate).serialized() }))
+        }
         guard !outcome.fingerprints.isEmpty || outcome.catalog != nil else { return }
         writer.submit(.archived(path: path, fingerprints: outcome.fingerprints, catalog: outcome.catalog))
     }

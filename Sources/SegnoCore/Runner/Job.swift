@@ -61,7 +61,10 @@ public struct Job: Sendable {
             }
         }
         self.taps = taps
-        recipeFingerprint = Self.fingerprint((taps.map(\.fingerprint) + uploads.map(\.recipe)).joined(separator: "\n"))
+        // Salvage on (or another reference) retries recordings parked as damaged; off, the
+        // fingerprint is what it always was.
+        let salvage = spec.input.damaged == .salvage ? ["input.damaged salvage" + (spec.input.reference.map { " reference " + $0 } ?? "")] : []
+        recipeFingerprint = Self.fingerprint((taps.map(\.fingerprint) + uploads.map(\.recipe) + salvage).joined(separator: "\n"))
         // Name taps by kind in messages, or by identity when a kind appears twice.
         var counts: [String: Int] = [:]
         for t in taps { counts[t.config.name, default: 0] += 1 }

@@ -15,6 +15,10 @@ struct RecordingOutcome {
     var fingerprints: [String: AudioFingerprint] = [:]
     /// What `segno find` searches, once the source was opened.
     var catalog: CatalogEntry?
+    /// True once the source was decoded in this run (so `salvage` says what the last pass read).
+    var decoded = false
+    /// What salvaging recovered (`damaged: salvage`), with the source's rate; nil when read whole.
+    var salvage: (report: SalvageReport, sampleRate: Int)?
     /// The last attempt's failures: the stage that failed (nil for the whole recording) and why.
     var failures: [(stage: String?, error: any Error)] = []
 
@@ -150,6 +154,9 @@ struct RecordingJob {
             throw e.naming(file.relativePath)
         }
         outcome.duration = decoder.info.sampleRate > 0 ? Double(frames) / Double(decoder.info.sampleRate) : nil
+        outcome.decoded = true
+        outcome.salvage = decoder.salvage.map { ($0, decoder.info.sampleRate) }
+        if let s = outcome.salvage { onNote?("salvaged: \(s.report.summary(sampleRate: s.sampleRate))") }
         outcome.catalog = CatalogEntry(context: context, duration: outcome.duration)
         var spoken: [Int: String] = [:]  // transcribe taps' text, by index into Job.taps
         let now = Date().timeIntervalSince1970

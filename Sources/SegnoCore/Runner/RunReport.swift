@@ -30,6 +30,7 @@ public enum RunReport {
                 o.append(("outputs", .array(r.outputs.map { .string($0) })))
                 if let e = r.error { o.append(("error", .string(e))) }
                 if let c = r.failureClass { o.append(("class", .string(c.rawValue))) }
+                if let s = r.salvaged { o.append(("salvaged", s)) }
                 return .object(o)
             })),
             ("problems", .array(s.problems.map { .string($0) })),

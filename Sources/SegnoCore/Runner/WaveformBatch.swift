@@ -27,6 +27,8 @@ public struct WaveformBatch: Sendable {
     /// Waveform data inputs keep their own zoom (no zoom was asked for: audiowaveform converts
     /// .dat ↔ .json without resampling); false rescales them to `config.resolutions[0]`.
     public var keepsDataZoom = false
+    /// `--salvage`: damaged inputs are read for what they hold.
+    public var damaged: DamagedPolicy = .fail
     /// Inputs are MP3 decoded as audiowaveform decodes it (`AudiowaveformMP3Decoder`: libmad in
     /// the segno-decode helper), for the audiowaveform form; false uses segno's MP3 decoder.
     public var decodesMP3AsAudiowaveform = false
@@ -108,6 +110,8 @@ public struct WaveformBatch: Sendable {
         public var input: String
         public var outputs: [String]
         public var error: String?
+        /// One line saying what salvage recovered (`damaged: .salvage` on a damaged input).
+        public var salvaged: String? = nil
     }
 
     /// Expands folders (recursively, audio extensions, hidden files skipped) and keeps files as given.
@@ -217,7 +221,7 @@ public struct WaveformBatch: Sendable {
         }
         do {
             try checkTarget(out, input: input)
-            let source = FileSource(path: input)
+            let source = FileSource(path: input, damaged: damaged)
             var raw: SndFileDecoder.RawFormat?
             if case .raw(let r) = inputKind { raw = r }
             let open: () throws -> any AudioDecoder = {
@@ -241,7 +245,8 @@ public struct WaveformBatch: Sendable {
             }
             let produced = try ChainRecipe(items: [.tap(config, paths: paths)]).run(open: Self.passes(first: decoder, then: open),
                                                                                    context: context, isCancelled: { stop.isStopped }, progress: { _ in })
-            return Outcome(input: input, outputs: produced.flatMap { $0.map(\.path) }, error: nil)
+            return Outcome(input: input, outputs: produced.flatMap { $0.map(\.path) }, error: nil,
+                           salvaged: decoder.salvage.map { $0.summary(sampleRate: decoder.info.sampleRate) })
         } catch {
             return Outcome(input: input, outputs: [], error: "\(error)")
         }

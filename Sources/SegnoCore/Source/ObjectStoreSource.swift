@@ -88,7 +88,7 @@ public final class ObjectStoreSource: RecordingSource, @unchecked Sendable {
                 offset += Int64(data.count)
                 if data.isEmpty { break }
             }
-            return ScratchDecoder(try DecoderFactory.open(path: path), path: path)
+            return ScratchDecoder(try DecoderFactory.open(path: path, damaged: input.damaged), path: path)
         } catch {
             unlink(path)
             throw error
@@ -118,6 +118,8 @@ final class ScratchDecoder: AudioDecoder {
         self.path = path
     }
     var info: SourceInfo { inner.info }
+    var notes: [String] { inner.notes }
+    var salvage: SalvageReport? { inner.salvage }
     func read(into block: inout AudioBlock, maxFrames: Int) throws -> Int { try inner.read(into: &block, maxFrames: maxFrames) }
     func close() {
         inner.close()

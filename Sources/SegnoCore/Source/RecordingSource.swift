@@ -93,7 +93,7 @@ public struct FolderSource: RecordingSource {
         }
     }
 
-    public func open(_ file: ScannedFile) throws -> any AudioDecoder { try DecoderFactory.open(path: file.absolutePath) }
+    public func open(_ file: ScannedFile) throws -> any AudioDecoder { try DecoderFactory.open(path: file.absolutePath, damaged: input.damaged) }
 
     public func metadata(_ file: ScannedFile, pictures: Bool) -> RecordingMetadata {
         TagReader.read(path: file.absolutePath, pictures: pictures ? .load : .describe)
@@ -114,15 +114,18 @@ public struct FolderSource: RecordingSource {
 public struct FileSource: RecordingSource {
     /// The file as a recording, named by its last path component.
     public let file: ScannedFile
+    /// `--salvage`: a damaged file is read for what it holds instead of failing.
+    public let damaged: DamagedPolicy
 
-    public init(path: String) {
+    public init(path: String, damaged: DamagedPolicy = .fail) {
+        self.damaged = damaged
         let abs = URL(fileURLWithPath: path).standardizedFileURL.path
         file = ScannedFile(relativePath: (abs as NSString).lastPathComponent, absolutePath: abs,
                            identity: FileIdentity(size: 0, mtimeNs: 0, inode: 0))
     }
 
     public func scan() throws(RunError) -> ScanResult { ScanResult(files: [file]) }
-    public func open(_ file: ScannedFile) throws -> any AudioDecoder { try DecoderFactory.open(path: file.absolutePath) }
+    public func open(_ file: ScannedFile) throws -> any AudioDecoder { try DecoderFactory.open(path: file.absolutePath, damaged: damaged) }
     public func metadata(_ file: ScannedFile, pictures: Bool) -> RecordingMetadata {
         TagReader.read(path: file.absolutePath, pictures: pictures ? .load : .describe)
     }

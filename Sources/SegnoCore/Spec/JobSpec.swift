@@ -32,6 +32,12 @@ public struct JobSpec: Sendable {
         /// Stations to record (`input.streams` + `input.record`); nil for a plain folder. When set,
         /// `root` is the capture folder, which the run scans while it records.
         public var streams: StreamInput? = nil
+
+        /// `input.damaged`: fail a damaged recording (default) or process what salvage recovers.
+        public var damaged: DamagedPolicy = .fail
+        /// `input.reference`: absolute path of a healthy recording from the same recorder, whose
+        /// index settings rebuild a damaged MP4's missing index; nil without one.
+        public var reference: String? = nil
     }
 
     /// `input.settle` when the spec does not say: 10 s, so a file a recorder is still writing is

@@ -147,7 +147,7 @@ public enum SpecLoader {
     }
 
     static func parseInput(_ v: SpecValue, base: String) throws(SpecError) -> JobSpec.Input {
-        let o = try v.options(allowed: ["root", "streams", "record", "include", "exclude", "settle", "follow_links", "verify", "endpoint", "region"], required: [])
+        let o = try v.options(allowed: ["root", "streams", "record", "include", "exclude", "settle", "follow_links", "verify", "endpoint", "region", "damaged", "reference"], required: [])
         // `root` (a folder, or objects under s3://bucket/prefix/) and `streams` (stations recorded
         // into record.capture) are alternatives.
         let streams: JobSpec.StreamInput?
@@ -188,7 +188,16 @@ public enum SpecLoader {
             }
             return out
         }
-        return JobSpec.Input(
+        var reference: String? = nil
+        if let r = o["reference"] {
+            let path = absolute(try r.string(), base: base)
+            var st = stat()
+            guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
+                throw r.error("\"\(path)\" is not a file: input.reference names a healthy recording from the same recorder")
+            }
+            reference = path
+        }
+        var input = JobSpec.Input(
             root: root,
             include: try globs("include", JobSpec.defaultInclude),
             exclude: try globs("exclude", JobSpec.defaultExclude),
@@ -197,6 +206,9 @@ public enum SpecLoader {
             followLinks: try o["follow_links"]?.bool() ?? false,
             verify: try o["verify"]?.choice(JobSpec.Verify.self) ?? .metadata,
             endpoint: endpoint, region: try o["region"]?.string(), streams: streams)
+        input.damaged = try o["damaged"]?.choice(DamagedPolicy.self) ?? .fail
+        input.reference = reference
+        return input
     }
 
     /// Refuses a layout in which the job's own outputs would be scanned as recordings: output.root

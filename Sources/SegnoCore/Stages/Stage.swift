@@ -167,6 +167,13 @@ public protocol Tap: AnyObject {
     func finish() throws -> [ProducedFile]
     /// Called instead of `finish` when the recording fails or is interrupted: leaves nothing behind.
     func abandon()
+    /// Called once after the last block and before `finish` when the source was salvaged
+    /// (`damaged: salvage` and the decoder recovered a damaged file): what was lost, where, why.
+    func sourceSalvaged(_ report: SalvageReport, sampleRate: Int)
+}
+
+extension Tap {
+    public func sourceSalvaged(_ report: SalvageReport, sampleRate: Int) {}
 }
 
 /// A tap that can also observe the source's int16 samples directly (see `Int16Decoding`). When

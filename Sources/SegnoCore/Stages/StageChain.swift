@@ -72,6 +72,9 @@ public final class StageChain {
                     progress(total)
                 }
             }
+            if let report = decoder.salvage {
+                for case .tap(let t) in elements { t.sourceSalvaged(report, sampleRate: decoder.info.sampleRate) }
+            }
             // Drain in order: element i's tail flows through i+1…; a tap finishes once
             // everything upstream of it has been flushed.
             var produced: [Result<[ProducedFile], any Error>] = []

@@ -39,6 +39,8 @@ public protocol StateBackend: AnyObject, Sendable, MultipartProgressStore {
     // What `status` shows.
     func statusCounts() throws -> [String: Int]
     func failures() throws -> [FailureRecord]
+    /// Recordings processed from what salvage recovered, sorted by path.
+    func salvagedRecordings() throws -> [SalvagedRecord]
     func recentRuns(limit: Int) throws -> [RunRecord]
     func recentlyPruned(limit: Int) throws -> [(path: String, runId: Int64, at: Double)]
     /// The run with this id (`report --run N`); nil when the store has none.
@@ -173,6 +175,7 @@ public final class MemoryStateLocation: StateLocation, @unchecked Sendable {
         func multipartStarted(before date: Date) throws -> [(MultipartUploadKey, MultipartProgress)] { try inner.multipartStarted(before: date) }
         func statusCounts() throws -> [String: Int] { try inner.statusCounts() }
         func failures() throws -> [FailureRecord] { try inner.failures() }
+        func salvagedRecordings() throws -> [SalvagedRecord] { try inner.salvagedRecordings() }
         func recentRuns(limit: Int) throws -> [RunRecord] { try inner.recentRuns(limit: limit) }
         func recentlyPruned(limit: Int) throws -> [(path: String, runId: Int64, at: Double)] { try inner.recentlyPruned(limit: limit) }
         func run(id: Int64) throws -> RunRecord? { try inner.run(id: id) }

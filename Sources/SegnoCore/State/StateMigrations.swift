@@ -152,6 +152,16 @@ enum StateMigrations {
                 INSERT INTO catalog_fts (catalog_fts) VALUES ('rebuild');
                 """)
         }
+        m.registerMigration("v8: salvaged recordings") { db in
+            // A recording processed from what salvage recovered: what was lost, where, why (JSON).
+            try db.execute(sql: """
+                CREATE TABLE salvaged (
+                  recording_id INTEGER PRIMARY KEY REFERENCES recording(id) ON DELETE CASCADE,
+                  report TEXT NOT NULL,               -- {"frames_lost":…,"at":…,"frames":…,"method":…,"causes":[…]}
+                  at REAL NOT NULL                    -- seconds since 1970
+                )
+                """)
+        }
         return m
     }
 }

@@ -137,13 +137,26 @@ public enum StateUpdate: Sendable {
     /// What a pass learnt for the archive: fingerprints by tap identity, and the search entry.
     /// Follows the recording's `done` or `failed` update.
     case archived(path: String, fingerprints: [String: AudioFingerprint], catalog: CatalogEntry?)
+    /// What salvaging a damaged recording recovered (`SalvageReport.json`), or nil when its last
+    /// pass read it whole (a previous report is removed). Follows the recording's `done` or `failed`.
+    case salvaged(path: String, report: String?)
+}
+
+/// A recording processed from what salvage recovered (`damaged: salvage`), as the state keeps it.
+public struct SalvagedRecord: Sendable, Equatable {
+    /// Relative to input.root.
+    public var path: String
+    /// `SalvageReport.json`: `{"frames_lost":…,"at":…,"frames":…,"method":…,"causes":[…]}`.
+    public var report: String
+    /// Seconds since 1970.
+    public var at: Double
 }
 
 extension StateUpdate {
     /// The recording the update is about (relative to input.root).
     public var path: String? {
         switch self {
-        case .done(let p, _, _, _, _, _), .failed(let p, _, _, _, _, _, _, _), .touched(let p, _), .archived(let p, _, _): return p
+        case .done(let p, _, _, _, _, _), .failed(let p, _, _, _, _, _, _, _), .touched(let p, _), .archived(let p, _, _), .salvaged(let p, _): return p
         }
     }
 }

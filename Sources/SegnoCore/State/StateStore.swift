@@ -144,6 +144,14 @@ public final class StateStore: Sendable {
                     try touchSteps.execute(arguments: [id.key, path])
                 case let .archived(path, fingerprints, catalog):
                     try Self.applyArchive(db, path: path, fingerprints: fingerprints, catalog: catalog)
+                case let .salvaged(path, report):
+                    if let report {
+                        try db.execute(sql: """
+                            INSERT OR REPLACE INTO salvaged (recording_id, report, at) SELECT id, ?, ? FROM recording WHERE path = ?
+                            """, arguments: [report, now, path])
+                    } else {
+                        try db.execute(sql: "DELETE FROM salvaged WHERE recording_id = (SELECT id FROM recording WHERE path = ?)", arguments: [path])
+                    }
                 }
             }
         }
@@ -228,6 +236,14 @@ public final class StateStore: Sendable {
                              arguments: [RecordingStatus.done.rawValue]).map {
                 FailureRecord(path: $0[0], error: $0[1], attempts: $0[2], at: $0[3], status: RecordingStatus(rawValue: $0[4]) ?? .failed,
                               failureClass: ($0[5] as String?).flatMap(FailureClass.init(rawValue:)) ?? .environment)
+            }
+        }
+    }
+
+    public func salvagedRecordings() throws -> [SalvagedRecord] {
+        try db.read { db in
+            try Row.fetchAll(db, sql: "SELECT r.path, s.report, s.at FROM salvaged s JOIN recording r ON r.id = s.recording_id ORDER BY r.path").map {
+                SalvagedRecord(path: $0[0], report: $0[1], at: $0[2])
             }
         }
     }

@@ -40,6 +40,8 @@ final class MetadataTap: Tap {
     /// EBU R128 integrated loudness and true peak, for the sidecar and the state's values (the
     /// report); nil when libebur128 cannot measure this format.
     var meter: UnsafeMutablePointer<ebur128_state>?
+    /// What salvage recovered of a damaged source (`damaged: salvage`), in the source's rate.
+    var salvaged: (report: SalvageReport, sampleRate: Int)?
 
     init(path: String, levels: Int, context: RecordingContext) {
         self.path = path
@@ -156,6 +158,11 @@ final class MetadataTap: Tap {
             })))
             if let gaps = context.source?.tags?["gaps"] { fields.append(("gaps", .string(gaps))) }
         }
+        if let salvaged {
+            // `salvaged: { frames_lost, at, frames, method, causes }`: the recording was processed
+            // from what salvage recovered; frames in the source's rate, `at` in seconds.
+            fields.append(("salvaged", salvaged.report.json(sampleRate: salvaged.sampleRate)))
+        }
         if levels > 0 {
             fields.append(("levels", .array(levelValues.map { JSONValue.rounded(Double($0), places: 4) })))
             fields.append(("levels_encoded", .string(encoded)))
@@ -167,10 +174,13 @@ final class MetadataTap: Tap {
         if rms > 0 { values["rms_dbfs"] = String(format: "%.2f", 20 * log10(rms)) }
         if hasLoudness { values["loudness_lufs"] = String(format: "%.2f", lufs) }
         if truePeak > 0 { values["true_peak_dbtp"] = String(format: "%.2f", 20 * log10(truePeak)) }
+        if let salvaged { values["salvaged_frames_lost"] = String(salvaged.report.framesLost) }
         return [ProducedFile(stage: "metadata", path: path, values: values)]
     }
 
     func abandon() {}
+
+    func sourceSalvaged(_ report: SalvageReport, sampleRate: Int) { salvaged = (report, sampleRate) }
 }
 
 extension MetadataConfig {

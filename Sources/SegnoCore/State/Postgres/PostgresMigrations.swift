@@ -81,6 +81,13 @@ enum PostgresMigrations {
             END $$
             """,
         ]),
+        ("pg5: salvaged recordings (SQLite's v8)", [
+            """
+            CREATE TABLE salvaged (
+              recording_id BIGINT PRIMARY KEY REFERENCES recording(id) ON DELETE CASCADE,
+              report TEXT NOT NULL, at DOUBLE PRECISION NOT NULL)
+            """,
+        ]),
     ]
 
     /// Applies what is missing, under `pg_advisory_lock`. Called when a worker opens the store.

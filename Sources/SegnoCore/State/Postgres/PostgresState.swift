@@ -140,14 +140,17 @@ public final class PostgresState: StateBackend {
     public func apply(_ updates: [StateUpdate]) throws {
         var results: [StateUpdate] = []
         var touched: [(String, FileIdentity)] = []
+        var salvaged: [(path: String, report: String?)] = []
         var archived: [(path: String, fingerprints: [String: AudioFingerprint], catalog: CatalogEntry?)] = []
         for u in updates {
             switch u {
             case .done, .failed: results.append(u)
             case let .touched(path, id): touched.append((path, id))
+            case let .salvaged(path, report): salvaged.append((path, report))
             case let .archived(path, fingerprints, catalog): archived.append((path, fingerprints, catalog))
             }
         }
+
         let now = String(Date().timeIntervalSince1970)
         // One statement may not change a row twice: a path seen again starts a new statement.
         var chunk: [StateUpdate] = []
@@ -178,6 +181,7 @@ public final class PostgresState: StateBackend {
                           PGArray.numbers(touched.map { $0.1.inode }), PGArray.text(touched.map { $0.1.key }), now])
             }
         }
+        if !salvaged.isEmpty { try writeSalvaged(salvaged, now: Date().timeIntervalSince1970) }
         if !archived.isEmpty { try writeArchive(archived) }
     }
 
@@ -251,6 +255,28 @@ public final class PostgresState: StateBackend {
                       PGArray.text(steps.map(\.1.source)), PGArray.text(steps.map(\.1.output)), PGArray.text(steps.map { FileHash.hex($0.1.outputHash) }),
                       PGArray.numbers(steps.map(\.1.outputSize)), PGArray.numbers(steps.map(\.1.finishedAt)), PGArray.text(steps.map(\.1.detail)),
                       now, PGArray.text(recipeList.map(\.key)), PGArray.text(recipeList.map(\.value))])
+        }
+    }
+
+    /// Records (or, for nil, removes) what salvage recovered of recordings whose results are written.
+    func writeSalvaged(_ entries: [(path: String, report: String?)], now: Double) throws {
+        let kept = entries.filter { $0.report != nil }, cleared = entries.filter { $0.report == nil }
+        try pool.with { conn in
+            try conn.exec("""
+                WITH gone AS (DELETE FROM salvaged WHERE recording_id IN (SELECT id FROM recording WHERE path = ANY($1::text[])))
+                INSERT INTO salvaged (recording_id, report, at)
+                SELECT r.id, u.report, $4::float8 FROM unnest($2::text[], $3::text[]) AS u(path, report) JOIN recording r ON r.path = u.path
+                ON CONFLICT (recording_id) DO UPDATE SET report = excluded.report, at = excluded.at
+                """, [PGArray.text(cleared.map(\.path)), PGArray.text(kept.map(\.path)), PGArray.text(kept.map(\.report)), String(now)])
+        }
+    }
+
+    public func salvagedRecordings() throws -> [SalvagedRecord] {
+        try pool.with { conn in
+            try conn.exec("SELECT r.path, s.report, s.at FROM salvaged s JOIN recording r ON r.id = s.recording_id ORDER BY r.path").compactMap { row in
+                guard let path = row[0], let report = row[1] else { return nil }
+                return SalvagedRecord(path: path, report: report, at: row[2].flatMap(Double.init) ?? 0)
+            }
         }
     }
 

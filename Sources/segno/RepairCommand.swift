@@ -1,0 +1,42 @@
+import ArgumentParser
+import Foundation
+import SegnoCore
+
+/// `segno repair`: rebuilds the lost index of MP4/M4A/MOV/3GP recordings (a recorder that died
+/// before writing `moov`) into new, playable files; the damaged files are only read.
+struct RepairCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "repair",
+        abstract: "Rebuild the lost index of damaged MP4/M4A/MOV/3GP recordings into new playable files (same codec, no re-encoding).")
+
+    @Argument(help: "Damaged recordings (never changed).") var damaged: [String]
+    @Option(help: "A healthy recording from the same recorder: its codec settings rebuild the index (without it, AAC-LC 44.1/48 kHz mono/stereo are tried).") var reference: String?
+    @Option(name: [.short, .customLong("output")], help: "Output file (one damaged file only).") var output: String?
+    @Option(help: "Folder for the repaired files (default: beside each, named STEM.repaired.EXT).") var outDir: String?
+    @Flag(help: "Replace an output file even when segno did not write it.") var overwrite = false
+
+    func validate() throws {
+        if output != nil && outDir != nil { throw ValidationError("give -o OUT or --out-dir DIR, not both") }
+        if output != nil && damaged.count > 1 { throw ValidationError("-o names one output; use --out-dir DIR for several damaged files") }
+    }
+
+    func run() throws {
+        defer { DecodeHelperPool.shutdownAll() }
+        var failed = 0
+        for path in damaged {
+            let name = (path as NSString).lastPathComponent
+            let ext = (name as NSString).pathExtension
+            let repairedName = (name as NSString).deletingPathExtension + ".repaired" + (ext.isEmpty ? ".m4a" : "." + ext)
+            let target = output ?? outDir.map { ($0 as NSString).appendingPathComponent(repairedName) }
+                ?? ((path as NSString).deletingLastPathComponent as NSString).appendingPathComponent(repairedName)
+            do {
+                let outcome = try MP4Repair.repair(input: path, reference: reference, output: target, overwrite: overwrite)
+                printOut(outcome.summary(input: path) + " → " + AudioError.quoted(target))
+            } catch {
+                failed += 1
+                printError("segno: \(error)")
+            }
+        }
+        if failed > 0 { throw Exit.failures }
+    }
+}
