@@ -97,6 +97,8 @@ public struct RunSummary: Sendable {
     public var knownFailures = 0
     public var interrupted = 0
     public var settling = 0
+    /// The settling recordings' relative paths (sorted), for `--explain`.
+    public var settlingPaths: [String] = []
     public var notStarted = 0
     /// Recordings whose sources disappeared and whose outputs and uploads were deleted (`prune`).
     public var pruned: [String] = []
@@ -238,6 +240,7 @@ public final class BatchRunner: Sendable {
         var summary = RunSummary()
         summary.scanned = scan.files.count
         summary.settling = scan.settling
+        summary.settlingPaths = scan.settlingPaths.sorted()
         summary.problems = scan.problems.map(\.description)
         summary.ownOutputs = plan.ownOutputs
         summary.planned = plan.work.count + plan.refused.count
