@@ -18,7 +18,7 @@ struct ConvertCommand: ParsableCommand {
     @Option(help: "High-pass corner in Hz (Butterworth, order 2).") var highpass: Double?
     @Option(help: "Low-pass corner in Hz (Butterworth, order 2).") var lowpass: Double?
     @Option(help: ArgumentHelp("EQ bands \"type:freq:bandwidth:gain,…\" in AVAudioUnitEQ's types (parametric, lowShelf, highShelf, …).", valueName: "bands")) var eq: String?
-    @Option(parsing: .unconditional, help: ArgumentHelp("Normalise to loudness (-16LUFS, true peak ≤ -1 dBTP) or sample peak (-1dBFS).", valueName: "target")) var normalize: String?
+    @Option(parsing: .unconditional, help: ArgumentHelp("Normalise to loudness (-16 or -16LUFS, true peak ≤ -1 dBTP) or sample peak (-1dBFS).", valueName: "target")) var normalize: String?
     @Option(parsing: .unconditional, help: "Pitch shift in semitones, −24…24 (duration kept).") var pitch: Double?
     @Option(help: "Tempo factor 0.25…4 without changing pitch.") var tempo: Double?
     @Option(help: "Output format: wav, aiff, caf, flac, ogg, opus, mp3, w64, rf64, aac, alac (default: from OUT's extension; .m4a is aac). aac and alac are written through the ffmpeg program.") var format: String?
@@ -43,7 +43,7 @@ struct ConvertCommand: ParsableCommand {
         if let f = highpass, !(f > 0) { throw ValidationError("--highpass must be above 0 Hz") }
         if let f = lowpass, !(f > 0) { throw ValidationError("--lowpass must be above 0 Hz") }
         if let eq { do { _ = try EQConfig.parse(bands: eq) } catch { throw ValidationError(error.message) } }
-        if let n = normalize, Self.normalizeTarget(n) == nil { throw ValidationError("--normalize takes -16LUFS (loudness) or -1dBFS (sample peak)") }
+        if let n = normalize, Self.normalizeTarget(n) == nil { throw ValidationError("--normalize takes -16 or -16LUFS (loudness) or -1dBFS (sample peak)") }
         if let p = pitch, !PitchConfig.semitoneRange.contains(p) { throw ValidationError("--pitch must be −24…24 semitones") }
         if let t = tempo, !PitchConfig.tempoRange.contains(t) { throw ValidationError("--tempo must be 0.25…4") }
         if let q = encodeQuality, !(0...1).contains(q) { throw ValidationError("--encode-quality must be 0…1") }
@@ -78,6 +78,18 @@ struct ConvertCommand: ParsableCommand {
         if input == "-", let spool {
             input = spool + "/stdin"
             do { try Self.copy(from: 0, toFile: input) } catch { printError("segno: reading standard input: \(error)"); throw Exit.failures }
+        }
+        // Opus is coded at 8, 12, 16, 24 or 48 kHz: another source rate is resampled to 48 kHz, as
+        // opusenc and ffmpeg do, and said once (libsndfile would refuse the rate).
+        let resolved = format.flatMap { OutputFormat(rawValue: $0.lowercased()) } ?? OutputFormat(extensionOf: self.output)
+        if rate == nil, resolved == .opus, let allowed = OutputFormat.opus.allowedRates,
+           let source = try? DecoderFactory.open(path: input) {
+            let from = source.info.sampleRate
+            source.close()
+            if !allowed.contains(from) {
+                transforms.append(ResampleConfig(rate: 48000, quality: ResampleConfig.Quality(rawValue: quality)!))
+                printError("segno: note: Opus is coded at 48000 Hz; resampling from \(from) Hz (--rate 8000, 12000, 16000 or 24000 chooses another)")
+            }
         }
         var output = self.output
         if output == "-", let spool, let f = format.flatMap({ OutputFormat(rawValue: $0.lowercased()) }) {
@@ -184,6 +196,8 @@ extension ConvertCommand {
     /// "-16LUFS" → loudness −16 (true peak −1 dBTP); "-1dBFS" → sample peak −1.
     static func normalizeTarget(_ text: String) -> NormalizeConfig.Target? {
         let t = text.lowercased().replacingOccurrences(of: " ", with: "")
+        // A bare number is loudness, as in ffmpeg's loudnorm (I=-16) and the spec's `normalize: -16`.
+        if let v = Double(t), NormalizeConfig.loudnessRange.contains(v) { return .loudness(lufs: v, truePeak: -1) }
         if t.hasSuffix("lufs"), let v = Double(t.dropLast(4)), NormalizeConfig.loudnessRange.contains(v) { return .loudness(lufs: v, truePeak: -1) }
         if t.hasSuffix("dbfs"), let v = Double(t.dropLast(4)), NormalizeConfig.peakRange.contains(v) { return .peak(dbfs: v) }
         return nil

@@ -49,7 +49,7 @@ struct RunFlags: ParsableArguments {
         if let f = force { o.force = f == "all" || f.isEmpty ? .all : .stage(f) }
         o.maxTime = maxTime.flatMap(parseDuration)
         o.retryOnly = retryOnly
-        o.progress = ProgressPrinter.mode(quiet: quiet)
+        o.observer = TerminalProgress(mode: TerminalProgress.mode(quiet: quiet))
         o.shard = shard.flatMap(Shard.init)
         return o
     }
@@ -155,10 +155,13 @@ func runJob(spec path: String, flags: RunFlags, retryOnly: Bool, watchRescan: Do
         // Each line is written whole (one write per line, so cron logs interleave by line) and
         // with control characters escaped, whatever a reason or message carries.
         for line in summary.plan { printOut(AudioError.quoted(line)) }
-        printOut("dry run: \(summary.planned) to run, \(summary.skipped) up to date, \(summary.knownFailures) known failures (segno retry), \(summary.settling) still settling, \(summary.pruned.count) to prune")
+        printOut("dry run: \(summary.planned) to run, \(summary.skipped) up to date, \(summary.knownFailures) known failures (segno retry), \(settlingNote(summary.settling, settle: spec.input.settle)), \(summary.pruned.count) to prune")
         return
     }
-    if flags.explain { for line in summary.plan { printOut(AudioError.quoted(line)) } }
+    if flags.explain {
+        for line in summary.plan { printOut(AudioError.quoted(line)) }
+        for p in summary.settlingPaths { printOut(AudioError.quoted("\(p): settling: modified in the last \(secondsText(spec.input.settle)) (input.settle); the next run takes it")) }
+    }
     var code: Int32 = summary.failed > 0 || !summary.captureFailures.isEmpty ? 1 : 0
     switch summary.stop {
     case .signal(let s): code = s == SIGTERM ? 143 : 130
@@ -172,7 +175,7 @@ func runJob(spec path: String, flags: RunFlags, retryOnly: Bool, watchRescan: Do
             line = "\(summary.done) done, \(summary.failed) failed, \(summary.skipped) up to date"
         }
         if summary.knownFailures > 0 { line += ", \(summary.knownFailures) known failures (segno status --failed; segno retry)" }
-        if summary.settling > 0 { line += ", \(summary.settling) still settling" }
+        if summary.settling > 0 { line += ", " + settlingNote(summary.settling, settle: spec.input.settle) }
         if !summary.pruned.isEmpty { line += ", \(summary.pruned.count) pruned" }
         switch summary.stop {
         case .signal: line += "; interrupted, \(summary.notStarted + summary.interrupted) left for the next run"
@@ -192,4 +195,18 @@ func runJob(spec path: String, flags: RunFlags, retryOnly: Bool, watchRescan: Do
         }
     }
     if code != 0 { throw ExitCode(code) }
+}
+
+/// "1 still settling (modified in the last 10 s; input.settle sets how long)": why a recording
+/// was left, and the key that changes it.
+func settlingNote(_ count: Int, settle: Double) -> String {
+    "\(count) still settling (modified in the last \(secondsText(settle)); input.settle sets how long)"
+}
+
+/// 10 → "10 s", 90 → "1 min 30 s", 3600 → "1 h", 0.5 → "0.5 s".
+func secondsText(_ s: Double) -> String {
+    if s < 60 { return s == s.rounded() ? "\(Int(s)) s" : "\(s) s" }
+    if Int(s) % 3600 == 0 { return "\(Int(s) / 3600) h" }
+    let m = Int(s) / 60, r = Int(s) % 60
+    return r == 0 ? "\(m) min" : "\(m) min \(r) s"
 }

@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import Logging
 import SegnoCore
@@ -59,7 +60,22 @@ enum Main {
         var args = Array(CommandLine.arguments.dropFirst())
         // Only options before a `--` terminator; after it, "--force" could be a file name.
         let end = args.firstIndex(of: "--") ?? args.count
-        for i in 0..<end where args[i] == "--force" { args[i] = "--force=all" }
+        // `--force waveform` is `--force=waveform` when the next word names a stage that can be
+        // forced (and is not a file: `--force spec.yaml` forces all).
+        let forcible = StageRegistry.tapKinds.union(["upload", "prune", "all"])
+        var i = 0, last = end
+        while i < last {
+            if args[i] == "--force" {
+                if i + 1 < last, forcible.contains(args[i + 1]), !FileManager.default.fileExists(atPath: args[i + 1]) {
+                    args[i] = "--force=" + args[i + 1]
+                    args.remove(at: i + 1)
+                    last -= 1
+                } else {
+                    args[i] = "--force=all"
+                }
+            }
+            i += 1
+        }
         do {
             var command = try SegnoCommand.parseAsRoot(args)
             defer { DecodeHelperPool.shutdownAll() }

@@ -12,9 +12,15 @@ struct ValidateCommand: ParsableCommand {
     func run() throws {
         do {
             let s = try SpecLoader.load(path: spec)
+            if let problem = s.inputRootProblem() {
+                printError("segno: \(spec): \(problem)")
+                throw Exit.usage
+            }
             printOut(PlanPrinter.describe(s))
             // Warnings do not fail validation (exit 0): the spec runs, it may just not do what was meant.
             for w in PlanPrinter.warnings(s) { printError(w) }
+        } catch let e as ExitCode {
+            throw e
         } catch {
             printError("segno: \(error)")
             throw Exit.usage

@@ -334,10 +334,11 @@ import Testing
 
     @Test func convertToOpusAt44100SaysToResample() throws {
         let input = try Audio.writeSine(to: dir["in.wav"], frames: 4410)
+        // As opusenc and ffmpeg: resampled to 48 kHz, said once, naming --rate (issue 22).
         let r = try CLI.segno(["convert", input, dir["out.opus"]])
-        #expect(r.status == 1)
-        #expect(r.stderr.contains("44100 Hz") && r.stderr.contains("add --rate"), "convert names its flag: \(r.stderr)")
-        #expect(dir.contents() == ["in.wav"])
+        #expect(r.status == 0)
+        #expect(r.stderr.contains("44100 Hz") && r.stderr.contains("--rate"), "convert names its flag: \(r.stderr)")
+        #expect(try CLI.segno(["info", dir["out.opus"]]).stdout.contains("48000 Hz"))
         let ok = try CLI.segno(["convert", input, dir["out.opus"], "--rate", "48000"])
         #expect(ok.status == 0, "\(ok.stderr)")
         #expect(try CLI.segno(["info", dir["out.opus"]]).stdout.contains("48000 Hz"))

@@ -345,7 +345,7 @@ import Testing
         for bogus in ["bogus", "mix"] {
             let refused = try ws.segno(["run", "spec.yaml", "--force=\(bogus)"])
             #expect(refused.exited(2))
-            #expect(refused.stderr.contains("encode, fingerprint, metadata, prune, upload, waveform"), "\(refused.stderr)")
+            #expect(refused.stderr.contains("cuts, encode, fingerprint, metadata, prune, transcribe, upload, waveform"), "\(refused.stderr)")
         }
     }
 
@@ -381,7 +381,7 @@ import Testing
         RunWorkspace.setModified(ws["in/" + inputs[0]], seconds: Int(Date().timeIntervalSince1970) - 7200)
         let r = try ws.segno(["run", "spec.yaml"])
         #expect(r.exited(0))
-        #expect(r.stdout.contains("1 done, 0 failed, 0 up to date, 2 still settling"), "\(r.stdout)")
+        #expect(r.stdout.contains("1 done, 0 failed, 0 up to date, 2 still settling (modified in the last 1 h; input.settle sets how long)"), "\(r.stdout)")
         #expect(Self.finishedFiles(ws["out"]) == 2)
     }
 

@@ -4,7 +4,8 @@ import Testing
 /// pipelines/spoken-memos.yaml on its bundled LibriVox sample, then `segno find` by a spoken word:
 /// the memo is found with the time the word was said, inside the utterance that holds it (whose
 /// place in the sample is known from how the sample was made, pipelines/spoken/README.md); the
-/// word stays findable when a later run redoes another tap but not the transcript.
+/// word stays findable when a later run redoes another tap but not the transcript; the HTML
+/// report (in headless Chromium) lists the transcript and a click on a line seeks the source's player.
 @Suite struct SpokenFindTests {
     static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
@@ -39,6 +40,16 @@ import Testing
             #expect(try CLI.run(segno, ["find", spec, "dentist"], environment: env).stdout.contains("no recordings match"))
         }
         try check("first run")
+        // The HTML report shows the transcript; a click on a line seeks the source's player to it.
+        let report = try CLI.run(segno, ["report", spec, "-o", dir["report.html"]], environment: env)
+        #expect(report.status == 0, "\(report.stderr)")
+        let page = try Chromium.load(dir["report.html"])
+        let transcript = try RunWorkspace.json(String(contentsOfFile: dir["out/austen memo.json"], encoding: .utf8))
+        let segments = transcript["segments"] as? [[String: Any]] ?? []
+        #expect(page.check["cues"] as? Int == segments.count && !segments.isEmpty, "\(page.check)")
+        let seek = page.check["seek"] as? [Any]
+        #expect((seek?.first as? String)?.hasSuffix("pipelines/spoken/austen%20memo.flac") == true, "\(String(describing: seek))")
+        #expect((seek?.last as? NSNumber)?.doubleValue == (segments.last?["start"] as? NSNumber)?.doubleValue)
         let again = try CLI.run(segno, ["run", spec, "--force=encode"], environment: env)
         #expect(again.status == 0, "\(again.stderr)")
         try check("after a run that redid encode only")

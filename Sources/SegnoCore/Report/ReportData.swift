@@ -70,6 +70,10 @@ public struct ReportData: Sendable {
         /// What salvage recovered (`SalvageReport.json`) when the recording was processed from a
         /// damaged file; nil when it was read whole.
         public var salvaged: String? = nil
+        /// The `transcribe` tap's segments (start in seconds, text); empty when none.
+        public var transcript: [(start: Double, text: String)] = []
+        /// Relative link of the audio the transcript's times refer to (the source for `from: source`).
+        public var transcriptAudio: String?
     }
 
     public var name: String
@@ -149,6 +153,8 @@ public struct ReportData: Sendable {
         var values: [String: String] = [:]
         var wave: String?
         var waveJSON: String?
+        var transcriptJSON: String?
+        var transcriptFromSource = false
         for s in steps {
             let identity = StepIdentity(stored: s.stage)
             let state = StepState(stage: s.stage, fingerprint: "", source: "", output: s.output, outputHash: Data(), outputSize: 0, finishedAt: s.finished, detail: s.detail)
@@ -164,6 +170,10 @@ public struct ReportData: Sendable {
                     let abs = spec.outputRoot + "/" + rel
                     outputs.append(Output(stage: identity.kind, text: rel, href: relativeLink(from: reportDir, to: abs)))
                     if identity.kind == "waveform", waveJSON == nil, rel.lowercased().hasSuffix(".json") { waveJSON = abs }
+                    if identity.kind == "transcribe", transcriptJSON == nil, rel.hasSuffix(".json") {
+                        transcriptJSON = abs
+                        transcriptFromSource = state.values["from"] == "source"
+                    }
                 }
             }
         }
@@ -177,11 +187,27 @@ public struct ReportData: Sendable {
             audioHref = relativeLink(from: reportDir, to: spec.input.root + "/" + path)
         }
         let stem = RecordingContext(sourcePath: path, relativePath: path, modified: Date(), outputRoot: "").stem
-        return Recording(path: path, title: values["title"].flatMap { $0.isEmpty ? nil : $0 } ?? stem,
+        let sourceAudio = playable.contains((path as NSString).pathExtension.lowercased())
+            ? relativeLink(from: reportDir, to: spec.input.root + "/" + path) : nil
+        var recording = Recording(path: path, title: values["title"].flatMap { $0.isEmpty ? nil : $0 } ?? stem,
                          date: values["recorded"] ?? RecordingContext.isoDateTime(Date(timeIntervalSince1970: Double(mtimeNs) / 1e9)),
                          duration: duration ?? values["duration"].flatMap(Double.init),
                          loudness: values["loudness_lufs"].flatMap(Double.init), peak: values["peak_dbfs"].flatMap(Double.init),
                          status: status, failureClass: failureClass, error: error, outputs: outputs, audio: audioHref, wave: wave)
+        if let file = transcriptJSON {
+            recording.transcript = Self.transcriptSegments(file)
+            recording.transcriptAudio = transcriptFromSource ? sourceAudio : audioHref
+        }
+        return recording
+    }
+
+    /// The segments of a transcript JSON (`transcribe`), at most 1 MB of it; empty when unreadable.
+    static func transcriptSegments(_ path: String) -> [(start: Double, text: String)] {
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int), size <= 1 << 20,
+              let data = FileManager.default.contents(atPath: path),
+              let o = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let segments = o["segments"] as? [[String: Any]] else { return [] }
+        return segments.map { ((($0["start"] as? NSNumber)?.doubleValue ?? 0), $0["text"] as? String ?? "") }
     }
 
     /// `target` (absolute) as a link relative to the folder `from` (absolute), each part

@@ -85,6 +85,9 @@ public enum ReportPage {
     .badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; border: 1px solid currentColor; white-space: nowrap; }
     .badge.done { color: var(--ok); } .badge.failed, .badge.failures { color: var(--bad); } .badge.partial, .badge.interrupted, .badge.time-up, .badge.killed { color: var(--warn); }
     .outputs { max-width: 260px; }
+    details.transcript { font-size: 12px; max-width: 420px; }
+    details.transcript .cue { cursor: pointer; padding: 1px 0; }
+    details.transcript .cue:hover { text-decoration: underline; }
     .outputs a { display: inline-block; margin: 0 4px 3px 0; padding: 0 6px; font-size: 12px; color: var(--wave); text-decoration: none; border: 1px solid var(--line); border-radius: 4px; }
     .outputs a.up { color: var(--muted); }
     td.date { white-space: nowrap; }
@@ -227,7 +230,26 @@ public enum ReportPage {
           if (r[C.wave]) { var cv = el('canvas', { 'class': 'wave', 'width': 240, 'height': 44, 'aria-label': 'waveform' }); w.appendChild(cv); drawWave(cv, r[C.wave]); }
           else w.appendChild(el('span', { 'class': 'muted' }, '–'));
           tr.appendChild(w);
-          var t = td(); t.appendChild(el('div', null, r[C.title])); t.appendChild(el('div', { 'class': 'path' }, r[C.path])); tr.appendChild(t);
+          var t = td(); t.appendChild(el('div', null, r[C.title])); t.appendChild(el('div', { 'class': 'path' }, r[C.path]));
+          // The transcript: a click on a line plays the audio its times refer to from that time.
+          if (r[C.transcript] && r[C.transcript].length) {
+            var det = el('details', { 'class': 'transcript' }); det.appendChild(el('summary', null, 'transcript'));
+            r[C.transcript].forEach(function (seg) {
+              var line = el('div', { 'class': 'cue', 'data-start': seg[0] });
+              line.appendChild(el('span', { 'class': 'muted' }, clock(seg[0]) + ' ')); line.appendChild(document.createTextNode(seg[1]));
+              line.addEventListener('click', function () {
+                var player = tr.querySelector('audio'), src = r[C.transcript_audio] || r[C.audio];
+                if (!player || !src) return;
+                if (player.getAttribute('src') !== src) player.setAttribute('src', src);
+                player.setAttribute('data-seek', seg[0]);
+                var go = function () { player.currentTime = seg[0]; player.play().catch(function () {}); };
+                if (player.readyState >= 1) go(); else { player.preload = 'metadata'; player.addEventListener('loadedmetadata', go, { once: true }); player.load(); }
+              });
+              det.appendChild(line);
+            });
+            t.appendChild(det);
+          }
+          tr.appendChild(t);
           tr.appendChild(td(when(r[C.date]), 'date'));
           tr.appendChild(td(clock(r[C.duration]), 'num'));
           tr.appendChild(td(db(r[C.loudness], 'LUFS'), 'num'));
@@ -247,7 +269,7 @@ public enum ReportPage {
           });
           tr.appendChild(o);
           var a = td();
-          if (r[C.audio]) a.appendChild(el('audio', { 'controls': '', 'preload': 'none', 'src': r[C.audio] }));
+          if (r[C.audio] || r[C.transcript_audio]) a.appendChild(el('audio', { 'controls': '', 'preload': 'none', 'src': r[C.audio] || r[C.transcript_audio] }));
           tr.appendChild(a);
           frag.appendChild(tr);
         });
@@ -299,6 +321,14 @@ public enum ReportPage {
         var out = el('pre', { 'id': 'segno-check' }, JSON.stringify({
           rendered_ms: Math.round(performance.now()), rows: all.length, shown: tbody.children.length,
           canvases: canvases, audio: Array.prototype.map.call(document.querySelectorAll('audio'), function (a) { return a.getAttribute('src'); }),
+          cues: document.querySelectorAll('.cue').length,
+          seek: (function () {
+            // A click on the last transcript line on the page: which audio its player then plays, from when.
+            var cues = document.querySelectorAll('.cue'); if (!cues.length) return null;
+            var cue = cues[cues.length - 1]; cue.click();
+            var player = cue.closest('tr').querySelector('audio');
+            return player ? [player.getAttribute('src'), +player.getAttribute('data-seek')] : null;
+          })(),
           errors: window.segnoErrors
         }));
         out.hidden = true;

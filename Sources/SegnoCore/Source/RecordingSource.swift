@@ -54,7 +54,24 @@ extension JobSpec {
         }
         let skip: Set<String> = [outputRoot, (statePath as NSString).deletingLastPathComponent]
         if let streams = input.streams { return StreamSource(input: input, streams: streams, skipDirectories: skip) }
+        if let problem = inputRootProblem() { throw RunError.input(problem) }
         return FolderSource(input: input, skipDirectories: skip)
+    }
+
+    /// Why a folder `input.root` cannot be scanned (missing, not a folder, unreadable), or nil.
+    /// Checked by `validate` and before a run opens its state, so a refused spec leaves nothing
+    /// behind. Object stores and stream captures are not folders to check here.
+    public func inputRootProblem() -> String? {
+        guard !input.isObjectStore, input.streams == nil else { return nil }
+        var isDir: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: input.root, isDirectory: &isDir) else {
+            return "input.root \(AudioError.quoted(input.root)) does not exist; create it or fix the path"
+        }
+        guard isDir.boolValue else { return "input.root \(AudioError.quoted(input.root)) is a file, not a folder" }
+        guard access(input.root, R_OK | X_OK) == 0 else {
+            return "input.root \(AudioError.quoted(input.root)) is not readable: \(String(cString: strerror(errno)))"
+        }
+        return nil
     }
 }
 

@@ -125,7 +125,8 @@ final class TranscribeTap: Tap {
             case .json: text = t.json(model: config.model)
             }
             try OutputFile.write(Array(text.utf8), to: path)
-            var file = ProducedFile(stage: "transcribe", path: path, values: ["language": t.language, "segments": String(t.segments.count)])
+            var file = ProducedFile(stage: "transcribe", path: path, values: ["language": t.language, "segments": String(t.segments.count),
+                                                                              "from": config.observesSource ? "source" : "here"])
             if produced.isEmpty { file.spoken = t.segments.map(\.text).joined(separator: " ") }
             produced.append(file)
         }

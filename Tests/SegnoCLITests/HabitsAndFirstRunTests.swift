@@ -1,0 +1,77 @@
+import Foundation
+import SegnoCore
+import Testing
+
+/// What users of SoX, ffmpeg and opusenc type, and what a new user tripped over (issue 22).
+@Suite struct HabitsAndFirstRunTests {
+    @Test func opusFrom44100IsResampledTo48000AndSaidOnce() throws {
+        let ws = try RunWorkspace()
+        try RunWorkspace.writeTone(to: ws["a.wav"], rate: 44100, channels: 2, seconds: 1)
+        let r = try ws.segno(["convert", ws["a.wav"], ws["a.opus"]])
+        #expect(r.exited(0), "\(r.stderr)")
+        #expect(r.stderr.components(separatedBy: "48000 Hz").count == 2 && r.stderr.contains("44100"), "\(r.stderr)")
+        // ffprobe reads 48 kHz and about a second.
+        let probe = try CLI.tool("ffprobe", ["-v", "error", "-show_entries", "stream=sample_rate:format=duration", "-of", "default=nw=1", ws["a.opus"]])
+        #expect(probe.stdout.contains("sample_rate=48000"), "\(probe.stdout)")
+        let duration = probe.stdout.split(separator: "\n").first { $0.hasPrefix("duration=") }.flatMap { Double($0.dropFirst(9)) }
+        #expect(abs((duration ?? 0) - 1) < 0.05, "\(probe.stdout)")
+        // A rate Opus codes at is kept, and nothing is said.
+        try RunWorkspace.writeTone(to: ws["b.wav"], rate: 16000, seconds: 1)
+        let kept = try ws.segno(["convert", ws["b.wav"], ws["b.opus"]])
+        #expect(kept.exited(0) && !kept.stderr.contains("resampling"), "\(kept.stderr)")
+    }
+
+    @Test func aBareNormalizeTargetIsLUFS() throws {
+        let ws = try RunWorkspace()
+        try RunWorkspace.writeTone(to: ws["a.wav"], rate: 48000, seconds: 3)
+        let r = try ws.segno(["convert", ws["a.wav"], ws["n.wav"], "--normalize", "-20"])
+        #expect(r.exited(0), "\(r.stderr)")
+        // ffmpeg's ebur128 filter measures the integrated loudness: -20 LUFS within 0.5 LU.
+        let m = try CLI.tool("ffmpeg", ["-nostdin", "-hide_banner", "-i", ws["n.wav"], "-af", "ebur128", "-f", "null", "-"])
+        let line = m.stderr.split(separator: "\n").last { $0.contains("I:") && $0.contains("LUFS") }
+        let value = line.flatMap { l in l.split(separator: " ").compactMap { Double($0) }.first }
+        #expect(abs((value ?? 0) + 20) < 0.5, "\(line ?? "no loudness line")")
+        #expect(try ws.segno(["convert", ws["a.wav"], ws["x.wav"], "--normalize", "-1"]).exited(2))
+    }
+
+    @Test func forceTakesItsStageAsTheNextWord() throws {
+        let ws = try RunWorkspace()
+        try RunWorkspace.writeTone(to: ws["in/a.wav"], rate: 16000, seconds: 0.5)
+        let spec = try ws.writeSpec("""
+        version: 1
+        input: {root: ./in, settle: 0s}
+        output: {root: ./out}
+        stages:
+          - waveform: {path: "{stem}.json"}
+          - encode: {path: "{stem}.flac"}
+        """)
+        #expect(try ws.segno(["run", spec, "--quiet"]).exited(0))
+        let before = try RunWorkspace.stamps(ws["out"])
+        Thread.sleep(forTimeInterval: 0.05)
+        let r = try ws.segno(["run", "--force", "waveform", spec, "--quiet"])
+        #expect(r.exited(0), "\(r.stderr)")
+        let after = try RunWorkspace.stamps(ws["out"])
+        #expect(after["a.json"] != before["a.json"] && after["a.flac"] == before["a.flac"], "\(before) \(after)")
+        // --force before the spec alone still forces everything.
+        #expect(try ws.segno(["run", "--force", spec, "--quiet"]).exited(0))
+        #expect(try RunWorkspace.stamps(ws["out"])["a.flac"] != before["a.flac"])
+    }
+
+    @Test func aMissingInputRootIsRefusedAndLeavesNothing() throws {
+        let ws = try RunWorkspace()
+        let spec = try ws.writeSpec("""
+        version: 1
+        input: {root: ./nothere}
+        output: {root: ./out}
+        stages:
+          - waveform: {path: "{stem}.json"}
+        """)
+        let v = try ws.segno(["validate", spec])
+        #expect(v.exited(2) && v.stderr.contains("nothere") && v.stderr.contains("does not exist"), "\(v.stderr)")
+        for args in [["run", spec], ["run", spec, "--dry-run"]] {
+            let r = try ws.segno(args, timeout: 30)
+            #expect(r.exited(2) && r.stderr.contains("does not exist"), "\(args): \(r.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: ws["out"]), "\(args)")
+        }
+    }
+}
