@@ -49,7 +49,8 @@ struct RunFlags: ParsableArguments {
         if let f = force { o.force = f == "all" || f.isEmpty ? .all : .stage(f) }
         o.maxTime = maxTime.flatMap(parseDuration)
         o.retryOnly = retryOnly
-        o.progress = ProgressPrinter.mode(quiet: quiet)
+        o.observer = TerminalProgress(mode: TerminalProgress.mode(quiet: quiet))
+        o.environment = ProcessInfo.processInfo.environment
         o.shard = shard.flatMap(Shard.init)
         return o
     }

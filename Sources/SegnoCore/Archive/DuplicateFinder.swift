@@ -57,6 +57,9 @@ public struct DuplicateFinder: Sendable {
     /// memo has 6).
     public static let minWholeItems = 4
     public var maxPostings = 200
+    /// Votes held at once (8 bytes each): 4,000,000 is 32 MB. A pass costs a scan of the index,
+    /// so smaller passes trade little time for memory.
+    public var votesPerPass = 4_000_000
 
     public init(minOverlap: Double = 5) { self.minOverlap = minOverlap }
 
@@ -78,37 +81,78 @@ public struct DuplicateFinder: Sendable {
             }
         }
         entries.sort()
-        // 2. votes, packed as recA(20) recB(20) offset(24, biased).
+        // Each entry's recording, once (entries are sorted by key, so positions are not).
+        var owner = [UInt32](repeating: 0, count: entries.count)
+        for (n, e) in entries.enumerated() { owner[n] = UInt32(Self.recording(of: Int(e & 0xFFFF_FFFF), base: base)) }
+        // 2. votes, packed as recA(20) recB(20) offset(24, biased). Votes can outnumber entries
+        // by far (every pair of places of a key: 100,000 fingerprints of random items put about
+        // 23 places on each of the 2^19 sampled keys, so 12 million entries make 140 million
+        // votes), so they are made in passes over ranges of recA of at most `votesPerPass` votes
+        // each (an upper bound counted first): memory stays bounded whatever the collection, and
+        // each pass's votes are complete for its pairs.
+        var bound = [Int](repeating: 0, count: prints.count)
+        forEachGroup(entries) { start, end in
+            for x in start..<(end - 1) { bound[Int(owner[x])] += end - 1 - x }
+        }
+        var ranges: [Range<Int>] = []
+        var from = 0, sum = 0
+        for r in 0..<prints.count {
+            if sum > 0 && sum + bound[r] > votesPerPass {
+                ranges.append(from..<r)
+                from = r
+                sum = 0
+            }
+            sum += bound[r]
+        }
+        ranges.append(from..<prints.count)
         let bias = 1 << 23
         var votes: [UInt64] = []
-        var recs: [Int] = []
+        var results: [AudioOverlap] = []
+        for range in ranges {
+            let lowest = UInt32(range.lowerBound), highest = UInt32(range.upperBound)
+            votes.removeAll(keepingCapacity: true)
+            votes.reserveCapacity(range.reduce(0) { $0 + bound[$1] })
+            forEachGroup(entries) { start, end in
+                for x in start..<(end - 1) where owner[x] >= lowest && owner[x] < highest {
+                    let rx = owner[x]
+                    let px = Int(entries[x] & 0xFFFF_FFFF) - base[Int(rx)]
+                    for y in (x + 1)..<end where owner[y] != rx {
+                        let py = Int(entries[y] & 0xFFFF_FFFF) - base[Int(owner[y])]
+                        let offset = py - px + bias
+                        guard offset > 0 && offset < 2 * bias else { continue }
+                        votes.append(UInt64(rx) << 44 | UInt64(owner[y]) << 24 | UInt64(offset))
+                    }
+                }
+            }
+            votes.sort()
+            results += bestAlignments(votes, prints: prints, bias: bias)
+        }
+        results += wholeShortCopies(prints, found: Set(results.map { $0.a << 20 | $0.b }))
+        return results.sorted { ($0.a, $0.b) < ($1.a, $1.b) }
+    }
+
+    /// Calls `body` with each run of equal keys in `entries` (sorted) that votes: 2 to `maxPostings` places.
+    func forEachGroup(_ entries: [UInt64], _ body: (Int, Int) -> Void) {
         var start = 0
         while start < entries.count {
             let key = entries[start] >> 32
             var end = start + 1
             while end < entries.count && entries[end] >> 32 == key { end += 1 }
-            defer { start = end }
             let g = end - start
-            guard g > 1 && g <= maxPostings else { continue }
-            recs.removeAll(keepingCapacity: true)
-            for e in entries[start..<end] { recs.append(Self.recording(of: Int(e & 0xFFFF_FFFF), base: base)) }
-            for x in 0..<(g - 1) {
-                let px = Int(entries[start + x] & 0xFFFF_FFFF) - base[recs[x]]
-                for y in (x + 1)..<g where recs[y] != recs[x] {
-                    let py = Int(entries[start + y] & 0xFFFF_FFFF) - base[recs[y]]
-                    let offset = py - px + bias
-                    guard offset > 0 && offset < 2 * bias else { continue }
-                    votes.append(UInt64(recs[x]) << 44 | UInt64(recs[y]) << 24 | UInt64(offset))
-                }
-            }
+            if g > 1 && g <= maxPostings { body(start, end) }
+            start = end
         }
-        votes.sort()
-        // Per pair: the alignment with most votes counting its neighbours.
+    }
+
+    /// Per pair in `votes` (sorted): the alignment with most votes counting its neighbours, checked
+    /// item by item.
+    func bestAlignments(_ votes: [UInt64], prints: [[UInt32]], bias: Int) -> [AudioOverlap] {
         var results: [AudioOverlap] = []
+        var counts: [(offset: Int, count: Int)] = []
         var i = 0
         while i < votes.count {
             let pair = votes[i] >> 24
-            var counts: [(offset: Int, count: Int)] = []
+            counts.removeAll(keepingCapacity: true)
             while i < votes.count && votes[i] >> 24 == pair {
                 let v = votes[i]
                 var n = 0
@@ -128,8 +172,7 @@ public struct DuplicateFinder: Sendable {
                 results.append(AudioOverlap(a: a, b: b, aStart: m.aStart, bStart: m.bStart, length: m.length, similarity: m.similarity, kind: m.kind))
             }
         }
-        results += wholeShortCopies(prints, found: Set(results.map { $0.a << 20 | $0.b }))
-        return results.sorted { ($0.a, $0.b) < ($1.a, $1.b) }
+        return results
     }
 
     /// Recordings shorter than `minOverlap` carry too few index keys to vote: those of about the

@@ -96,22 +96,7 @@ final class DecodeHelper: @unchecked Sendable {
     /// Runs `body` with SIGPIPE blocked on this thread, and swallows one that it raised: a helper
     /// that dies between `poll` and `write` must make the write fail with EPIPE, not kill segno
     /// (which keeps SIGPIPE's default action for its own standard output).
-    static func withoutSIGPIPE<T>(_ body: () throws -> T) rethrows -> T {
-        var pipeOnly = sigset_t(), old = sigset_t()
-        sigemptyset(&pipeOnly)
-        sigaddset(&pipeOnly, SIGPIPE)
-        pthread_sigmask(SIG_BLOCK, &pipeOnly, &old)
-        defer {
-            var pending = sigset_t()
-            sigpending(&pending)
-            if sigismember(&pending, SIGPIPE) == 1 {
-                var now = timespec()
-                _ = sigtimedwait(&pipeOnly, nil, &now)
-            }
-            pthread_sigmask(SIG_SETMASK, &old, nil)
-        }
-        return try body()
-    }
+    static func withoutSIGPIPE<T>(_ body: () throws -> T) rethrows -> T { try SignalMask.withoutSIGPIPE(body) }
 
     /// The (rate, channels) an 'H' payload announces; nil when it is not 8 bytes.
     static func format(of payload: [UInt8]) -> (Int, Int)? {

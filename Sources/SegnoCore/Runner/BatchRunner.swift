@@ -16,7 +16,12 @@ public struct RunOptions: Sendable {
     public var maxTime: Double?
     /// Only recordings that failed before (`segno retry`).
     public var retryOnly = false
-    public var progress: ProgressPrinter.Mode = .lines
+    /// Shown the run's progress, failures and warnings (the CLI's terminal drawing); nil: the run
+    /// shows nothing (the summary and the state still say everything).
+    public var observer: (any RunObserver)? = nil
+    /// The process environment as the CLI read it once (S3 credentials and endpoints for the
+    /// source and uploads); the library reads no environment variable itself.
+    public var environment: [String: String] = [:]
     /// `--shard K/N`: only the recordings whose stable hash falls in shard K of N (0 ≤ K < N).
     public var shard: Shard? = nil
     /// Called on the run's thread after each pass of a live source (`--watch`, stream capture)
@@ -197,7 +202,7 @@ public final class BatchRunner: Sendable {
         self.logger = logger
         let spec = job.spec
         // The spec's source; an `s3://` input needs credentials, so the CLI makes it (`makeSource`).
-        self.source = source ?? (try? spec.makeSource(environment: ProcessInfo.processInfo.environment, logger: logger))
+        self.source = source ?? (try? spec.makeSource(environment: options.environment, logger: logger))
             ?? FolderSource(input: spec.input, skipDirectories: [spec.outputRoot])
         if let state {
             self.state = state
@@ -317,7 +322,7 @@ public final class BatchRunner: Sendable {
         var uploaders: [Uploader] = []
         do {
             for up in job.uploads {
-                let u = try Uploader(config: up.config, environment: ProcessInfo.processInfo.environment, progressStore: store, logger: logger)
+                let u = try Uploader(config: up.config, environment: options.environment, progressStore: store, logger: logger)
                 u.abortStale(store: store)
                 uploaders.append(u)
             }
@@ -332,11 +337,12 @@ public final class BatchRunner: Sendable {
         let writer = StateWriter(store: store)
         for file in plan.unchanged { writer.submit(.touched(path: file.relativePath, identity: file.identity)) }
         let refused = recordRefused(plan.refused, writer: writer)
-        let progress = ProgressPrinter(mode: options.progress)
-        progress.start(planned: plan.work.map { ($0.file.relativePath, $0.prior?.duration) })
+        let progress = RunProgress(observer: options.observer)
+        progress.plan(plan.work.map { ($0.file.relativePath, $0.prior?.duration) })
+        options.observer?.workStarted(progress)
         let before = store.statementStats
         let (finished, timeUp) = runWork(plan.work, store: store, writer: writer, progress: progress, uploaders: uploaders, deadline: deadline)
-        progress.stop()
+        options.observer?.workEnded(progress)
         do { try writer.flush() } catch { progress.error("segno: \(error)") }
         if let before, let after = store.statementStats {
             summary.stateStatements = (after.statements - before.statements, after.seconds - before.seconds)
@@ -362,7 +368,7 @@ public final class BatchRunner: Sendable {
             let text = "\(AudioError.quoted(file.relativePath)): \(message)"
             writer.submit(.failed(path: file.relativePath, identity: file.identity, error: text, attempts: 1,
                                   recipe: job.recipeFingerprint, failureClass: cls))
-            FileHandle.standardError.write(Data("segno: \(text)\n".utf8))
+            options.observer?.failure("segno: \(text)")
             return RecordingResult(path: file.relativePath, status: .failed, duration: nil, seconds: 0, attempts: 1,
                                    outputs: [], error: text, failureClass: cls, reasons: [])
         }
@@ -373,7 +379,7 @@ public final class BatchRunner: Sendable {
     /// another worker holds are tried again once this worker's own are done: that lease either
     /// ends with the work done (then they are skipped) or expires (taken over). Returns the
     /// results and whether `--max-time` ran out.
-    func runWork(_ plan: [RecordingPlan], store: any StateBackend, writer: StateWriter, progress: ProgressPrinter,
+    func runWork(_ plan: [RecordingPlan], store: any StateBackend, writer: StateWriter, progress: RunProgress,
                  uploaders: [Uploader], deadline: Date?) -> ([RecordingResult], Bool) {
         let collected = Mutex<[RecordingResult]>([])
         let timeUp = Mutex(false)
@@ -435,7 +441,7 @@ public final class BatchRunner: Sendable {
 
     /// Processes one recording; transient failures are retried with back-off, and a retry reruns
     /// only the taps and uploads that did not finish. Called on a worker thread.
-    func process(_ plan: RecordingPlan, writer: StateWriter, progress: ProgressPrinter, uploaders: [Uploader]) -> RecordingResult {
+    func process(_ plan: RecordingPlan, writer: StateWriter, progress: RunProgress, uploaders: [Uploader]) -> RecordingResult {
         guard case .run(let tapIndices, let uploadIndices, let reasons) = plan.action else { fatalError("only runnable plans are processed") }
         let started = Date()
         let priorAttempts = plan.prior?.status.hasFailure == true ? plan.prior?.attempts ?? 0 : 0
@@ -447,7 +453,7 @@ public final class BatchRunner: Sendable {
         progress.begin(path)
         defer { progress.end(path) }
         runner.onDecoded = { seconds, total in progress.decoded(path, seconds: seconds, of: total) }
-        if progress.mode != .quiet { runner.onNote = { progress.error("segno: warning: \(AudioError.quoted(path)): \($0)") } }
+        if let observer = options.observer { runner.onNote = { observer.warning("segno: warning: \(AudioError.quoted(path)): \($0)") } }
         var outcome = RecordingOutcome()
         var attempt = 0
         while true {

@@ -38,6 +38,12 @@ public struct RunCounters: Sendable {
         return inFlightLeft + waiting.values.reduce(0) { $0 + ($1 ?? mean) }
     }
 
+    /// "m:ss", or "h:mm:ss" from an hour.
+    public static func clock(_ s: Double) -> String {
+        let t = Int(s.rounded())
+        return t >= 3600 ? String(format: "%d:%02d:%02d", t / 3600, t / 60 % 60, t % 60) : String(format: "%d:%02d", t / 60, t % 60)
+    }
+
     /// The progress text: recordings, audio decoded, speed, ETA from the audio left, and the long
     /// recordings in flight (`long` seconds or more) with how far each has got.
     public func text(now: Date = Date(), long: Double = 600) -> String {
@@ -47,7 +53,7 @@ public struct RunCounters: Sendable {
         let speed = decoded / elapsed
         var eta = ""
         if finished < planned, speed > 0, let left = remainingSeconds {
-            eta = ", ETA " + ProgressPrinter.clock(left / speed)
+            eta = ", ETA " + RunCounters.clock(left / speed)
         }
         let hours = String(format: "%.2f h audio", decoded / 3600)
         let pace = speed >= 10 || speed == 0 ? String(format: "%.0f", speed) : String(format: "%.1f", speed)
@@ -55,91 +61,59 @@ public struct RunCounters: Sendable {
         let longOnes = inFlight.filter { ($0.value.total ?? $0.value.decoded) >= long }.sorted { $0.key < $1.key }
         if !longOnes.isEmpty {
             text += "; in flight: " + longOnes.prefix(3).map { path, f in
-                "\(AudioError.quoted((path as NSString).lastPathComponent)) \(ProgressPrinter.clock(f.decoded))/\(f.total.map(ProgressPrinter.clock) ?? "?")"
+                "\(AudioError.quoted((path as NSString).lastPathComponent)) \(RunCounters.clock(f.decoded))/\(f.total.map(RunCounters.clock) ?? "?")"
             }.joined(separator: ", ") + (longOnes.count > 3 ? ", …" : "")
         }
         return text
     }
 }
 
-/// Prints progress to standard error: a live bar on a terminal (recordings, audio hours,
-/// × realtime, ETA), a plain line every 10 s otherwise, nothing with `--quiet`.
-/// `@unchecked`: `timer` is touched only by `start` and `stop`, both called from the run's own thread.
-public final class ProgressPrinter: @unchecked Sendable {
-    public enum Mode: Sendable { case bar, lines, quiet }
-    let mode: Mode
-    let counters: Mutex<RunCounters>
-    private var timer: DispatchSourceTimer?
+/// Whoever shows a run to a person (the CLI draws a bar or lines on standard error). The library
+/// writes nothing itself: it tells the observer what happens and keeps the counters it reads.
+public protocol RunObserver: AnyObject, Sendable {
+    /// Work starts with the plan known: `progress` holds live counters (`progress.counters`, safe
+    /// from any thread). Called once per pass of work, on the run's thread.
+    func workStarted(_ progress: RunProgress)
+    /// The pass of work ended (before the summary). Called once after `workStarted`, on the run's thread.
+    func workEnded(_ progress: RunProgress)
+    /// A line a person should read now ("segno: …"): a recording that failed, a state write that
+    /// failed. Called from any thread.
+    func failure(_ line: String)
+    /// A warning about one recording ("segno: warning: …"). Called from any thread.
+    func warning(_ line: String)
+}
 
-    public init(mode: Mode) {
-        self.mode = mode
-        counters = Mutex(RunCounters())
-    }
+/// The counters of one pass of work, updated by the workers, read by the observer.
+public final class RunProgress: Sendable {
+    private let state = Mutex(RunCounters())
+    /// Told about failures and warnings; nil: nobody is shown anything.
+    let observer: (any RunObserver)?
 
-    /// Picks the mode from the terminal and `--quiet`.
-    public static func mode(quiet: Bool) -> Mode {
-        quiet ? .quiet : (isatty(2) != 0 ? .bar : .lines)
-    }
+    init(observer: (any RunObserver)?) { self.observer = observer }
 
-    /// Starts the periodic printer. Called once the plan is known, with each planned recording's
-    /// path and its duration when known.
-    public func start(planned: [(path: String, duration: Double?)]) {
-        counters.withLock { c in
+    /// A copy of the counters now.
+    public var counters: RunCounters { state.withLock { $0 } }
+
+    /// Sets the plan: each planned recording's path and its duration when known. Called once
+    /// before `observer.workStarted`.
+    func plan(_ planned: [(path: String, duration: Double?)]) {
+        state.withLock { c in
             c.planned = planned.count
             c.startedAt = Date()
             for p in planned { c.waiting[p.path] = .some(p.duration) }
         }
-        let planned = planned.count
-        guard mode != .quiet, planned > 0 else { return }
-        let t = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "segno.progress"))
-        let interval: Double = mode == .bar ? 0.25 : 10
-        t.schedule(deadline: .now() + interval, repeating: interval)
-        t.setEventHandler { [self] in self.printLine(final: false) }
-        t.resume()
-        timer = t
     }
 
     /// Updates the counters.
-    public func update(_ change: (inout RunCounters) -> Void) { counters.withLock { change(&$0) } }
-
-    /// Stops the printer and clears the bar.
-    public func stop() {
-        timer?.cancel()
-        timer = nil
-        if mode == .bar { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-    }
-
-    /// Prints an error line above the bar (or alone).
-    public func error(_ line: String) {
-        let prefix = mode == .bar ? "\r\u{1B}[K" : ""
-        FileHandle.standardError.write(Data((prefix + line + "\n").utf8))
-    }
-
-    func printLine(final: Bool) {
-        let c = counters.withLock { $0 }
-        let finished = c.done + c.failed
-        let text = c.text()
-        if mode == .bar {
-            let width = 24
-            let filled = c.planned > 0 ? width * finished / c.planned : width
-            let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-            FileHandle.standardError.write(Data("\r\u{1B}[K[\(bar)] \(text)".utf8))
-        } else {
-            FileHandle.standardError.write(Data("segno: \(text)\n".utf8))
-        }
-    }
-
+    func update(_ change: (inout RunCounters) -> Void) { state.withLock { change(&$0) } }
     /// A recording starts: it leaves the waiting list.
-    public func begin(_ path: String) { counters.withLock { c in c.waiting[path] = nil; c.inFlight[path] = .init(decoded: 0, total: nil) } }
+    func begin(_ path: String) { state.withLock { c in c.waiting[path] = nil; c.inFlight[path] = .init(decoded: 0, total: nil) } }
     /// Audio decoded so far in a recording in flight, and its duration from the header.
-    public func decoded(_ path: String, seconds: Double, of total: Double?) {
-        counters.withLock { $0.inFlight[path] = .init(decoded: seconds, total: total) }
+    func decoded(_ path: String, seconds: Double, of total: Double?) {
+        state.withLock { $0.inFlight[path] = .init(decoded: seconds, total: total) }
     }
     /// A recording ended (done, failed, skipped or interrupted).
-    public func end(_ path: String) { counters.withLock { c in c.waiting[path] = nil; c.inFlight[path] = nil } }
-
-    static func clock(_ s: Double) -> String {
-        let t = Int(s.rounded())
-        return t >= 3600 ? String(format: "%d:%02d:%02d", t / 3600, t / 60 % 60, t % 60) : String(format: "%d:%02d", t / 60, t % 60)
-    }
+    func end(_ path: String) { state.withLock { c in c.waiting[path] = nil; c.inFlight[path] = nil } }
+    /// A failure line for the observer.
+    func error(_ line: String) { observer?.failure(line) }
 }

@@ -2,7 +2,8 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// Shared "stop taking work" flag, set by SIGINT/SIGTERM or a deadline, read by workers once per block.
+/// Shared "stop taking work" flag, set by the CLI on SIGINT/SIGTERM (its `SignalWatcher`) or by
+/// a deadline, read by workers once per block.
 public final class StopFlag: Sendable {
     private let state = Mutex<Int32?>(nil)
     public init() {}
@@ -13,35 +14,31 @@ public final class StopFlag: Sendable {
     public var isStopped: Bool { signal != nil }
 }
 
-/// Turns SIGINT and SIGTERM into a `StopFlag` instead of killing the process, so in-flight
-/// work can be abandoned cleanly and state written. A second signal exits at once.
-/// Keep the watcher alive for as long as signals should be caught.
-public final class SignalWatcher {
-    /// The flag the handlers set.
-    public let flag: StopFlag
-    private var sources: [DispatchSourceSignal] = []
-
-    /// Installs the handlers. Called once by the CLI command that runs work.
-    public init() {
-        let flag = StopFlag()
-        self.flag = flag
-        let queue = DispatchQueue(label: "segno.signals")
-        for sig in [SIGINT, SIGTERM] {
-            Foundation.signal(sig, SIG_IGN)
-            let src = DispatchSource.makeSignalSource(signal: sig, queue: queue)
-            src.setEventHandler {
-                if flag.isStopped { exit(128 + sig) }
-                flag.stop(sig)
-            }
-            src.resume()
-            sources.append(src)
-        }
-    }
-
-    deinit { sources.forEach { $0.cancel() } }
-}
-
 /// segno's version, printed by `--version` and stored with each run.
 public enum SegnoVersion {
     public static let string = "0.1.0"
+}
+
+/// SIGPIPE without changing its disposition: the library never ignores signals process-wide.
+public enum SignalMask {
+    /// Runs `body` with SIGPIPE blocked on this thread, and swallows one that it raised: a reader
+    /// (a helper, ffmpeg, a server's socket) that goes away between `poll` and `write` must make the
+    /// write fail with EPIPE, not kill segno (which keeps SIGPIPE's default action for its own
+    /// standard output).
+    public static func withoutSIGPIPE<T>(_ body: () throws -> T) rethrows -> T {
+        var pipeOnly = sigset_t(), old = sigset_t()
+        sigemptyset(&pipeOnly)
+        sigaddset(&pipeOnly, SIGPIPE)
+        pthread_sigmask(SIG_BLOCK, &pipeOnly, &old)
+        defer {
+            var pending = sigset_t()
+            sigpending(&pending)
+            if sigismember(&pending, SIGPIPE) == 1 {
+                var now = timespec()
+                _ = sigtimedwait(&pipeOnly, nil, &now)
+            }
+            pthread_sigmask(SIG_SETMASK, &old, nil)
+        }
+        return try body()
+    }
 }

@@ -31,6 +31,25 @@ import Testing
         #expect(DuplicateFinder.groups(found) == [[0, 1, 2]])
     }
 
+    /// Votes made in many small passes (ranges of recordings) find exactly what one pass finds:
+    /// every planted copy, at its shift, and nothing else.
+    @Test func votesInPassesFindTheSameAsOnePass() {
+        var rng = Rng(s: 3)
+        var prints = (0..<300).map { _ in Self.random(240, &rng) }
+        var planted: [[Int]] = []
+        for k in 0..<12 {
+            let src = k * 23, dst = 299 - k * 7
+            prints[dst] = Self.flip(Array(prints[src][k...]), rate: 0.02, &rng)
+            planted.append([min(src, dst), max(src, dst)])
+        }
+        let one = DuplicateFinder().find(prints)
+        var small = DuplicateFinder()
+        small.votesPerPass = 40
+        let many = small.find(prints)
+        #expect(one.map { [$0.a, $0.b] } == planted.sorted { ($0[0], $0[1]) < ($1[0], $1[1]) })
+        #expect(many == one)
+    }
+
     @Test func silenceAndShortOverlapsAreNotMatches() {
         var rng = Rng(s: 2)
         let silence = [UInt32](repeating: 0x1234_5678, count: 300)

@@ -70,7 +70,6 @@ final class MemorySource: RecordingSource, @unchecked Sendable {
 
     func run(_ job: Job, _ configure: (inout RunOptions) -> Void = { _ in }) throws -> RunSummary {
         var options = RunOptions()
-        options.progress = .quiet
         configure(&options)
         return try BatchRunner(job: job, options: options, stop: StopFlag(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
                                source: source, state: state).run()
@@ -130,6 +129,27 @@ final class MemorySource: RecordingSource, @unchecked Sendable {
         #expect(third.done == 1 && third.knownFailures == 1)
         source.put("bad.wav", version: 2)
         #expect(try run(job).done == 1)
+    }
+
+    /// The library prints nothing: the observer is told when work starts and ends, with the
+    /// plan's counters, and gets each failure as a line naming the recording.
+    @Test func theObserverIsToldWhatHappens() throws {
+        final class Recorder: RunObserver, @unchecked Sendable {
+            let lock = NSLock()
+            var events: [String] = []
+            func add(_ e: String) { lock.lock(); events.append(e); lock.unlock() }
+            func workStarted(_ progress: RunProgress) { add("start \(progress.counters.planned)") }
+            func workEnded(_ progress: RunProgress) { add("end \(progress.counters.done) \(progress.counters.failed)") }
+            func failure(_ line: String) { add("failure " + line) }
+            func warning(_ line: String) { add("warning " + line) }
+        }
+        source.put("good.wav")
+        source.put("bad.wav", openError: .decodeFailed(path: "bad.wav", detail: "garbage"))
+        let recorder = Recorder()
+        let summary = try run(try job(Self.chain)) { $0.observer = recorder }
+        #expect(summary.done == 1 && summary.failed == 1)
+        #expect(recorder.events.first == "start 2" && recorder.events.last == "end 1 1")
+        #expect(recorder.events.filter { $0.hasPrefix("failure segno: ") && $0.contains("bad.wav") && $0.contains("garbage") }.count == 1)
     }
 
     @Test func transientFailuresAreRetriedWithinTheRun() throws {
@@ -226,8 +246,7 @@ final class MemorySource: RecordingSource, @unchecked Sendable {
         }
         let growing = Growing()
         growing.inner.put("memo.wav")
-        var options = RunOptions()
-        options.progress = .quiet
+        let options = RunOptions()
         let summary = try BatchRunner(job: try job(Self.chain), options: options, stop: StopFlag(),
                                       logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
                                       source: growing, state: state).run()

@@ -20,7 +20,9 @@ enum TestPostgres {
     }
 }
 
-@Suite(.serialized) struct PostgresStateTests {
+@Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["SEGNO_TEST_PG"] != nil,
+                             "needs SEGNO_TEST_PG: `make test` starts PostgreSQL (Tests/support/postgres.sh start)"))
+struct PostgresStateTests {
     let dir: TempDir
     let source = MemorySource()
 
@@ -34,7 +36,6 @@ enum TestPostgres {
 
     func run(_ job: Job, _ location: any StateLocation, _ configure: (inout RunOptions) -> Void = { _ in }) throws -> RunSummary {
         var options = RunOptions()
-        options.progress = .quiet
         configure(&options)
         return try BatchRunner(job: job, options: options, stop: StopFlag(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
                                source: source, state: location).run()

@@ -91,7 +91,7 @@ final class SocketStream: ByteStream {
         for (k, v) in extra { request += "\(k): \(v)\r\n" }
         request += "Connection: close\r\n\r\n"
         let bytes = Array(request.utf8)
-        let failure = bytes.withUnsafeBufferPointer { OutputFile.writeAll(fd, $0) }
+        let failure = SignalMask.withoutSIGPIPE { bytes.withUnsafeBufferPointer { OutputFile.writeAll(fd, $0) } }
         if failure != 0 { close(); throw .connection(url, "cannot send the request: \(String(cString: strerror(failure)))") }
         try readHeaders()
     }

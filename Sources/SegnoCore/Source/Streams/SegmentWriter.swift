@@ -62,7 +62,8 @@ final class SegmentWriter {
 
     /// Appends stream bytes holding `seconds` of audio.
     func write(_ bytes: [UInt8], seconds: Double) throws(StreamError) {
-        do { try child.writeStdin(bytes) } catch {
+        // A station's ffmpeg that dies must give EPIPE on write, not kill segno.
+        do { try SignalMask.withoutSIGPIPE { try child.writeStdin(bytes) } } catch {
             throw .capture("ffmpeg stopped while writing \(AudioError.quoted(finalPath)): \(child.stderrSummary())")
         }
         self.seconds += seconds

@@ -22,8 +22,6 @@ public final class StreamCapture: Sendable {
     /// the wall-clock end when `--max-time` ends earlier than the window.
     public init(input: JobSpec.StreamInput, ffmpeg: String, logger: Logger, deadline: Date?, shouldStop: @escaping @Sendable () -> Bool) {
         self.input = input
-        // A station's ffmpeg that dies must give EPIPE on write, not kill segno.
-        Foundation.signal(SIGPIPE, SIG_IGN)
         var hardEnd = Date().addingTimeInterval(input.duration + StationRecorder.latencyAllowance)
         if let deadline, deadline < hardEnd { hardEnd = deadline }
         let end = hardEnd
