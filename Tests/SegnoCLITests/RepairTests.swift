@@ -70,6 +70,9 @@ import Testing
         let guessed = try Self.ffmpegDecode(dir.path + "/guess.m4a")
         #expect(guessed.count == got.count + 1024)
         #expect(Array(guessed.dropFirst(1024)) == Array(reference.prefix(guessed.count - 1024)))
+        // info says what salvage would do with it.
+        let info = try CLI.segno(["info", "--json", damaged])
+        #expect(info.stdout.contains("\"salvage\":\"no index (moov): `segno repair`"), "\(info.stdout)")
         // The damaged file is untouched.
         #expect(try Data(contentsOf: URL(fileURLWithPath: damaged)) == before)
     }

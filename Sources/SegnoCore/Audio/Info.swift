@@ -93,7 +93,9 @@ public enum FileInfo {
             if let m = metadata { fields += Self.metadataFields(m) }
             return JSONValue.object(fields).serialized()
         case .failure(let e):
-            return JSONValue.object([("path", .string(path)), ("ok", .bool(false)), ("error", .string(e.description))]).serialized()
+            var fields: [(String, JSONValue)] = [("path", .string(path)), ("ok", .bool(false)), ("error", .string(e.description))]
+            if let s = SalvageOpener.describe(path: path) { fields.append(("salvage", .string(s))) }
+            return JSONValue.object(fields).serialized()
         }
     }
 
@@ -118,7 +120,7 @@ public enum FileInfo {
             }
             return line
         case .failure(let e):
-            return e.description
+            return e.description + (SalvageOpener.describe(path: path).map { "; salvage: " + $0 } ?? "")
         }
     }
 

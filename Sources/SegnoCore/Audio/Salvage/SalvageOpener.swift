@@ -50,6 +50,28 @@ enum SalvageOpener {
     }
 }
 
+extension SalvageOpener {
+    /// How salvage would read the damaged file at `path` and how much it holds (for `segno info`),
+    /// from its headers alone; nil when salvage has nothing to offer. Reads a few KiB.
+    public static func describe(path: String) -> String? {
+        switch ContentSniffer.sniff(path: path) {
+        case .wav, .rf64, .aiff, .caf:
+            guard let l = PCMLayout.read(path: path), let damage = l.damage else { return nil }
+            let holds = String(format: "%d frames (%.3f s)", l.presentFrames, Double(l.presentFrames) / Double(l.sampleRate))
+            if damage == .truncated, let declared = l.declaredFrames {
+                return String(format: "--salvage reads the %@ the file holds of the %.3f s its header declares", holds, Double(declared) / Double(l.sampleRate))
+            }
+            return "--salvage reads \(holds) to the end of the file (its header leaves the size unwritten)"
+        case .flac: return "--salvage decodes with libFLAC, resynchronising on the next frame header; lost frames become silence"
+        case .mp3: return "--salvage reads past junk and errors with libmpg123; lost frames become silence"
+        case .mp4, .threeGP:
+            guard let l = MP4Repair.layout(path: path), !l.hasIndex else { return nil }
+            return "no index (moov): `segno repair` (or --salvage) rebuilds it from the \(l.dataEnd - l.dataStart) bytes of audio in mdat; --reference gives a healthy recording's settings"
+        default: return nil
+        }
+    }
+}
+
 /// A decoder over a rebuilt copy of a damaged MP4 that removes the copy when closed and says
 /// what salvage did.
 final class RebuiltDecoder: AudioDecoder {
