@@ -36,41 +36,59 @@ enum ChunkTags {
         return BroadcastInfo.decode(Array(b[b.startIndex..<end])).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// Walks IFF-style chunks (4-byte id, 32-bit size, even padding) from byte 12: calls `visit`
+    /// with each chunk's id, body offset and length until it returns false, the file ends, or a
+    /// chunk claims more bytes than the file holds (a warning, except for the audio chunk, which a
+    /// recorder that died leaves too long). `bigEndian` for AIFF; `length` may replace a size
+    /// (RF64's data chunk).
+    private static func walk(_ f: FileHandle, size: Int64, bigEndian: Bool, audio: String, into m: inout RecordingMetadata,
+                             length fix: (String, Int64) -> Int64 = { $1 },
+                             visit: (String, Int64, Int64, inout RecordingMetadata) -> Bool) {
+        var at: Int64 = 12
+        for _ in 0..<10_000 where at + 8 <= size {
+            guard let h = bytes(f, at: at, 8) else { return }
+            let name = id(h, 0)
+            let length = fix(name, Int64(bigEndian ? be32(h, 4) : le32(h, 4)))
+            let body = at + 8
+            if body + length > size {
+                if name != audio { m.warnings.append("\(name) chunk claims \(length) bytes, past the end of the file; not read") }
+                return
+            }
+            if !visit(name, body, length, &m) { return }
+            at = body + length + (length & 1)
+        }
+    }
+
+    /// A metadata chunk's bytes, or nil with a warning when over `limit`.
+    private static func body(_ f: FileHandle, _ name: String, at: Int64, _ length: Int64, into m: inout RecordingMetadata) -> [UInt8]? {
+        guard length <= Int64(limit) else {
+            m.warnings.append("\(name) chunk of \(length) bytes is over \(limit) bytes; not read")
+            return nil
+        }
+        return bytes(f, at: at, Int(length))
+    }
+
     private static func riff(_ f: FileHandle, size: Int64, into m: inout RecordingMetadata) {
         guard let head = bytes(f, at: 0, 12) else { return }
         let isRF64 = id(head, 0) != "RIFF"
         var dataSize64: UInt64? = nil
-        var at: Int64 = 12
-        var chunks = 0
-        while at + 8 <= size, chunks < 10_000 {
-            chunks += 1
-            guard let h = bytes(f, at: at, 8) else { return }
-            let name = id(h, 0)
-            var length = Int64(le32(h, 4))
-            if isRF64, name == "data", le32(h, 4) == 0xFFFF_FFFF, let d = dataSize64 { length = Int64(clamping: d) }
-            let body = at + 8
-            if body + length > size {
-                if name != "data" { m.warnings.append("\(name) chunk claims \(length) bytes, past the end of the file; not read") }
-                return
-            }
+        walk(f, size: size, bigEndian: false, audio: "data", into: &m,
+             length: { name, n in isRF64 && name == "data" && n == 0xFFFF_FFFF ? dataSize64.map { Int64(clamping: $0) } ?? n : n }) { name, at, length, m in
             switch name {
             case "ds64":
-                if length >= 24, let b = bytes(f, at: body, 24) { dataSize64 = le64(b, 8) }
-            case "LIST", "bext", "iXML":
-                guard length <= Int64(limit) else { m.warnings.append("\(name) chunk of \(length) bytes is over \(limit) bytes; not read"); break }
-                guard let b = bytes(f, at: body, Int(length)) else { return }
-                if name == "bext" {
-                    if let info = BroadcastInfo(chunk: b) { m.broadcast = info } else { m.warnings.append("bext chunk of \(length) bytes is shorter than the standard's 602; not read") }
-                } else if name == "iXML" {
-                    var x = b
-                    while x.last == 0 { x.removeLast() }
-                    m.ixml = x
-                } else if b.count >= 4, id(b, 0) == "INFO" {
-                    info(b, into: &m)
-                }
+                if length >= 24, let b = bytes(f, at: at, 24) { dataSize64 = le64(b, 8) }
+            case "bext":
+                guard let b = body(f, name, at: at, length, into: &m) else { break }
+                if let info = BroadcastInfo(chunk: b) { m.broadcast = info } else { m.warnings.append("bext chunk of \(length) bytes is shorter than the standard's 602; not read") }
+            case "iXML":
+                guard var x = body(f, name, at: at, length, into: &m) else { break }
+                while x.last == 0 { x.removeLast() }
+                m.ixml = x
+            case "LIST":
+                if let b = body(f, name, at: at, length, into: &m), b.count >= 4, id(b, 0) == "INFO" { info(b, into: &m) }
             default: break
             }
-            at = body + length + (length & 1)
+            return true
         }
     }
 
@@ -89,28 +107,13 @@ enum ChunkTags {
     }
 
     private static func aiff(_ f: FileHandle, size: Int64, into m: inout RecordingMetadata) {
-        var at: Int64 = 12
-        var chunks = 0
-        while at + 8 <= size, chunks < 10_000 {
-            chunks += 1
-            guard let h = bytes(f, at: at, 8) else { return }
-            let name = id(h, 0)
-            let length = Int64(be32(h, 4))
-            let body = at + 8
-            if body + length > size {
-                if name != "SSND" { m.warnings.append("\(name) chunk claims \(length) bytes, past the end of the file; not read") }
-                return
+        walk(f, size: size, bigEndian: true, audio: "SSND", into: &m) { name, at, length, m in
+            if let key = TagNames.fromAIFF[name], let b = body(f, name, at: at, length, into: &m) {
+                let value = text(b[...])
+                m.raw.append(TagEntry(name, value))
+                m.add(key, value)
             }
-            if let key = TagNames.fromAIFF[name] {
-                if length <= Int64(limit), let b = bytes(f, at: body, Int(length)) {
-                    let value = text(b[...])
-                    m.raw.append(TagEntry(name, value))
-                    m.add(key, value)
-                } else {
-                    m.warnings.append("\(name) chunk of \(length) bytes is over \(limit) bytes; not read")
-                }
-            }
-            at = body + length + (length & 1)
+            return true
         }
     }
 
