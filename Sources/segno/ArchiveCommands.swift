@@ -21,7 +21,7 @@ struct DuplicatesCommand: ParsableCommand {
         """)
 
     @Argument(help: "The job spec (YAML).") var spec: String
-    @Option(help: "Shortest shared audio reported, in seconds.") var minOverlap: Double = 5
+    @Option(help: "Shortest partial overlap reported, in seconds (default: 5); whole copies (90 % of both files) count however short, from 4 fingerprint items (about 3 s).") var minOverlap: Double = 5
     @Flag(help: "Print one JSON object.") var json = false
 
     func validate() throws {

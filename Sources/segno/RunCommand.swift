@@ -50,6 +50,7 @@ struct RunFlags: ParsableArguments {
         o.maxTime = maxTime.flatMap(parseDuration)
         o.retryOnly = retryOnly
         o.observer = TerminalProgress(mode: TerminalProgress.mode(quiet: quiet))
+        o.environment = ProcessInfo.processInfo.environment
         o.shard = shard.flatMap(Shard.init)
         return o
     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Logging
 import SegnoCore
 
@@ -28,7 +29,7 @@ struct StateCommand: ParsableCommand {
                 throw Exit.usage
             }
             let summary: StateRebuild.Summary
-            do { summary = try StateRebuild(job: Job(spec: s), logger: Logger.segno()).run() } catch {
+            do { summary = try StateRebuild(job: Job(spec: s), logger: Logger.segno(), environment: ProcessInfo.processInfo.environment).run() } catch {
                 printError("segno: \(error)")
                 if case .locked = error { throw Exit.locked }
                 throw Exit.failures

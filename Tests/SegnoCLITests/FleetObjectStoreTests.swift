@@ -8,7 +8,9 @@ import Testing
 /// PostgreSQL that `make test` starts): input listed from a bucket, outputs uploaded to a
 /// versioned bucket, so every PUT that reached the store is a version to count.
 @Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["S3_TEST_ENDPOINT"].map { !$0.isEmpty } ?? false,
-                             "needs the local RGW (make test starts it)"))
+                             "needs the local RGW (make test starts it)"),
+       .enabled(if: ProcessInfo.processInfo.environment["SEGNO_TEST_PG"] != nil,
+                "needs SEGNO_TEST_PG: `make test` starts PostgreSQL (Tests/support/postgres.sh start)"))
 struct FleetObjectStoreTests {
     let env = ProcessInfo.processInfo.environment
     var keys: [String: String] { ["AWS_ACCESS_KEY_ID": env["S3_TEST_ACCESS_KEY"] ?? "", "AWS_SECRET_ACCESS_KEY": env["S3_TEST_SECRET_KEY"] ?? ""] }

@@ -75,3 +75,22 @@ import Testing
         }
     }
 }
+
+/// `segno duplicates` finds a memo shorter than --min-overlap and its MP3 (issue 22).
+@Suite struct ShortDuplicatesTests {
+    @Test func aShortMemoAndItsMP3AreDuplicates() throws {
+        let ws = try RunWorkspace()
+        try FileManager.default.createDirectory(atPath: ws["in"], withIntermediateDirectories: true)
+        let say = try CLI.tool("espeak-ng", ["-s", "150", "-w", ws["in/memo.wav"], "Call the tuner at nine, then send the mixes."])
+        #expect(say.status == 0, "\(say.stderr)")
+        #expect(try CLI.tool("ffmpeg", ["-v", "error", "-nostdin", "-i", ws["in/memo.wav"], "-c:a", "libmp3lame", "-b:a", "96k", ws["in/memo-copy.mp3"]]).status == 0)
+        let seconds = try #require(Double(try CLI.tool("soxi", ["-D", ws["in/memo.wav"]]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(seconds > 2.5 && seconds < 5, "\(seconds) s")
+        try ws.writeSpec(RunTests.spec(stages: ["fingerprint: {}"]))
+        #expect(try ws.segno(["run", "spec.yaml", "--quiet"]).exited(0))
+        let r = try ws.segno(["duplicates", "spec.yaml"])
+        #expect(r.exited(0) && r.stdout.contains("memo.wav") && r.stdout.contains("memo-copy.mp3"), "\(r.stdout) \(r.stderr)")
+        let help = try ws.segno(["duplicates", "--help"]).stdout
+        #expect(help.contains("default: 5") && help.contains("however short"), "\(help)")
+    }
+}

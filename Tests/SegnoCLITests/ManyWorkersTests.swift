@@ -5,7 +5,9 @@ import Testing
 /// Several `segno run` processes on one spec with PostgreSQL state (a real server started by
 /// `make test`): every recording is done once, a killed worker's claims are taken over, and an
 /// outage of the database pauses the workers instead of failing recordings.
-@Suite(.serialized) struct ManyWorkersTests {
+@Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["SEGNO_TEST_PG"] != nil,
+                             "needs SEGNO_TEST_PG: `make test` starts PostgreSQL (Tests/support/postgres.sh start)"))
+struct ManyWorkersTests {
     static let stages = ["pitch: 2", "encode: { path: \"{dir}/{stem}.flac\" }", "waveform: { path: \"{dir}/{stem}.json\" }"]
 
     /// A new database on the test server, as a URL.
@@ -118,7 +120,9 @@ import Testing
 extension ManyWorkersTests {
     /// The Slurm recipe in deploy/, run by a real one-node Slurm (`Tests/support/slurm.sh`):
     /// three array tasks are three workers on one spec with PostgreSQL state.
-    @Test func aSlurmArrayJobRunsTheDeployScriptAndFinishesTheWork() throws {
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["SLURM_CONF"] != nil,
+                   "needs SLURM_CONF: `make test` starts a one-node Slurm (Tests/support/slurm.sh start)"))
+    func aSlurmArrayJobRunsTheDeployScriptAndFinishesTheWork() throws {
         guard ProcessInfo.processInfo.environment["SLURM_CONF"] != nil else {
             Issue.record("SLURM_CONF is not set: run the suite with `make test`, which starts a one-node Slurm")
             return

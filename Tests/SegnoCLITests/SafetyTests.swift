@@ -83,6 +83,11 @@ import Testing
         // An output root inside the input root is skipped by the scan: fine.
         try ws.writeSpec(Self.spec(output: "in/processed", stages: ["encode: { path: \"{dir}/{stem}.wav\" }"]))
         #expect(try ws.segno(["validate", "spec.yaml"]).exited(0))
+        // A file:// upload copying WAVs into the input folder: refused at the upload.
+        try ws.writeSpec(Self.spec(stages: ["encode: { path: \"{stem}.wav\" }", "upload: { to: \"file://\(ws["in"])/copies\" }"]))
+        let copies = try ws.segno(["validate", "spec.yaml"])
+        #expect(copies.exited(2), "\(copies.stderr)")
+        #expect(copies.stderr.contains("stages[1].upload.to") && copies.stderr.contains("copies \"copies/memo.wav\" into input.root"), "\(copies.stderr)")
     }
 
     @Test func aRecordedOutputReachedThroughALinkIsNeverTakenAsInput() throws {

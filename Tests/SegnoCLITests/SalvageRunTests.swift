@@ -94,6 +94,33 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: ws["out/memo.wav"]))
     }
 
+    @Test func aMemoWithoutItsIndexIsProcessedFromTheRebuiltIndexWithTheSpecsReference() throws {
+        let ws = try RunWorkspace()
+        let wav = ws["src.wav"], healthy = ws["healthy.m4a"]
+        _ = try Audio.output(of: "sox", ["-R", "-n", "-r", "48000", "-c", "1", "-b", "16", wav, "synth", "4", "pinknoise", "vol", "0.5"], what: "make a WAV")
+        _ = try Audio.output(of: "ffmpeg", ["-nostdin", "-v", "error", "-i", wav, "-c:a", "aac", "-b:a", "64k", healthy], what: "encode AAC")
+        // The same recording with its moov cut away (ffmpeg writes it last) and its last frame cut.
+        var b = [UInt8](try Data(contentsOf: URL(fileURLWithPath: healthy)))
+        var at = 0
+        while at + 8 <= b.count {
+            let size = Int(b[at]) << 24 | Int(b[at + 1]) << 16 | Int(b[at + 2]) << 8 | Int(b[at + 3])
+            if String(decoding: b[(at + 4)..<(at + 8)], as: UTF8.self) == "mdat" { b = Array(b.prefix(at + size - 100)); break }
+            at += max(size, 8)
+        }
+        try Data(b).write(to: URL(fileURLWithPath: ws["in/memo.m4a"]))
+        let spec = try ws.writeSpec(spec("salvage").replacingOccurrences(of: "  damaged: salvage", with: "  damaged: salvage\n  reference: healthy.m4a"))
+        let run = try ws.segno(["run", spec])
+        #expect(run.exited(0), "\(run.stderr)")
+        // The original decoded by ffmpeg; segno wrote 16-bit samples (within one step of it).
+        let reference = try Audio.output(of: "ffmpeg", ["-nostdin", "-v", "error", "-i", healthy, "-f", "f32le", "-"], what: "decode")
+            .withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        let got = try Audio.soxSamples(ws["out/memo.wav"])
+        #expect(got.count > reference.count * 9 / 10 && got.count < reference.count)
+        #expect(maxAbsDifference(got, Array(reference.prefix(got.count))) <= 1.0 / 32768 + 1e-6)
+        let meta = try String(contentsOfFile: ws["out/memo.meta.json"], encoding: .utf8)
+        #expect(meta.contains("index-rebuilt"), "\(meta)")
+    }
+
     @Test func convertAndWaveformTakeSalvage() throws {
         let ws = try RunWorkspace()
         let originals = try damagedRecordings(ws)
@@ -110,4 +137,10 @@ import Testing
         #expect(wave.exited(0), "\(wave.stderr)")
         #expect(FileManager.default.fileExists(atPath: ws["memo.json"]))
     }
+}
+
+/// The largest difference between two sample arrays of the same length (∞ when they differ in length).
+func maxAbsDifference(_ a: [Float], _ b: [Float]) -> Float {
+    guard a.count == b.count else { return .infinity }
+    return zip(a, b).reduce(0) { max($0, abs($1.0 - $1.1)) }
 }

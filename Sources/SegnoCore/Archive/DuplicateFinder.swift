@@ -39,7 +39,8 @@ public struct AudioOverlap: Sendable, Equatable {
 ///    are candidates, the best per pair.
 /// 3. Check: at the candidate alignment (and ±1 item) the items are compared bit by bit; the
 ///    stretch with the most evidence (maximum sum of `extentBitError·32 − bit errors`) is the shared
-///    audio. It counts when it is at least `minOverlap` long, its bit error rate is at most
+///    audio. It counts when it is at least `minOverlap` long (or covers 90 % of both recordings
+///    and has `minWholeItems` items), its bit error rate is at most
 ///    `maxBitError`, and it is not one repeated item (silence matches silence).
 public struct DuplicateFinder: Sendable {
     /// Seconds of shared audio below which a match is not reported.
@@ -52,9 +53,13 @@ public struct DuplicateFinder: Sendable {
     /// Bit error rate that bounds the shared stretch: items with fewer errors extend it.
     public var extentBitError: Double = 0.20
     public var minVotes = 3
+    /// Fewest fingerprint items of a whole copy reported whatever `minOverlap` says (a 3.4 s
+    /// memo has 6).
+    public static let minWholeItems = 4
     public var maxPostings = 200
-    /// Votes held at once (8 bytes each): 16,000,000 is 128 MB.
-    public var votesPerPass = 16_000_000
+    /// Votes held at once (8 bytes each): 4,000,000 is 32 MB. A pass costs a scan of the index,
+    /// so smaller passes trade little time for memory.
+    public var votesPerPass = 4_000_000
 
     public init(minOverlap: Double = 5) { self.minOverlap = minOverlap }
 
@@ -80,9 +85,11 @@ public struct DuplicateFinder: Sendable {
         var owner = [UInt32](repeating: 0, count: entries.count)
         for (n, e) in entries.enumerated() { owner[n] = UInt32(Self.recording(of: Int(e & 0xFFFF_FFFF), base: base)) }
         // 2. votes, packed as recA(20) recB(20) offset(24, biased). Votes can outnumber entries
-        // by far (every pair of places of a key), so they are made in passes over ranges of recA
-        // of at most `votesPerPass` votes each (an upper bound counted first): memory stays
-        // bounded whatever the collection, and each pass's votes are complete for its pairs.
+        // by far (every pair of places of a key: 100,000 fingerprints of random items put about
+        // 23 places on each of the 2^19 sampled keys, so 12 million entries make 140 million
+        // votes), so they are made in passes over ranges of recA of at most `votesPerPass` votes
+        // each (an upper bound counted first): memory stays bounded whatever the collection, and
+        // each pass's votes are complete for its pairs.
         var bound = [Int](repeating: 0, count: prints.count)
         forEachGroup(entries) { start, end in
             for x in start..<(end - 1) { bound[Int(owner[x])] += end - 1 - x }
@@ -120,6 +127,7 @@ public struct DuplicateFinder: Sendable {
             votes.sort()
             results += bestAlignments(votes, prints: prints, bias: bias)
         }
+        results += wholeShortCopies(prints, found: Set(results.map { $0.a << 20 | $0.b }))
         return results.sorted { ($0.a, $0.b) < ($1.a, $1.b) }
     }
 
@@ -165,6 +173,31 @@ public struct DuplicateFinder: Sendable {
             }
         }
         return results
+    }
+
+    /// Recordings shorter than `minOverlap` carry too few index keys to vote: those of about the
+    /// same length (within 10 %) are compared directly near alignment 0 (±4 items, 0.5 s), and a
+    /// whole copy counts (a 3.8 s memo and its MP3). Sorted by length, so each is compared with
+    /// its neighbours only.
+    func wholeShortCopies(_ prints: [[UInt32]], found: Set<Int>) -> [AudioOverlap] {
+        let item = AudioFingerprint.itemSeconds
+        let short = prints.indices.filter { Double(prints[$0].count) * item < minOverlap && prints[$0].count >= Self.minWholeItems }
+            .sorted { prints[$0].count < prints[$1].count }
+        var out: [AudioOverlap] = []
+        for (k, x) in short.enumerated() {
+            for y in short[(k + 1)...] {
+                guard Double(prints[y].count) <= Double(prints[x].count) * 1.1 else { break }
+                let (a, b) = (min(x, y), max(x, y))
+                guard !found.contains(a << 20 | b) else { continue }
+                for offset in [0, -3, 3] {
+                    if let m = check(prints[a], prints[b], around: offset), m.kind == .duplicate {
+                        out.append(AudioOverlap(a: a, b: b, aStart: m.aStart, bStart: m.bStart, length: m.length, similarity: m.similarity, kind: m.kind))
+                        break
+                    }
+                }
+            }
+        }
+        return out
     }
 
     /// Groups of recordings joined by overlaps (connected components), each sorted, largest first.
@@ -228,11 +261,15 @@ public struct DuplicateFinder: Sendable {
         guard let m = best else { return nil }
         let item = AudioFingerprint.itemSeconds
         let ber = Double(m.errors) / Double(32 * m.count)
-        guard Double(m.count) * item >= minOverlap, ber <= maxBitError else { return nil }
-        // Silence, hum or one held note matches itself anywhere: ask for some variety.
-        let distinct = Set(a[m.start..<(m.start + m.count)]).count
-        guard distinct >= max(8, m.count / 10) else { return nil }
+        // A whole copy (90 % of both) counts however short, from `minWhole`: a 3.8 s memo and its
+        // MP3 are duplicates even below `minOverlap`, which bounds partial overlaps.
         let coverA = Double(m.count) / Double(max(1, a.count)), coverB = Double(m.count) / Double(max(1, b.count))
+        let whole = coverA >= 0.9 && coverB >= 0.9
+        guard Double(m.count) * item >= minOverlap || (whole && m.count >= Self.minWholeItems), ber <= maxBitError else { return nil }
+        // Silence, hum or one held note matches itself anywhere: ask for some variety (every
+        // item distinct in a whole copy too short to have 8).
+        let distinct = Set(a[m.start..<(m.start + m.count)]).count
+        guard distinct >= min(max(8, m.count / 10), whole ? m.count : Int.max) else { return nil }
         let kind: AudioOverlap.Kind = coverA >= 0.9 && coverB >= 0.9 ? .duplicate : (coverA >= 0.9 || coverB >= 0.9 ? .contained : .overlap)
         return (Double(m.start) * item, Double(m.start + m.offset) * item, Double(m.count) * item, 1 - ber, kind)
     }

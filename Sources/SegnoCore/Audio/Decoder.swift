@@ -92,7 +92,7 @@ public protocol Int16Decoding: AudioDecoder {
 public enum DecoderFactory {
     /// Opens `path` for streaming decode, or throws an `AudioError` naming the file and the cause.
     /// ffmpeg and ffprobe are looked for on this process's `PATH`.
-    public static func open(path: String, damaged: DamagedPolicy = .fail) throws -> any AudioDecoder {
-        try open(path: path, searchPath: ProcessInfo.processInfo.environment["PATH"], damaged: damaged)
+    public static func open(path: String, damaged: DamagedPolicy = .fail, reference: String? = nil) throws -> any AudioDecoder {
+        try open(path: path, searchPath: ProcessInfo.processInfo.environment["PATH"], damaged: damaged, reference: reference)
     }
 }

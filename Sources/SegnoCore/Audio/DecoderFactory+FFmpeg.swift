@@ -20,13 +20,16 @@ extension DecoderFactory {
     /// `damaged: .salvage` reads damaged files for what they hold (`SalvageOpener`); with `.fail`
     /// a damaged file throws an `AudioError` whose message names the way out.
     public static func open(path: String, searchPath: String?,
-                            helpers: DecodeHelperPool? = DecodeHelperPool.shared, damaged: DamagedPolicy = .fail) throws -> any AudioDecoder {
+                            helpers: DecodeHelperPool? = DecodeHelperPool.shared, damaged: DamagedPolicy = .fail,
+                            reference: String? = nil) throws -> any AudioDecoder {
         // Missing, empty, unreadable or not a regular file (a FIFO would block the sniffer): say so.
         Glibc.close(try SndFileDecoder.openChecked(path))
         // A sensor series (.csv, .jsonl) by extension and text content.
         if SensorSeriesDecoder.looksLikeSeries(path: path) { return try SensorSeriesDecoder(path: path) }
         let kind = ContentSniffer.sniff(path: path)
-        if damaged == .salvage, let d = try SalvageOpener.open(path: path, kind: kind) { return d }
+        if damaged == .salvage, let d = try SalvageOpener.open(path: path, kind: kind, reference: reference, reopen: {
+            try open(path: $0, searchPath: searchPath, helpers: helpers)
+        }) { return d }
         if ffmpegOnly.contains(kind) {
             return try openWithFFmpeg(path: path, kind: kind, searchPath: searchPath, libsndfileError: nil, helpers: helpers)
         }

@@ -19,6 +19,9 @@ public struct RunOptions: Sendable {
     /// Shown the run's progress, failures and warnings (the CLI's terminal drawing); nil: the run
     /// shows nothing (the summary and the state still say everything).
     public var observer: (any RunObserver)? = nil
+    /// The process environment as the CLI read it once (S3 credentials and endpoints for the
+    /// source and uploads); the library reads no environment variable itself.
+    public var environment: [String: String] = [:]
     /// `--shard K/N`: only the recordings whose stable hash falls in shard K of N (0 ≤ K < N).
     public var shard: Shard? = nil
     /// Called on the run's thread after each pass of a live source (`--watch`, stream capture)
@@ -199,7 +202,7 @@ public final class BatchRunner: Sendable {
         self.logger = logger
         let spec = job.spec
         // The spec's source; an `s3://` input needs credentials, so the CLI makes it (`makeSource`).
-        self.source = source ?? (try? spec.makeSource(environment: ProcessInfo.processInfo.environment, logger: logger))
+        self.source = source ?? (try? spec.makeSource(environment: options.environment, logger: logger))
             ?? FolderSource(input: spec.input, skipDirectories: [spec.outputRoot])
         if let state {
             self.state = state
@@ -319,7 +322,7 @@ public final class BatchRunner: Sendable {
         var uploaders: [Uploader] = []
         do {
             for up in job.uploads {
-                let u = try Uploader(config: up.config, environment: ProcessInfo.processInfo.environment, progressStore: store, logger: logger)
+                let u = try Uploader(config: up.config, environment: options.environment, progressStore: store, logger: logger)
                 u.abortStale(store: store)
                 uploaders.append(u)
             }

@@ -11,10 +11,13 @@ import Logging
 public struct StateRebuild {
     public let job: Job
     let logger: Logger
+    /// The process environment as the CLI read it (S3 credentials for the uploads' checks).
+    let environment: [String: String]
 
-    public init(job: Job, logger: Logger) {
+    public init(job: Job, logger: Logger, environment: [String: String]) {
         self.job = job
         self.logger = logger
+        self.environment = environment
     }
 
     /// What a rebuild found.
@@ -44,7 +47,7 @@ public struct StateRebuild {
         var uploaders: [Uploader?] = []
         var summary = Summary()
         for up in job.uploads {
-            do { uploaders.append(try Uploader(config: up.config, environment: ProcessInfo.processInfo.environment, progressStore: nil, logger: logger)) } catch {
+            do { uploaders.append(try Uploader(config: up.config, environment: environment, progressStore: nil, logger: logger)) } catch {
                 uploaders.append(nil)
                 summary.problems.append("\(up.config.to): \(error); its objects are not checked (the next run verifies them)")
             }

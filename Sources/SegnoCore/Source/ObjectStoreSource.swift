@@ -88,7 +88,7 @@ public final class ObjectStoreSource: RecordingSource, @unchecked Sendable {
                 offset += Int64(data.count)
                 if data.isEmpty { break }
             }
-            return ScratchDecoder(try DecoderFactory.open(path: path, damaged: input.damaged), path: path)
+            return ScratchDecoder(try DecoderFactory.open(path: path, damaged: input.damaged, reference: input.reference), path: path)
         } catch {
             unlink(path)
             throw error

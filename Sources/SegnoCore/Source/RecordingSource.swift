@@ -93,7 +93,7 @@ public struct FolderSource: RecordingSource {
         }
     }
 
-    public func open(_ file: ScannedFile) throws -> any AudioDecoder { try DecoderFactory.open(path: file.absolutePath, damaged: input.damaged) }
+    public func open(_ file: ScannedFile) throws -> any AudioDecoder { try DecoderFactory.open(path: file.absolutePath, damaged: input.damaged, reference: input.reference) }
 
     public func metadata(_ file: ScannedFile, pictures: Bool) -> RecordingMetadata {
         TagReader.read(path: file.absolutePath, pictures: pictures ? .load : .describe)

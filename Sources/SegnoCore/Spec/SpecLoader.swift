@@ -240,7 +240,7 @@ public enum SpecLoader {
                                         message: "writes \"\(rel)\" inside input.root, and input.include takes it as a recording: the next run would process its own output. Give output.root a folder outside input.root (or inside it), or exclude these names")
                     }
                 }
-            } else if let up = p.config as? UploadConfig, case .folder(let t) = up.target, let dir = t.fixedFolder,
+            } else if let t = p.config.localFolder, let dir = t.fixedFolder,
                       inside(dir, input.root) || inside(input.root, dir) {
                 for ctx in samples {
                     guard let folder = try? t.resolveRelative(ctx) else { continue }

@@ -33,12 +33,16 @@ public protocol StageConfig: Sendable {
     /// The sample rate (Hz) every recording has after this stage (resample), else nil: what the
     /// loader checks downstream options against (a lowpass must stay below half of it).
     var fixedRate: Int? { get }
+    /// The local folder template this stage copies outputs into (a `file://` upload), nil for
+    /// none: the loader checks that its copies are not scanned as recordings. Default nil.
+    var localFolder: PathTemplate? { get }
 }
 
 extension StageConfig {
     public var changesLevel: Bool { false }
     public var setsLevel: Bool { false }
     public var fixedRate: Int? { nil }
+    public var localFolder: PathTemplate? { nil }
 
     /// `name` followed by the options, as one stable line: `lowpass frequency=3400 order=4`.
     public var canonical: String {

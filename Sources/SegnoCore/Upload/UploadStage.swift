@@ -12,6 +12,11 @@ import SegnoS3
 /// HEAD compares `x-amz-meta-segno-sha256`, so a run killed between the upload and the state
 /// write does not upload again. Large files go up in parts that survive a killed run.
 public struct UploadConfig: StageConfig {
+    /// A `file://` target's folder template (the loader's overlap check), nil for S3.
+    public var localFolder: PathTemplate? {
+        if case .folder(let t) = target { return t }
+        return nil
+    }
     /// Where files go.
     public enum Target: Sendable, Equatable {
         /// `prefix` nil: objects go to the bucket's top level.

@@ -20,7 +20,9 @@ enum TestPostgres {
     }
 }
 
-@Suite(.serialized) struct PostgresStateTests {
+@Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["SEGNO_TEST_PG"] != nil,
+                             "needs SEGNO_TEST_PG: `make test` starts PostgreSQL (Tests/support/postgres.sh start)"))
+struct PostgresStateTests {
     let dir: TempDir
     let source = MemorySource()
 

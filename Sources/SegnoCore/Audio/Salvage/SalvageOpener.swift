@@ -1,14 +1,39 @@
 import Foundation
+import SegnoDSP
 
 /// Picks the salvaging decoder for a damaged recording (`damaged: salvage`): PCM in WAV/RF64/AIFF/CAF
 /// whose data size runs past the end of the file or was never written, FLAC through libFLAC
 /// (resynchronising on the next frame header), MP3 through libmpg123 reading past junk and
-/// errors. Everything else (and a healthy PCM file) opens the ordinary way.
+/// errors, and an MP4/M4A/3GP without its index through a rebuilt copy (`MP4Repair`, with
+/// `reference`'s settings when given) in the temporary folder, removed when the decoder closes.
+/// Everything else (and a healthy file) opens the ordinary way.
 enum SalvageOpener {
     /// A salvaging decoder for `path`, or nil to open it the ordinary way. `kind` is what its
     /// first bytes look like. Called once per recording (per pass), before the ordinary open.
-    static func open(path: String, kind: ContentSniffer.Kind) throws -> (any AudioDecoder)? {
+    static func open(path: String, kind: ContentSniffer.Kind, reference: String? = nil,
+                     reopen: (String) throws -> any AudioDecoder) throws -> (any AudioDecoder)? {
         switch kind {
+        case .mp4, .threeGP:
+            guard let layout = MP4Repair.layout(path: path), !layout.hasIndex else { return nil }
+            let scratch = NSTemporaryDirectory() + "/segno-repair-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).m4a"
+            let outcome: MP4Repair.Outcome
+            do { outcome = try MP4Repair.repair(input: path, reference: reference, output: scratch) } catch {
+                throw AudioError.decodeFailed(path: path, detail: "damaged MP4 without its index (moov), and it could not be rebuilt: \(error)")
+            }
+            var report = SalvageReport(method: "index rebuilt from \(outcome.origin)")
+            do {
+                let inner = try reopen(scratch)
+                let rate = inner.info.sampleRate
+                report.add(at: 0, frames: 0, filled: false, cause: .indexRebuilt, outcome.summary(input: path))
+                if outcome.tailBytes > 0 {
+                    report.add(at: inner.info.frames, frames: Int(outcome.tailSeconds * Double(rate)), filled: false, cause: .cutFrame,
+                               "the last \(outcome.tailBytes) bytes of mdat do not decode")
+                }
+                return RebuiltDecoder(inner, scratch: scratch, report: report)
+            } catch {
+                unlink(scratch)
+                throw error
+            }
         case .wav, .rf64, .aiff, .caf:
             guard let layout = PCMLayout.read(path: path), layout.damage != nil else { return nil }
             return try SalvagedPCMDecoder(path: path, layout: layout)
@@ -23,4 +48,35 @@ enum SalvageOpener {
             return nil
         }
     }
+}
+
+/// A decoder over a rebuilt copy of a damaged MP4 that removes the copy when closed and says
+/// what salvage did.
+final class RebuiltDecoder: AudioDecoder {
+    let inner: any AudioDecoder
+    let scratch: String
+    private var report: SalvageReport
+
+    init(_ inner: any AudioDecoder, scratch: String, report: SalvageReport) {
+        self.inner = inner
+        self.scratch = scratch
+        self.report = report
+    }
+
+    var info: SourceInfo { inner.info }
+    var notes: [String] { inner.notes }
+    var salvage: SalvageReport? { report }
+
+    func read(into block: inout AudioBlock, maxFrames: Int) throws -> Int {
+        let n = try inner.read(into: &block, maxFrames: maxFrames)
+        report.framesYielded += n
+        return n
+    }
+
+    func close() {
+        inner.close()
+        unlink(scratch)
+    }
+
+    deinit { unlink(scratch) }
 }
