@@ -14,7 +14,8 @@ APT_S3      = radosgw ceph-mon ceph-osd postgresql-15
 APT_BROWSER = chromium
 APT_SLURM   = slurm-wlm munge
 APT_STREAMS = icecast2 curl python3 pocketsphinx-testdata
-PIP_TEST    = numpy scipy botocore mutagen==1.48.1 wavinfo==4.0.1
+# pesq (speech quality, restricted-use notice in its source): measuring scripts only, never shipped.
+PIP_TEST    = numpy scipy botocore mutagen==1.48.1 wavinfo==4.0.1 pesq==0.0.4 pystoi==0.4.1 jiwer==4.0.0
 
 PREFIX     ?= /usr/local
 # Speech engines and models (PyPI wheels pinned with sha256, tools/speech/*.txt) live in this
@@ -58,7 +59,7 @@ test-deps: deps
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	  else echo "make test-deps: run as root: apt-get install --no-install-recommends$$missing"; exit 1; fi; \
 	fi
-	@python3 -c "import numpy, scipy, botocore, mutagen, wavinfo" 2>/dev/null || python3 -m pip install -q $(PIP_TEST)
+	@python3 -c "import numpy, scipy, botocore, mutagen, wavinfo, pesq, pystoi, jiwer" 2>/dev/null || python3 -m pip install -q $(PIP_TEST)
 
 build: deps
 	$(SWIFT) build
@@ -97,11 +98,13 @@ demo: build
 ## bench: speed and memory as ratios against SoX/audiowaveform-style peers (see bench/README.md).
 bench: release
 	bash bench/run.sh $(SEGNO_REL)
+	python3 tools/speech_quality.py --segno $(SEGNO_REL) --only denoise,transcribe
 
 ## quality: pitch-shift and resampling quality tables (segno vs sox), see tools/quality.py and tools/resample_quality.py.
 quality: release
 	python3 tools/quality.py --segno $(SEGNO_REL)
 	python3 tools/resample_quality.py --segno $(SEGNO_REL)
+	python3 tools/speech_quality.py --segno $(SEGNO_REL)
 	SEGNO_FUZZ_RUNS=2000 swift test --filter SalvageFuzzTests
 
 ## install: the binary and its segno-decode helper (built beside it) into $(PREFIX)/bin, segno(1) made from its --help texts
