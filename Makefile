@@ -105,6 +105,7 @@ quality: release
 	python3 tools/quality.py --segno $(SEGNO_REL)
 	python3 tools/resample_quality.py --segno $(SEGNO_REL)
 	python3 tools/speech_quality.py --segno $(SEGNO_REL)
+	python3 tools/salvage_quality.py --segno $(SEGNO_REL)
 	SEGNO_FUZZ_RUNS=2000 swift test --filter SalvageFuzzTests
 
 ## install: the binary and its segno-decode helper (built beside it) into $(PREFIX)/bin, segno(1) made from its --help texts
