@@ -11,14 +11,12 @@ import Glibc
 /// One MP3 through libmad; streams 'H' after the first frame, then 'D' messages.
 final class MadDecode {
     static let inputSize = 5 * 8192
-    let out = UnsafeMutableRawPointer.allocate(byteCount: 8 + blockBytes, alignment: 16)
-    var outBytes = 0
+    /// The samples on their way to segno.
+    let messages = DataMessages()
     var frames: UInt64 = 0
     var channels = 0
     /// The pending samples of one synthesized frame (at most 1152 × 2), reused.
     var block = [Float](repeating: 0, count: 1152 * 2)
-
-    deinit { out.deallocate() }
 
     /// libmad's fixed point to audiowaveform's 16-bit value.
     @inline(__always) static func short(_ fixed: Int32) -> Int16 {
@@ -133,25 +131,9 @@ final class MadDecode {
             }
         }
         frames += UInt64(k / max(channels, 1))
-        block.withUnsafeBytes { raw in
-            var off = 0
-            let count = k * 4
-            while off < count {
-                let take = min(count - off, blockBytes - outBytes)
-                (out + 8 + outBytes).copyMemory(from: raw.baseAddress! + off, byteCount: take)
-                outBytes += take
-                off += take
-                if outBytes == blockBytes { flush() }
-            }
-        }
+        block.withUnsafeBytes { raw in messages.append(raw.baseAddress!, k * 4) }
     }
 
     /// Sends the pending 'D' message, if any.
-    func flush() {
-        guard outBytes > 0 else { return }
-        out.storeBytes(of: UInt32(UInt8(ascii: "D")), as: UInt32.self)
-        (out + 4).storeBytes(of: UInt32(outBytes), as: UInt32.self)
-        writeFully(out, 8 + outBytes)
-        outBytes = 0
-    }
+    func flush() { messages.flush() }
 }

@@ -95,9 +95,8 @@ final class FileDecode {
     var swrFrom: (format: Int32, rate: Int32, layout: AVChannelLayout)?
     var packet = av_packet_alloc()
     var frame = av_frame_alloc()
-    /// The pending 'D' message: 8-byte head, then samples.
-    let out = UnsafeMutableRawPointer.allocate(byteCount: 8 + blockBytes, alignment: 16)
-    var outBytes = 0
+    /// The samples on their way to segno.
+    let messages = DataMessages()
     /// The converter's output, kept across frames (grown when a frame needs more): no allocation per frame.
     var converted = [Float]()
     var frames: UInt64 = 0
@@ -114,7 +113,6 @@ final class FileDecode {
         if var l = swrFrom?.layout { av_channel_layout_uninit(&l) }
         av_packet_free(&packet)
         av_frame_free(&frame)
-        out.deallocate()
     }
 
     /// `path` is the file's bytes as segno sent them (no terminating NUL).
@@ -256,24 +254,11 @@ final class FileDecode {
     /// Copies samples into the pending 'D' message, sending it whenever it is full.
     func append(_ p: UnsafeRawPointer, bytes count: Int) {
         frames += UInt64(count / (4 * Int(channels)))
-        var off = 0
-        while off < count {
-            let take = min(count - off, blockBytes - outBytes)
-            (out + 8 + outBytes).copyMemory(from: p + off, byteCount: take)
-            outBytes += take
-            off += take
-            if outBytes == blockBytes { flush() }
-        }
+        messages.append(p, count)
     }
 
     /// Sends the pending 'D' message, if any.
-    func flush() {
-        guard outBytes > 0 else { return }
-        out.storeBytes(of: UInt32(UInt8(ascii: "D")), as: UInt32.self)
-        (out + 4).storeBytes(of: UInt32(outBytes), as: UInt32.self)
-        writeFully(out, 8 + outBytes)
-        outBytes = 0
-    }
+    func flush() { messages.flush() }
 }
 
 // MARK: - Main loop
