@@ -75,10 +75,35 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: ownSettings),
+        // The core: spec, stage protocols, chain, planner, runner, failure model, report data, and the
+        // protocols of state and sources. No system C library, no GRDB, no libpq (see docs/layout.md).
         .target(name: "SegnoCore", dependencies: [
-            "SegnoDSP", "SegnoWaveform", "SegnoS3", "CSndFile", "CMpg123", "CFLAC", "CSampleRate", "CSoxr", "CEbur128", "CLibPQ", "CLinux", "CSpeexDSP", "CSpeechEngines", "CSegnoTags",
+            "SegnoDSP", "SegnoWaveform", "SegnoS3", "CLinux",
             .product(name: "Yams", package: "Yams"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Crypto", package: "swift-crypto"),
+        ], swiftSettings: ownSettings),
+        // Audio I/O: decoders, encoders, tags, salvage, the audio stages and the archive taps.
+        .target(name: "SegnoAudio", dependencies: [
+            "SegnoCore", "SegnoDSP", "SegnoWaveform",
+            "CSndFile", "CMpg123", "CFLAC", "CSampleRate", "CSoxr", "CEbur128", "CLinux", "CSegnoTags",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Crypto", package: "swift-crypto"),
+        ], swiftSettings: ownSettings),
+        // Speech engines (denoise, voice activity, transcription), loaded at run time or run as helpers.
+        .target(name: "SegnoSpeech", dependencies: [
+            "SegnoCore", "SegnoAudio", "SegnoDSP", "CSpeexDSP", "CSpeechEngines",
+            .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: ownSettings),
+        // State: SQLite through GRDB, PostgreSQL through libpq.
+        .target(name: "SegnoState", dependencies: [
+            "SegnoCore", "CLibPQ",
             .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: ownSettings),
+        // Sources (folders, S3, streams, watch) and uploads.
+        .target(name: "SegnoSources", dependencies: [
+            "SegnoCore", "SegnoAudio", "SegnoS3",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: ownSettings),

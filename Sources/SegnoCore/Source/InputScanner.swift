@@ -43,7 +43,7 @@ public struct InputScanner {
     }
 
     /// A name's bytes with valid UTF-8 kept and every other byte written `\xNN`.
-    static func escaped(_ bytes: [UInt8]) -> String {
+    static package func escaped(_ bytes: [UInt8]) -> String {
         var out = ""
         var i = 0
         while i < bytes.count {

@@ -100,7 +100,7 @@ public enum SearchWords {
     }
 
     /// Case and accents folded, canonical composition.
-    static func fold(_ word: String) -> String {
+    static package func fold(_ word: String) -> String {
         word.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).precomposedStringWithCanonicalMapping
     }
 
