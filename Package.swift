@@ -21,6 +21,7 @@ let package = Package(
     products: [
         .executable(name: "segno", targets: ["segno"]),
         .library(name: "SegnoCore", targets: ["SegnoCore"]),
+        .library(name: "SegnoKit", targets: ["SegnoKit"]),
         .executable(name: "segno-decode", targets: ["segno-decode"]),
     ],
     dependencies: [
@@ -107,8 +108,14 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: ownSettings),
+        // The assembly: the runner over concrete decoders, state and uploads, the standard stage
+        // registry, `state rebuild` and the one-off waveform batch. What the CLI and tests build on.
+        .target(name: "SegnoKit", dependencies: [
+            "SegnoCore", "SegnoAudio", "SegnoSpeech", "SegnoState", "SegnoSources", "SegnoDSP", "SegnoWaveform", "SegnoS3",
+            .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: ownSettings),
         .executableTarget(name: "segno", dependencies: [
-            "SegnoCore",
+            "SegnoCore", "SegnoAudio", "SegnoSpeech", "SegnoState", "SegnoSources", "SegnoKit", "SegnoDSP", "SegnoWaveform", "SegnoS3",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: ownSettings),

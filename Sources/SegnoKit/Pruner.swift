@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 
 extension BatchRunner {
     /// Which recordings `prune` takes this run, or why it takes none. Called by planning, so

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 import SegnoDSP
 
 /// What one recording's attempts produced so far in this run: the steps that finished (kept
@@ -231,7 +232,7 @@ package struct RecordingJob {
     /// folders pass through a symbolic link (which could point outside the output root).
     static package func checkContained(_ path: String, root: String, source: String? = nil) throws(AudioError) {
         guard path.hasPrefix(root + "/") else { throw .refused(path: path, detail: "resolves outside output.root") }
-        if let source, sameFile(path, source) {
+        if let source, OutputFile.sameFile(path, source) {
             throw .refused(path: path, detail: "is the recording itself; segno never writes over its input")
         }
         var dir = (path as NSString).deletingLastPathComponent
@@ -254,9 +255,4 @@ package struct RecordingJob {
                   code: EEXIST)
     }
 
-    /// True when both paths name one existing file (same device and inode), however spelt.
-    static package func sameFile(_ a: String, _ b: String) -> Bool {
-        var sa = stat(), sb = stat()
-        return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
-    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 import Logging
 
 /// `segno state rebuild SPEC`: after the state database was lost or damaged, adopts the outputs

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import SegnoCore
 import SegnoWaveform
 import Synchronization
 
@@ -46,7 +47,7 @@ public struct WaveformBatch: Sendable {
     /// none for a one-off output, as SoX and ffmpeg). Called for each output before anything is written.
     package func checkTarget(_ out: String, input: String) throws(AudioError) {
         if out == "-" { return }
-        if RecordingJob.sameFile(out, input) {
+        if OutputFile.sameFile(out, input) {
             throw .refused(path: out, detail: "is the input file; segno never writes over its input")
         }
         if case .file = destination {

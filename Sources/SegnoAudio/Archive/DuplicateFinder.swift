@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 
 /// Two recordings that share audio: where, for how long, and how alike.
 public struct AudioOverlap: Sendable, Equatable {

@@ -1,3 +1,4 @@
+import SegnoCore
 import SegnoDSP
 
 /// The end of an encode tap: writes a stream's blocks into one output file, which appears at its

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 import SegnoDSP
 
 /// MP3 decoded as audiowaveform 1.10.3 decodes it: by libmad in the `segno-decode` helper (libmad

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 
 /// A helper program (ffmpeg, ffprobe) started with an argv array through `posix_spawn`, never a
 /// shell. Its stdin is /dev/null, or a pipe this object writes (`stdinPipe`, stream capture); stdout and stderr are pipes this object reads. The child gets

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 
 /// Names a file's format from its first bytes, whatever its extension says.
 /// Used for error messages ("looks like AAC (ADTS)") and to route files libsndfile cannot read.

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 
 /// One running `segno-decode` program: a decoder helper that serves many files, one after the
 /// other, so a folder of AAC memos pays FFmpeg's start-up once per worker instead of once per

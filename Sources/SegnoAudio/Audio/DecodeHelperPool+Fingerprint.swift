@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 
 /// Fingerprints through the `segno-decode` helper: libchromaprint lives there (Debian's build
 /// links libavcodec, with GPL parts), never in segno's process. Unlike decoding there is no other

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 import Synchronization
 
 /// The idle `segno-decode` helpers of this process. A decoder takes one when it starts a file's

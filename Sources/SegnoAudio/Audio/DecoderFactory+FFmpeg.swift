@@ -1,5 +1,6 @@
 import CSndFile
 import Foundation
+import SegnoCore
 
 extension DecoderFactory {
     /// Containers only ffmpeg reads here: libsndfile is not even tried on them.

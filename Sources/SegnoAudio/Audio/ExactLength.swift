@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 
 /// How `segno info` learns the exact number of frames a decoder will yield.
 package enum ExactLength: Equatable {

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 import SegnoDSP
 
 /// Streaming decode through FFmpeg, for what libsndfile cannot read: AAC and ALAC in

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 import SegnoDSP
 
 /// Streaming encode to AAC-LC or ALAC in an MP4 (`.m4a`) file through the `ffmpeg` program, into

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 
 /// Where the `ffmpeg` and `ffprobe` programs are. segno never links FFmpeg's libraries (Debian
 /// builds them with GPL parts); it runs the programs when they are installed.

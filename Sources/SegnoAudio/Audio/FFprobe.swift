@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 
 /// Stream facts and tags of a file's first audio stream, learnt before any audio is decoded:
 /// from `ffprobe -of json` (`FFprobe`) or, for common MP4 files, from their header (`MP4Probe`).

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 
 /// Exact lengths of streams whose container only estimates one, counted from frame headers
 /// without decoding: MP3 (no Xing/Info/VBRI header), ADTS AAC, AMR, and ALAC in CAF (its `pakt`

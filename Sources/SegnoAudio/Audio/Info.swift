@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 import SegnoDSP
 
 /// `segno info`: what a file holds, or why it cannot be read.

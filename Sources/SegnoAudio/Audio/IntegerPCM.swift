@@ -1,3 +1,4 @@
+import SegnoCore
 /// Float samples to integer PCM, for the encoders that write integers (libsndfile's PCM and FLAC,
 /// ffmpeg's ALAC). A float `x` becomes `round(x · 2^(bits−1))` clipped to the depth's range, the
 /// exact inverse of how libsndfile and ffmpeg decode integer PCM to float, so a 16-bit source

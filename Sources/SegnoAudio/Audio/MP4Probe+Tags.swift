@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 
 extension BoxReader {
     /// The tag names ffprobe gives MP4 metadata items (iTunes `ilst` keys and QuickTime `udta`

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 
 /// Reads the stream facts and tags of the common phone MP4/M4A/3GP files from their `moov` box
 /// directly, the way ffprobe would report them, so opening one costs a few small reads instead

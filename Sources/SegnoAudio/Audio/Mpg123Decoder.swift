@@ -1,5 +1,6 @@
 import CMpg123
 import Foundation
+import SegnoCore
 import SegnoDSP
 
 /// Streaming decode of MPEG audio (MP3, and MP2/MP1) through libmpg123 directly, with its

@@ -1,3 +1,4 @@
+import SegnoCore
 import CSndFile
 
 /// An output container/codec segno can write: through libsndfile, or (`aac`, `alac`: AAC-LC or

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 import SegnoDSP
 
 /// A sensor series as a multichannel stream: CSV (`t,x,y,z` with a header line) or JSON lines

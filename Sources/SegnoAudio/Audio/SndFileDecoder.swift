@@ -1,5 +1,6 @@
 import CSndFile
 import Foundation
+import SegnoCore
 import SegnoDSP
 
 /// Streaming decode through libsndfile (WAV/RF64/W64, AIFF, CAF with PCM or ALAC, FLAC,

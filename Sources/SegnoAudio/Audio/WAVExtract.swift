@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 import SegnoDSP
 
 /// audiowaveform's `-o out.wav`: any audio segno reads, decoded to 16-bit PCM WAV at the source's
@@ -10,7 +11,7 @@ public enum WAVExtract {
     /// `mp3AsAudiowaveform` decodes MP3 with libmad as audiowaveform does (`AudiowaveformMP3Decoder`).
     public static func run(input: String, raw: SndFileDecoder.RawFormat?, mp3AsAudiowaveform: Bool = false, output: String,
                            isCancelled: () -> Bool = { false }) throws {
-        if RecordingJob.sameFile(output, input) {
+        if OutputFile.sameFile(output, input) {
             throw AudioError.refused(path: output, detail: "is the input file; segno never writes over its input")
         }
         let decoder: any AudioDecoder = try raw.map { try SndFileDecoder(path: input, raw: $0) }

@@ -168,3 +168,11 @@ public final class OutputFile {
         if fd >= 0 { fsync(fd); close(fd) }
     }
 }
+
+extension OutputFile {
+    /// True when both paths name one existing file (same device and inode), however spelt.
+    public static func sameFile(_ a: String, _ b: String) -> Bool {
+        var sa = stat(), sb = stat()
+        return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
+    }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 import Logging
 import SegnoS3
 

@@ -1,5 +1,6 @@
 import CSoxr
 import Foundation
+import SegnoCore
 import SegnoDSP
 
 /// What `pauses` does with silence, in seconds.

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 
 /// Why a speech engine could not run. A missing engine, library or model is the environment's
 /// fault (`FailureClass.environment`: the next run tries again once it is installed); the message

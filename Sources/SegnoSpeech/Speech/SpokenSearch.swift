@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 
 /// Where in a recording words were said: `segno find` reads the transcripts among a hit's
 /// outputs (the `transcribe` tap's JSON) and gives the time of each segment that holds the words.

@@ -1,5 +1,6 @@
 import CSoxr
 import Foundation
+import SegnoCore
 import SegnoDSP
 
 /// `denoise: { amount_db: 12, engine: deepfilter }` (or `denoise: true`): speech noise reduction.

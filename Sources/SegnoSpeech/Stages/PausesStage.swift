@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 import SegnoDSP
 
 /// `pauses: { trim: true, shorten: { longer_than: 2s, to: 0.7s }, vad: silero, cuts: "{dir}/{stem}.cuts.json" }`

@@ -1,5 +1,6 @@
 import CSoxr
 import Foundation
+import SegnoCore
 import SegnoDSP
 
 /// `transcribe: { path: "{dir}/{stem}", formats: [vtt, srt, json], model: tiny.en, language: auto, from: source }`

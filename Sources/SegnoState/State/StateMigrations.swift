@@ -1,3 +1,4 @@
+import SegnoCore
 import GRDB
 
 /// The state schema, as named migrations that are only ever added, never edited once shipped.

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 import GRDB
 
 /// Opens the state store for a run and tells a damaged database from other failures: a database

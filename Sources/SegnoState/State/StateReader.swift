@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 import GRDB
 
 /// Opens a state database for reading only (`segno report`): never migrates, never creates the

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 import GRDB
 import SegnoS3
 

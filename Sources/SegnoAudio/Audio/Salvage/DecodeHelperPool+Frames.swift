@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 
 /// Frame boundaries of a raw AAC or ALAC stream, found by trial decoding in the `segno-decode`
 /// helper (libavcodec lives there, never in segno's process): what rebuilds a lost MP4 index.

@@ -1,5 +1,6 @@
 import CFLAC
 import Foundation
+import SegnoCore
 import SegnoDSP
 
 /// Decodes a damaged FLAC file through libFLAC's stream decoder, which finds the next frame

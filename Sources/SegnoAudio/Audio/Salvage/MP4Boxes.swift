@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 
 /// Builds the boxes of a minimal MP4 index (`moov`) for one audio track, as ISO/IEC 14496-12
 /// lays them out: mvhd, trak › tkhd, edts › elst, mdia › mdhd, hdlr, minf › smhd, dinf › dref,

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 
 /// Rebuilds the index (`moov`) of an MP4/M4A/MOV/3GP recording whose recorder died before
 /// writing it: the audio is all in `mdat`, but nothing says where each frame is. The frames are
@@ -97,7 +98,7 @@ public enum MP4Repair {
             throw RepairError.damaged(input, "not an MP4/M4A/MOV/3GP file with audio data (no mdat box)")
         }
         if layout.hasIndex { throw RepairError.damaged(input, "has its index (moov); nothing to rebuild (--salvage reads what it holds)") }
-        if RecordingJob.sameFile(input, output) { throw RepairError.output(output, "is the damaged file itself; segno never writes over it") }
+        if OutputFile.sameFile(input, output) { throw RepairError.output(output, "is the damaged file itself; segno never writes over it") }
         if OutputFile.exists(output), !overwrite, !OutputFile.isMarked(output) {
             throw RepairError.output(output, "exists and segno did not write it; choose another name (or --overwrite)")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 
 /// What rebuilds a lost MP4 index besides the audio itself: the codec's configuration, the media
 /// timescale, the frames' duration and the encoder's priming — taken from a healthy recording of

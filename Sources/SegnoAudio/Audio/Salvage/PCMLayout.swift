@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 
 /// Where the samples of a WAV/RF64/BW64, AIFF/AIFC or CAF file with PCM (or μ-law/A-law) audio
 /// are and how they are stored, read from the header alone, without believing the data chunk's

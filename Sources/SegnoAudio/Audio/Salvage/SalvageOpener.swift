@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 import SegnoDSP
 
 /// Picks the salvaging decoder for a damaged recording (`damaged: salvage`): PCM in WAV/RF64/AIFF/CAF

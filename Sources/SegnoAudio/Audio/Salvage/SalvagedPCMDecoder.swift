@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 import SegnoDSP
 
 /// Decodes a WAV/RF64/AIFF/CAF file whose data size runs past the end of the file or was never

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 
 /// Reads the metadata chunks TagLib does not: RIFF `LIST/INFO`, `bext` and `iXML` in WAV, RF64
 /// and BW64; AIFF's text chunks (NAME, AUTH, ANNO, "(c) "); CAF's `info`. Walks chunk headers

@@ -1,3 +1,4 @@
+import SegnoCore
 /// iXML (gallery.co.uk/ixml) is carried as it is, byte for byte, except the few elements whose
 /// numbers are counted at the file's sample rate: after a rate change they are rewritten in
 /// place so that an editor reading them still lands on the same instant. Everything else — scene,

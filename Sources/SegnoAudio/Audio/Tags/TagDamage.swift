@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 
 /// Checks that say which tag TagLib passed over, so a damaged tag is a warning naming it rather
 /// than a silent loss. Called by `TagReader` once per file; they read only tag bytes.

@@ -1,3 +1,4 @@
+import SegnoCore
 /// What an encode writes besides audio: `encode: { tags: keep | none, set: { title: "{title}" } }`,
 /// `convert --no-tags --tag KEY=VALUE`. Part of the encode's options, so changing it re-runs the
 /// encode step.

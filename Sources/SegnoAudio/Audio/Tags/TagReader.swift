@@ -1,5 +1,6 @@
 import CSegnoTags
 import Foundation
+import SegnoCore
 
 /// Reads what a recording carries besides its audio. Called once per recording when its source
 /// is opened (`RecordingContext.opened`), by `segno info`, and by an encode tap at its end for

@@ -1,6 +1,7 @@
 import CSegnoTags
 import CSndFile
 import Foundation
+import SegnoCore
 
 /// Writes a `TagPlan` into an output segno is encoding. Two moments, both before the file is
 /// renamed into place:

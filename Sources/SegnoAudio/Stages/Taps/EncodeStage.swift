@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 import SegnoDSP
 
 /// `encode: { path: "{dir}/{stem}.flac", format: flac, bits: 16, quality: 0.8 }` writes the

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 import SegnoDSP
 
 /// `fingerprint: { algorithm: 2, length: 120, path: "{dir}/{stem}.fp.json" }` computes the

@@ -1,5 +1,6 @@
 import CEbur128
 import Foundation
+import SegnoCore
 import SegnoDSP
 import SegnoWaveform
 

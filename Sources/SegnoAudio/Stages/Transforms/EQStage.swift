@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 import SegnoDSP
 
 /// `eq: { bands: [{ type, frequency, bandwidth, gain, bypass }, …] }` with AVAudioUnitEQ's band

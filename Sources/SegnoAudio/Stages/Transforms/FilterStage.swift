@@ -1,3 +1,4 @@
+import SegnoCore
 import SegnoDSP
 
 /// `lowpass` / `highpass: { frequency: Hz, order: 2|4|6|8, q }` (Butterworth as cascaded

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 import SegnoDSP
 
 /// `gain: { db: -3 }` multiplies every sample by 10^(db/20). Range −96…+48 dB.

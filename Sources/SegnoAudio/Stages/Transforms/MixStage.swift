@@ -1,3 +1,4 @@
+import SegnoCore
 import SegnoDSP
 
 /// `mix: mono` averages the channels; `mix: stereo` duplicates mono and folds 3–8 channels

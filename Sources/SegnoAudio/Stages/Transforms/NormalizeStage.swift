@@ -1,5 +1,6 @@
 import CEbur128
 import Foundation
+import SegnoCore
 import SegnoDSP
 
 /// `normalize: { loudness: -16, true_peak: -1, limit: true }` (EBU R128 / ITU-R BS.1770

@@ -1,3 +1,4 @@
+import SegnoCore
 import SegnoDSP
 
 /// `pitch: { semitones: 3 }` or `{ cents: 300 }` (−2400…+2400 cents), optional `tempo`

@@ -1,3 +1,4 @@
+import SegnoCore
 import CSampleRate
 import CSoxr
 import SegnoDSP

@@ -1,3 +1,4 @@
+import SegnoCore
 import CSoxr
 import SegnoDSP
 

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 
 /// What a station's URL returned when it is not audio: a list of stream URLs (`.pls`, `.m3u`, a
 /// plain `.m3u8`), an HLS master playlist (renditions) or an HLS media playlist (segments).

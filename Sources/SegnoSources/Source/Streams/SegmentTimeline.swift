@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 
 /// A station's capture window as a timeline of seconds from its first audio: audio advances it,
 /// and so do gaps (a dropped connection), so segment `k` always covers [k × segment, (k+1) ×

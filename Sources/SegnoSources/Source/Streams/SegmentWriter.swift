@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 
 /// One segment file being captured: the stream's bytes go to `ffmpeg -c copy` on its stdin, which
 /// writes the stream's own container (MP3, ADTS AAC) under a temporary name in the capture folder.

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 import Logging
 
 /// Records one station for the window on its own thread: resolves its URL (playlists, HLS

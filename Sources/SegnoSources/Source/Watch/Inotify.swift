@@ -1,5 +1,6 @@
 import Glibc
 import Foundation
+import SegnoCore
 
 /// Linux inotify, as the folder watcher needs it: one non-blocking instance, watches added per
 /// folder, events read in batches. Not thread-safe: one thread owns it (`FolderWatch`'s).

@@ -1,5 +1,6 @@
 import CLibPQ
 import Foundation
+import SegnoCore
 import Synchronization
 
 /// A PostgreSQL error: the server's message and SQLSTATE, or why the connection failed. Never

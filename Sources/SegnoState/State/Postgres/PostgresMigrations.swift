@@ -1,3 +1,4 @@
+import SegnoCore
 /// The PostgreSQL schema: the same tables and meaning as SQLite's (README "State database"), with
 /// hashes as hex text, plus `lease` for claims. Named migrations, only ever added; applied under
 /// an advisory lock so machines starting together migrate once.

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 import SegnoS3
 
 /// The archive in PostgreSQL: fingerprints as `bytea` (the same 32-bit little-endian items as

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 
 /// `segno convert`: one file through a chain of transforms into one encode tap, with the same
 /// stages a spec uses.
