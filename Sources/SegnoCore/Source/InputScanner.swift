@@ -2,6 +2,7 @@ import Foundation
 
 /// A source file found by the scanner.
 public struct ScannedFile: Sendable {
+    package init(relativePath: String, absolutePath: String, identity: FileIdentity) { self.relativePath = relativePath; self.absolutePath = absolutePath; self.identity = identity }
     /// Relative to the input root, `/`-separated.
     public var relativePath: String
     public var absolutePath: String
@@ -20,6 +21,10 @@ public struct ScanResult: Sendable {
     /// Files modified within `settle`: picked up by a later run.
     public var settling: Int { settlingPaths.count }
     public var settlingPaths = Set<String>()
+
+    package init(files: [ScannedFile] = [], problems: [ScanProblem] = [], unreadableNames: [ScannedFile] = [], settlingPaths: Set<String> = []) {
+        self.files = files; self.problems = problems; self.unreadableNames = unreadableNames; self.settlingPaths = settlingPaths
+    }
 }
 
 /// Something the scanner could not take, reported but not fatal.

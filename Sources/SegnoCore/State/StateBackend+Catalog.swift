@@ -6,6 +6,7 @@ import Foundation
 
 /// A stored fingerprint with its recording, as `segno duplicates` reads them.
 public struct StoredFingerprint: Sendable {
+    package init(path: String, fingerprint: AudioFingerprint) { self.path = path; self.fingerprint = fingerprint }
     /// The recording's path relative to input.root.
     public var path: String
     public var fingerprint: AudioFingerprint
@@ -35,6 +36,7 @@ public struct CatalogQuery: Sendable {
 
 /// One recording found by `segno find`, best first.
 public struct CatalogHit: Sendable {
+    package init(path: String, title: String, recorded: String, latitude: Double? = nil, longitude: Double? = nil, duration: Double? = nil, distanceKm: Double? = nil, rank: Double? = nil, outputs: [String]) { self.path = path; self.title = title; self.recorded = recorded; self.latitude = latitude; self.longitude = longitude; self.duration = duration; self.distanceKm = distanceKm; self.rank = rank; self.outputs = outputs }
     public var path: String
     public var title: String
     public var recorded: String

@@ -63,6 +63,7 @@ public protocol StateBackend: AnyObject, Sendable, MultipartProgressStore {
 
 /// One worker as `segno status` shows the fleet.
 public struct WorkerInfo: Sendable {
+    package init(worker: String, host: String, pid: Int, claimed: Int, expired: Bool) { self.worker = worker; self.host = host; self.pid = pid; self.claimed = claimed; self.expired = expired }
     public var worker: String
     public var host: String
     public var pid: Int

@@ -98,6 +98,7 @@ public enum RunStatus: String, Sendable, Codable {
 
 /// A recording as stored, with its finished steps.
 public struct RecordingState: Sendable {
+    package init(id: Int64, path: String, identity: FileIdentity, contentHash: Data? = nil, duration: Double? = nil, status: RecordingStatus, attempts: Int, error: String? = nil, updatedAt: Double, steps: [String: StepState], failedRecipe: String? = nil, failureClass: FailureClass? = nil, fingerprinted: Set<String> = []) { self.id = id; self.path = path; self.identity = identity; self.contentHash = contentHash; self.duration = duration; self.status = status; self.attempts = attempts; self.error = error; self.updatedAt = updatedAt; self.steps = steps; self.failedRecipe = failedRecipe; self.failureClass = failureClass; self.fingerprinted = fingerprinted }
     public var id: Int64
     public var path: String
     public var identity: FileIdentity
@@ -144,6 +145,7 @@ public enum StateUpdate: Sendable {
 
 /// A recording processed from what salvage recovered (`damaged: salvage`), as the state keeps it.
 public struct SalvagedRecord: Sendable, Equatable {
+    package init(path: String, report: String, at: Double) { self.path = path; self.report = report; self.at = at }
     /// Relative to input.root.
     public var path: String
     /// `SalvageReport.json`: `{"frames_lost":…,"at":…,"frames":…,"method":…,"causes":[…]}`.
@@ -163,6 +165,7 @@ extension StateUpdate {
 
 /// Counts and timing of one run, as stored in `run`.
 public struct RunRecord: Sendable {
+    package init(id: Int64, startedAt: Double, finishedAt: Double? = nil, spec: String, specName: String, status: RunStatus, planned: Int, done: Int, failed: Int, skipped: Int, repeats: Int = 1, pruned: Int = 0) { self.id = id; self.startedAt = startedAt; self.finishedAt = finishedAt; self.spec = spec; self.specName = specName; self.status = status; self.planned = planned; self.done = done; self.failed = failed; self.skipped = skipped; self.repeats = repeats; self.pruned = pruned }
     public var id: Int64
     public var startedAt: Double
     public var finishedAt: Double?
@@ -186,6 +189,7 @@ public struct RunRecord: Sendable {
 
 /// A recording with a failure, as `segno status --failed` lists it.
 public struct FailureRecord: Sendable {
+    package init(path: String, error: String, attempts: Int, at: Double, status: RecordingStatus, failureClass: FailureClass) { self.path = path; self.error = error; self.attempts = attempts; self.at = at; self.status = status; self.failureClass = failureClass }
     public var path: String
     public var error: String
     public var attempts: Int

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoAudio
 import SegnoCore
 import Logging
 import SegnoS3

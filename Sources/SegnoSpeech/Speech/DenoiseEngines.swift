@@ -1,5 +1,6 @@
 import CSpeexDSP
 import Foundation
+import SegnoAudio
 import SegnoCore
 
 /// A speech denoiser for one channel at 48 kHz, fed 480-frame (10 ms) frames in order.

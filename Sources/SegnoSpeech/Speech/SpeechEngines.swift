@@ -1,4 +1,5 @@
 import Foundation
+import SegnoAudio
 import SegnoCore
 
 /// Why a speech engine could not run. A missing engine, library or model is the environment's

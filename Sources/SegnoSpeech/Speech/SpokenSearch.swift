@@ -1,4 +1,5 @@
 import Foundation
+import SegnoAudio
 import SegnoCore
 
 /// Where in a recording words were said: `segno find` reads the transcripts among a hit's

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoAudio
 import SegnoCore
 
 /// Whisper models that PyPI packages ship, by the name a spec gives (`model: tiny.en`).

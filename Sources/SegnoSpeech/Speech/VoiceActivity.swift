@@ -1,5 +1,6 @@
 import CSpeechEngines
 import Foundation
+import SegnoAudio
 import SegnoCore
 
 /// Finds speech in 16 kHz mono audio as it streams in. Owned by one recording.

@@ -1,5 +1,6 @@
 import CSoxr
 import Foundation
+import SegnoAudio
 import SegnoCore
 import SegnoDSP
 

@@ -1,5 +1,6 @@
 import Foundation
 import SegnoCore
+import SegnoS3
 
 extension StateStore: StateBackend {
     public var claimsRecordings: Bool { false }

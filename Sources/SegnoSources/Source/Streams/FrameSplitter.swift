@@ -1,3 +1,4 @@
+import SegnoAudio
 import SegnoCore
 /// Cuts an MP3 or AAC (ADTS) byte stream into whole frames with their length in samples, so a
 /// capture can count audio time exactly and cut segments between frames. Finds sync at the

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoAudio
 import SegnoCore
 #if canImport(FoundationNetworking)
 import FoundationNetworking

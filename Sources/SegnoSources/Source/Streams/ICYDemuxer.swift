@@ -1,3 +1,4 @@
+import SegnoAudio
 import SegnoCore
 /// Separates the audio of an Icecast/Shoutcast response requested with `Icy-MetaData: 1` from the
 /// metadata blocks interleaved every `icy-metaint` bytes (one length byte ×16, then

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoAudio
 import SegnoCore
 
 /// What a station's URL returned when it is not audio: a list of stream URLs (`.pls`, `.m3u`, a

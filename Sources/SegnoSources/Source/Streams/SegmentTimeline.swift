@@ -1,4 +1,5 @@
 import Foundation
+import SegnoAudio
 import SegnoCore
 
 /// A station's capture window as a timeline of seconds from its first audio: audio advances it,

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoAudio
 import SegnoCore
 
 /// One segment file being captured: the stream's bytes go to `ffmpeg -c copy` on its stdin, which

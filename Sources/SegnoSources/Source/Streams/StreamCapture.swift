@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import SegnoAudio
 import SegnoCore
 import Logging
 import Synchronization

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoAudio
 import SegnoCore
 
 /// Why a station could not be recorded (or stopped being recorded). Every message is one line

@@ -1,5 +1,6 @@
 import Glibc
 import Foundation
+import SegnoAudio
 import SegnoCore
 
 /// Linux inotify, as the folder watcher needs it: one non-blocking instance, watches added per
