@@ -1,5 +1,9 @@
 import Foundation
 import SegnoCore
+import SegnoSpeech
+import SegnoSources
+import SegnoState
+import SegnoAudio
 import SegnoDSP
 
 /// What one recording's attempts produced so far in this run: the steps that finished (kept

@@ -1,5 +1,6 @@
 import SegnoAudio
 import SegnoCore
+import SegnoState
 import SegnoSources
 import SegnoSpeech
 

@@ -1,5 +1,9 @@
 import Foundation
 import SegnoCore
+import SegnoSpeech
+import SegnoSources
+import SegnoState
+import SegnoAudio
 import Logging
 
 /// `segno state rebuild SPEC`: after the state database was lost or damaged, adopts the outputs

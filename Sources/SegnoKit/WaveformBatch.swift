@@ -1,6 +1,10 @@
 import Dispatch
 import Foundation
 import SegnoCore
+import SegnoSpeech
+import SegnoSources
+import SegnoState
+import SegnoAudio
 import SegnoWaveform
 import Synchronization
 

@@ -2,6 +2,7 @@ import Foundation
 
 /// What happened to one recording in this run.
 public struct RecordingResult: Sendable {
+    package init(path: String, status: Status, duration: Double? = nil, seconds: Double, attempts: Int, outputs: [String], error: String? = nil, failureClass: FailureClass? = nil, reasons: [String], salvaged: JSONValue? = nil) { self.path = path; self.status = status; self.duration = duration; self.seconds = seconds; self.attempts = attempts; self.outputs = outputs; self.error = error; self.failureClass = failureClass; self.reasons = reasons; self.salvaged = salvaged }
     public enum Status: String, Sendable {
         case done, failed, interrupted, unchanged
         /// Some taps or uploads finished, others failed ("partly done").
@@ -29,6 +30,7 @@ public struct RecordingResult: Sendable {
 
 /// The outcome of a run.
 public struct RunSummary: Sendable {
+    package init(settlingPaths: [String] = [], pruned: [String] = [], pruneHeld: String? = nil, ownOutputs: [String] = [], stop: Stop = .none, results: [RecordingResult] = [], problems: [String] = [], plan: [String] = [], report: Result<String, ReportFailure>? = nil, captureFailures: [String] = [], stateStatements: (count: Int, seconds: Double)? = nil) { self.settlingPaths = settlingPaths; self.pruned = pruned; self.pruneHeld = pruneHeld; self.ownOutputs = ownOutputs; self.stop = stop; self.results = results; self.problems = problems; self.plan = plan; self.report = report; self.captureFailures = captureFailures; self.stateStatements = stateStatements }
     public enum Stop: Sendable, Equatable { case none, signal(Int32), timeUp }
     public var scanned = 0
     public var planned = 0
@@ -87,6 +89,7 @@ public struct RunSummary: Sendable {
 
 /// Why the run's HTML report was not written (the run itself is unaffected).
 public struct ReportFailure: Error, Sendable, CustomStringConvertible {
+    package init(message: String) { self.message = message }
     public var message: String
     public var description: String { message }
 }

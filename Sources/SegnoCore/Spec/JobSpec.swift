@@ -13,6 +13,7 @@ public struct JobSpec: Sendable {
 
     /// Where recordings come from.
     public struct Input: Sendable {
+        package init(root: String, include: [Glob], exclude: [Glob], settle: Double, followLinks: Bool, verify: Verify, endpoint: URL? = nil, region: String? = nil, streams: StreamInput? = nil, damaged: DamagedPolicy = .fail, reference: String? = nil) { self.root = root; self.include = include; self.exclude = exclude; self.settle = settle; self.followLinks = followLinks; self.verify = verify; self.endpoint = endpoint; self.region = region; self.streams = streams; self.damaged = damaged; self.reference = reference }
         /// Absolute folder scanned recursively.
         public var root: String
         public var include: [Glob]

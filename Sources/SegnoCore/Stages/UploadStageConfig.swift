@@ -31,6 +31,8 @@ public protocol RecordingUploader: Sendable {
     func inPlace(files: [(path: String, digest: Data)], context: RecordingContext, recipe: String) throws -> [String]?
     /// Deletes one object or file this stage wrote (`prune`).
     func delete(uri: String) throws
+    /// Aborts multipart uploads `store` records as started more than a day ago. Called once per run.
+    func abortStale(store: any StateBackend)
 }
 
 /// How many recordings one run may prune: `prune_limit` on an upload, a count or a share of the
