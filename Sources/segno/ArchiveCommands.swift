@@ -1,6 +1,11 @@
 import ArgumentParser
 import Foundation
 import SegnoCore
+import SegnoState
+import SegnoSpeech
+import SegnoSources
+import SegnoKit
+import SegnoAudio
 
 /// Opens the state store of a spec read-only (SQLite or PostgreSQL); nil when nothing has run yet.
 private func openState(_ specPath: String) throws -> (JobSpec, (any StateBackend)?) {

@@ -2,6 +2,11 @@ import ArgumentParser
 import Foundation
 import Logging
 import SegnoCore
+import SegnoState
+import SegnoSpeech
+import SegnoSources
+import SegnoKit
+import SegnoAudio
 
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

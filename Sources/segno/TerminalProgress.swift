@@ -1,6 +1,11 @@
 import Dispatch
 import Foundation
 import SegnoCore
+import SegnoState
+import SegnoSpeech
+import SegnoSources
+import SegnoKit
+import SegnoAudio
 
 /// Draws a run on standard error: a live bar on a terminal (recordings, audio hours, × realtime,
 /// ETA), a plain line every 10 s otherwise, nothing with `--quiet` (failures are still printed,

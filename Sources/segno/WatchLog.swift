@@ -1,5 +1,10 @@
 import Foundation
 import SegnoCore
+import SegnoState
+import SegnoSpeech
+import SegnoSources
+import SegnoKit
+import SegnoAudio
 import Synchronization
 
 /// What `segno run --watch` prints: one line per pass that did something (standard output,

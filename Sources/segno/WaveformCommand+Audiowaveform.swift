@@ -1,6 +1,11 @@
 import ArgumentParser
 import Foundation
 import SegnoCore
+import SegnoState
+import SegnoSpeech
+import SegnoSources
+import SegnoKit
+import SegnoAudio
 import SegnoWaveform
 
 /// audiowaveform's own form of `segno waveform` (`-i`/`-o`/`--input-format`/`--output-format`):

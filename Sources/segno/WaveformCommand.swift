@@ -1,6 +1,11 @@
 import ArgumentParser
 import Foundation
 import SegnoCore
+import SegnoState
+import SegnoSpeech
+import SegnoSources
+import SegnoKit
+import SegnoAudio
 import SegnoWaveform
 
 struct WaveformCommand: ParsableCommand {
