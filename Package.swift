@@ -125,7 +125,7 @@ let package = Package(
         .testTarget(name: "SegnoDSPTests", dependencies: ["SegnoDSP"], swiftSettings: ownSettings),
         .testTarget(name: "SegnoWaveformTests", dependencies: ["SegnoWaveform"], exclude: ["Fixtures"], swiftSettings: ownSettings),
         .testTarget(name: "SegnoS3Tests", dependencies: ["SegnoS3"], swiftSettings: ownSettings),
-        .testTarget(name: "SegnoCoreTests", dependencies: ["SegnoCore", "SegnoDSP", "SegnoWaveform"], swiftSettings: ownSettings),
-        .testTarget(name: "SegnoCLITests", dependencies: ["SegnoCore", "SegnoDSP", "SegnoS3", "SegnoWaveform"], swiftSettings: ownSettings),
+        .testTarget(name: "SegnoCoreTests", dependencies: ["SegnoCore", "SegnoAudio", "SegnoSpeech", "SegnoState", "SegnoSources", "SegnoKit", "SegnoDSP", "SegnoWaveform", "SegnoS3"], swiftSettings: ownSettings),
+        .testTarget(name: "SegnoCLITests", dependencies: ["SegnoCore", "SegnoAudio", "SegnoSpeech", "SegnoState", "SegnoSources", "SegnoKit", "SegnoDSP", "SegnoS3", "SegnoWaveform"], swiftSettings: ownSettings),
     ]
 )

@@ -1,5 +1,10 @@
 import Foundation
 import SegnoCore
+import SegnoState
+import SegnoSpeech
+import SegnoSources
+import SegnoKit
+import SegnoAudio
 import Testing
 
 /// What users of SoX, ffmpeg and opusenc type, and what a new user tripped over (issue 22).

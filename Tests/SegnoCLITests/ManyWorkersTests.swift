@@ -1,5 +1,10 @@
 import Foundation
 import SegnoCore
+import SegnoState
+import SegnoSpeech
+import SegnoSources
+import SegnoKit
+import SegnoAudio
 import Testing
 
 /// Several `segno run` processes on one spec with PostgreSQL state (a real server started by

@@ -1,5 +1,10 @@
 import Foundation
 import SegnoCore
+import SegnoState
+import SegnoSpeech
+import SegnoSources
+import SegnoKit
+import SegnoAudio
 import Testing
 
 /// Issue 12, what users meet: `validate`'s warnings, and the habits of the shell and the field.

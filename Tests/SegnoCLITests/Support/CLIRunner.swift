@@ -1,5 +1,10 @@
 import Foundation
 import SegnoCore
+import SegnoState
+import SegnoSpeech
+import SegnoSources
+import SegnoKit
+import SegnoAudio
 import SegnoDSP
 
 /// A fresh folder under the system temp dir, removed when the value goes away.

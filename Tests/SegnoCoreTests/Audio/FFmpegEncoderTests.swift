@@ -1,5 +1,10 @@
 import Foundation
 @testable import SegnoCore
+@testable import SegnoState
+@testable import SegnoSpeech
+@testable import SegnoSources
+@testable import SegnoKit
+@testable import SegnoAudio
 import SegnoDSP
 import Testing
 
@@ -232,7 +237,7 @@ import Testing
 @Suite struct EncodeM4ASpecTests {
     func load(_ encode: String) throws(SpecError) -> EncodeConfig? {
         let yaml = "version: 1\ninput:\n  root: in\noutput:\n  root: out\nstages:\n  - \(encode)\n"
-        return try SpecLoader.parse(yaml, file: "spec.yaml", baseDirectory: "/base").stages.last?.config as? EncodeConfig
+        return try SpecLoader.parse(yaml, file: "spec.yaml", baseDirectory: "/base", registry: .standard).stages.last?.config as? EncodeConfig
     }
 
     func message(_ encode: String) -> String? {

@@ -1,6 +1,11 @@
 import Foundation
 import Testing
 @testable import SegnoCore
+@testable import SegnoState
+@testable import SegnoSpeech
+@testable import SegnoSources
+@testable import SegnoKit
+@testable import SegnoAudio
 import SegnoDSP
 
 /// Damaged recordings decoded with `damaged: salvage`: what is recovered is compared with the

@@ -1,6 +1,11 @@
 import Foundation
 import Testing
 @testable import SegnoCore
+@testable import SegnoState
+@testable import SegnoSpeech
+@testable import SegnoSources
+@testable import SegnoKit
+@testable import SegnoAudio
 import SegnoDSP
 
 /// Salvage on hostile bytes: every corpus file (WAV, AIFF, CAF, RF64, FLAC, MP3, M4A) cut at

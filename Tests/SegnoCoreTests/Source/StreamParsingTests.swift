@@ -1,5 +1,10 @@
 import Foundation
 @testable import SegnoCore
+@testable import SegnoState
+@testable import SegnoSpeech
+@testable import SegnoSources
+@testable import SegnoKit
+@testable import SegnoAudio
 import Testing
 
 /// The ICY demuxer and the MP3/ADTS frame splitter give the same result whatever chunk sizes the

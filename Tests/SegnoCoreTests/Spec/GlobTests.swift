@@ -1,4 +1,9 @@
 import SegnoCore
+import SegnoState
+import SegnoSpeech
+import SegnoSources
+import SegnoKit
+import SegnoAudio
 import Testing
 
 /// Input patterns: `*`, `?`, `[abc]`, `**` (any folders), `{a,b}` (nested), case-insensitive,

@@ -1,5 +1,10 @@
 import Foundation
 @testable import SegnoCore
+@testable import SegnoState
+@testable import SegnoSpeech
+@testable import SegnoSources
+@testable import SegnoKit
+@testable import SegnoAudio
 import SegnoDSP
 import Testing
 
@@ -102,6 +107,6 @@ import Testing
 func loadStages(_ stages: String) throws -> [any StageConfig] {
     let yaml = "version: 1\nname: t\ninput: { root: /tmp }\noutput: { root: /tmp/segno-speech-spec-test }\nstages:\n"
         + stages.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n") + "\n  - metadata: { path: \"{stem}.json\" }\n"
-    let spec = try SpecLoader.parse(yaml, file: "t.yaml", baseDirectory: "/tmp")
+    let spec = try SpecLoader.parse(yaml, file: "t.yaml", baseDirectory: "/tmp", registry: .standard)
     return spec.stages.dropLast().map(\.config)
 }

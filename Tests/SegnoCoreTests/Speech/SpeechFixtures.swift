@@ -1,5 +1,10 @@
 import Foundation
 import SegnoCore
+import SegnoState
+import SegnoSpeech
+import SegnoSources
+import SegnoKit
+import SegnoAudio
 import SegnoDSP
 
 /// Recorded speech for the speech stages' tests: LibriVox utterances from Debian's

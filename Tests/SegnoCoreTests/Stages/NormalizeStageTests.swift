@@ -1,5 +1,10 @@
 import Foundation
 import SegnoCore
+import SegnoState
+import SegnoSpeech
+import SegnoSources
+import SegnoKit
+import SegnoAudio
 import SegnoDSP
 import Testing
 
@@ -127,7 +132,7 @@ import Testing
     @Test func shorthandAndLimitOptionParse() throws {
         func target(_ stage: String) throws -> NormalizeConfig.Target? {
             let yaml = "version: 1\ninput:\n  root: in\noutput:\n  root: out\nstages:\n  - \(stage)\n  - encode: { path: x.flac }\n"
-            let spec = try SpecLoader.parse(yaml, file: "spec.yaml", baseDirectory: "/base")
+            let spec = try SpecLoader.parse(yaml, file: "spec.yaml", baseDirectory: "/base", registry: .standard)
             return (spec.stages[0].config as? NormalizeConfig)?.target
         }
         #expect(try target("normalize: -16") == .loudness(lufs: -16, truePeak: -1, limit: true))

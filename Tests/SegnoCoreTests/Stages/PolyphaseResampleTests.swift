@@ -1,4 +1,9 @@
 import SegnoCore
+import SegnoState
+import SegnoSpeech
+import SegnoSources
+import SegnoKit
+import SegnoAudio
 import Testing
 
 /// `resample: { quality: polyphase }`: exact length, aligned with libsamplerate's best, and the

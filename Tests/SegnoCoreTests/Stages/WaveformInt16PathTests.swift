@@ -1,5 +1,10 @@
 import Foundation
 @testable import SegnoCore
+@testable import SegnoState
+@testable import SegnoSpeech
+@testable import SegnoSources
+@testable import SegnoKit
+@testable import SegnoAudio
 import SegnoDSP
 import SegnoWaveform
 import Testing

@@ -1,6 +1,11 @@
 import Foundation
 import Testing
 @testable import SegnoCore
+@testable import SegnoState
+@testable import SegnoSpeech
+@testable import SegnoSources
+@testable import SegnoKit
+@testable import SegnoAudio
 
 /// The `salvaged` table (SQLite v8, PostgreSQL pg5): what salvage recovered of a recording is
 /// kept with it, replaced by its next pass, removed when a pass reads it whole or it is forgotten.

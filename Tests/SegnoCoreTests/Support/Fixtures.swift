@@ -1,5 +1,10 @@
 import Foundation
 import SegnoCore
+import SegnoState
+import SegnoSpeech
+import SegnoSources
+import SegnoKit
+import SegnoAudio
 import SegnoDSP
 
 // Test fixtures: signals with known content and length, written by libsndfile itself (through
