@@ -1,9 +1,9 @@
 import Foundation
-import SegnoCore
-import SegnoSpeech
-import SegnoSources
-import SegnoState
 import SegnoAudio
+import SegnoCore
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 
 extension BatchRunner {
     /// Plans a scan against the stored state. Reads files only for `verify: content` decisions.

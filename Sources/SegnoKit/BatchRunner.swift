@@ -1,11 +1,11 @@
 import Dispatch
 import Foundation
-import SegnoCore
-import SegnoSpeech
-import SegnoSources
-import SegnoState
-import SegnoAudio
 import Logging
+import SegnoAudio
+import SegnoCore
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 import Synchronization
 
 /// How `segno run` / `segno retry` behave.

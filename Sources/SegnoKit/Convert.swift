@@ -1,9 +1,9 @@
 import Foundation
-import SegnoCore
-import SegnoSpeech
-import SegnoSources
-import SegnoState
 import SegnoAudio
+import SegnoCore
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 
 /// `segno convert`: one file through a chain of transforms into one encode tap, with the same
 /// stages a spec uses.

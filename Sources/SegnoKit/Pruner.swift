@@ -1,9 +1,9 @@
 import Foundation
-import SegnoCore
-import SegnoSpeech
-import SegnoSources
-import SegnoState
 import SegnoAudio
+import SegnoCore
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 
 extension BatchRunner {
     /// Which recordings `prune` takes this run, or why it takes none. Called by planning, so

@@ -1,10 +1,10 @@
 import Foundation
-import SegnoCore
-import SegnoSpeech
-import SegnoSources
-import SegnoState
 import SegnoAudio
+import SegnoCore
 import SegnoDSP
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 
 /// What one recording's attempts produced so far in this run: the steps that finished (kept
 /// across retries, so a retry reruns only what failed), and what failed in the last attempt.

@@ -1,8 +1,8 @@
 import SegnoAudio
 import SegnoCore
-import SegnoState
 import SegnoSources
 import SegnoSpeech
+import SegnoState
 
 extension StageRegistry {
     /// Every stage segno ships; adding a stage adds one line here.

@@ -1,10 +1,10 @@
 import Foundation
-import SegnoCore
-import SegnoSpeech
-import SegnoSources
-import SegnoState
-import SegnoAudio
 import Logging
+import SegnoAudio
+import SegnoCore
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 
 /// `segno state rebuild SPEC`: after the state database was lost or damaged, adopts the outputs
 /// that are already in place so the next run does not redo (and, for `file://` targets, rewrite)

@@ -1,10 +1,10 @@
 import Dispatch
 import Foundation
-import SegnoCore
-import SegnoSpeech
-import SegnoSources
-import SegnoState
 import SegnoAudio
+import SegnoCore
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 import SegnoWaveform
 import Synchronization
 

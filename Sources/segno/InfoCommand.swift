@@ -1,11 +1,11 @@
 import ArgumentParser
 import Foundation
-import SegnoCore
-import SegnoState
-import SegnoSpeech
-import SegnoSources
-import SegnoKit
 import SegnoAudio
+import SegnoCore
+import SegnoKit
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 
 struct InfoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

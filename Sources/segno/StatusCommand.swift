@@ -1,12 +1,12 @@
 import ArgumentParser
 import Foundation
 import Logging
-import SegnoCore
-import SegnoState
-import SegnoSpeech
-import SegnoSources
-import SegnoKit
 import SegnoAudio
+import SegnoCore
+import SegnoKit
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

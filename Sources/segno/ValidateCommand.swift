@@ -1,10 +1,10 @@
 import ArgumentParser
-import SegnoCore
-import SegnoState
-import SegnoSpeech
-import SegnoSources
-import SegnoKit
 import SegnoAudio
+import SegnoCore
+import SegnoKit
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 
 struct ValidateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

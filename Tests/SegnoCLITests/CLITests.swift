@@ -1,11 +1,11 @@
 import Foundation
-import SegnoCore
-import SegnoState
-import SegnoSpeech
-import SegnoSources
-import SegnoKit
 import SegnoAudio
+import SegnoCore
 import SegnoDSP
+import SegnoKit
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 import Testing
 
 /// Runs the built `segno` binary as a user would.

@@ -1,12 +1,12 @@
 import Foundation
-import SegnoCore
-import SegnoState
-import SegnoSpeech
-import SegnoSources
-import SegnoKit
 import SegnoAudio
-import Synchronization
+import SegnoCore
+import SegnoKit
 @testable import SegnoS3
+import SegnoSources
+import SegnoSpeech
+import SegnoState
+import Synchronization
 import Testing
 
 /// Many workers with nothing shared but PostgreSQL and the object store (the real RGW and

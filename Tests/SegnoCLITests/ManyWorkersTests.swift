@@ -1,10 +1,10 @@
 import Foundation
-import SegnoCore
-import SegnoState
-import SegnoSpeech
-import SegnoSources
-import SegnoKit
 import SegnoAudio
+import SegnoCore
+import SegnoKit
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 import Testing
 
 /// Several `segno run` processes on one spec with PostgreSQL state (a real server started by

@@ -1,10 +1,10 @@
 import Foundation
-import SegnoCore
-import SegnoState
-import SegnoSpeech
-import SegnoSources
-import SegnoKit
 import SegnoAudio
+import SegnoCore
+import SegnoKit
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 import Testing
 
 /// The same spec over the same recordings, once with SQLite state and once with PostgreSQL state

@@ -1,11 +1,11 @@
 import Foundation
-import SegnoCore
-import SegnoState
-import SegnoSpeech
-import SegnoSources
-import SegnoKit
 import SegnoAudio
+import SegnoCore
+import SegnoKit
 import SegnoS3
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 import Testing
 
 /// `segno run` with an upload stage against the real Ceph RGW that `make test` starts

@@ -1,10 +1,10 @@
 import Foundation
-import SegnoCore
-import SegnoState
-import SegnoSpeech
-import SegnoSources
-import SegnoKit
 import SegnoAudio
+import SegnoCore
+import SegnoKit
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 import Testing
 
 /// Issue 12, what users meet: `validate`'s warnings, and the habits of the shell and the field.

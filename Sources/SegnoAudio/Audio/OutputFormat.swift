@@ -1,5 +1,5 @@
-import SegnoCore
 import CSndFile
+import SegnoCore
 
 /// An output container/codec segno can write: through libsndfile, or (`aac`, `alac`: AAC-LC or
 /// ALAC in an MP4 `.m4a` file) through the `ffmpeg` program (`FFmpegEncoder`).

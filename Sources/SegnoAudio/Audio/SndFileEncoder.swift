@@ -1,6 +1,6 @@
+import CSndFile
 import Foundation
 import SegnoCore
-import CSndFile
 import SegnoDSP
 
 /// Streaming encode through libsndfile into an `OutputFile` (temporary name, renamed on `finish`).

@@ -4,7 +4,6 @@ import Foundation
 /// fails without running (collisions), what is pruned. `--dry-run` prints it; the real run
 /// executes it — one decision code for both (DESIGN.md §4).
 public struct RunPlan: Sendable {
-    package init(work: [RecordingPlan] = [], unchanged: [ScannedFile] = [], refused: [(file: ScannedFile, message: String, failureClass: FailureClass)] = [], ownOutputs: [String] = [], prune: [String] = [], pruneHeld: String? = nil, lines: [String] = []) { self.work = work; self.unchanged = unchanged; self.refused = refused; self.ownOutputs = ownOutputs; self.prune = prune; self.pruneHeld = pruneHeld; self.lines = lines }
     /// Recordings to process, in path order.
     public var work: [RecordingPlan] = []
     public var upToDate = 0
@@ -22,5 +21,16 @@ public struct RunPlan: Sendable {
     public var pruneHeld: String?
     /// `run PATH`, `fail PATH: …`, `prune PATH` lines for `--dry-run` / `--explain`.
     public var lines: [String] = []
+
+    /// Every stored property: the initializer the other modules of segno use.
+    package init(work: [RecordingPlan] = [], unchanged: [ScannedFile] = [], refused: [(file: ScannedFile, message: String, failureClass: FailureClass)] = [], ownOutputs: [String] = [], prune: [String] = [], pruneHeld: String? = nil, lines: [String] = []) {
+        self.work = work
+        self.unchanged = unchanged
+        self.refused = refused
+        self.ownOutputs = ownOutputs
+        self.prune = prune
+        self.pruneHeld = pruneHeld
+        self.lines = lines
+    }
 }
 

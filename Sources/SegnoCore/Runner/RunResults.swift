@@ -2,7 +2,6 @@ import Foundation
 
 /// What happened to one recording in this run.
 public struct RecordingResult: Sendable {
-    package init(path: String, status: Status, duration: Double? = nil, seconds: Double, attempts: Int, outputs: [String], error: String? = nil, failureClass: FailureClass? = nil, reasons: [String], salvaged: JSONValue? = nil) { self.path = path; self.status = status; self.duration = duration; self.seconds = seconds; self.attempts = attempts; self.outputs = outputs; self.error = error; self.failureClass = failureClass; self.reasons = reasons; self.salvaged = salvaged }
     public enum Status: String, Sendable {
         case done, failed, interrupted, unchanged
         /// Some taps or uploads finished, others failed ("partly done").
@@ -26,11 +25,24 @@ public struct RecordingResult: Sendable {
     public var reasons: [String]
     /// What salvage recovered and lost (`damaged: salvage`); nil when the recording was read whole.
     public var salvaged: JSONValue? = nil
+
+    /// Every stored property: the initializer the other modules of segno use.
+    package init(path: String, status: Status, duration: Double? = nil, seconds: Double, attempts: Int, outputs: [String], error: String? = nil, failureClass: FailureClass? = nil, reasons: [String], salvaged: JSONValue? = nil) {
+        self.path = path
+        self.status = status
+        self.duration = duration
+        self.seconds = seconds
+        self.attempts = attempts
+        self.outputs = outputs
+        self.error = error
+        self.failureClass = failureClass
+        self.reasons = reasons
+        self.salvaged = salvaged
+    }
 }
 
 /// The outcome of a run.
 public struct RunSummary: Sendable {
-    package init(settlingPaths: [String] = [], pruned: [String] = [], pruneHeld: String? = nil, ownOutputs: [String] = [], stop: Stop = .none, results: [RecordingResult] = [], problems: [String] = [], plan: [String] = [], report: Result<String, ReportFailure>? = nil, captureFailures: [String] = [], stateStatements: (count: Int, seconds: Double)? = nil) { self.settlingPaths = settlingPaths; self.pruned = pruned; self.pruneHeld = pruneHeld; self.ownOutputs = ownOutputs; self.stop = stop; self.results = results; self.problems = problems; self.plan = plan; self.report = report; self.captureFailures = captureFailures; self.stateStatements = stateStatements }
     public enum Stop: Sendable, Equatable { case none, signal(Int32), timeUp }
     public var scanned = 0
     public var planned = 0
@@ -85,13 +97,32 @@ public struct RunSummary: Sendable {
         plan += s.plan
         finishedAt = s.finishedAt
     }
+
+    /// Every stored property: the initializer the other modules of segno use.
+    package init(settlingPaths: [String] = [], pruned: [String] = [], pruneHeld: String? = nil, ownOutputs: [String] = [], stop: Stop = .none, results: [RecordingResult] = [], problems: [String] = [], plan: [String] = [], report: Result<String, ReportFailure>? = nil, captureFailures: [String] = [], stateStatements: (count: Int, seconds: Double)? = nil) {
+        self.settlingPaths = settlingPaths
+        self.pruned = pruned
+        self.pruneHeld = pruneHeld
+        self.ownOutputs = ownOutputs
+        self.stop = stop
+        self.results = results
+        self.problems = problems
+        self.plan = plan
+        self.report = report
+        self.captureFailures = captureFailures
+        self.stateStatements = stateStatements
+    }
 }
 
 /// Why the run's HTML report was not written (the run itself is unaffected).
 public struct ReportFailure: Error, Sendable, CustomStringConvertible {
-    package init(message: String) { self.message = message }
     public var message: String
     public var description: String { message }
+
+    /// Every stored property: the initializer the other modules of segno use.
+    package init(message: String) {
+        self.message = message
+    }
 }
 
 /// Why a run could not start at all.

@@ -2,11 +2,17 @@ import Foundation
 
 /// A source file found by the scanner.
 public struct ScannedFile: Sendable {
-    package init(relativePath: String, absolutePath: String, identity: FileIdentity) { self.relativePath = relativePath; self.absolutePath = absolutePath; self.identity = identity }
     /// Relative to the input root, `/`-separated.
     public var relativePath: String
     public var absolutePath: String
     public var identity: FileIdentity
+
+    /// Every stored property: the initializer the other modules of segno use.
+    package init(relativePath: String, absolutePath: String, identity: FileIdentity) {
+        self.relativePath = relativePath
+        self.absolutePath = absolutePath
+        self.identity = identity
+    }
 }
 
 /// What a scan found.

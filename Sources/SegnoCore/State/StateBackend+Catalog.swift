@@ -6,10 +6,15 @@ import Foundation
 
 /// A stored fingerprint with its recording, as `segno duplicates` reads them.
 public struct StoredFingerprint: Sendable {
-    package init(path: String, fingerprint: AudioFingerprint) { self.path = path; self.fingerprint = fingerprint }
     /// The recording's path relative to input.root.
     public var path: String
     public var fingerprint: AudioFingerprint
+
+    /// Every stored property: the initializer the other modules of segno use.
+    package init(path: String, fingerprint: AudioFingerprint) {
+        self.path = path
+        self.fingerprint = fingerprint
+    }
 }
 
 /// What `segno find` asks: words (all must match, each as a prefix), a recording-date range
@@ -36,7 +41,6 @@ public struct CatalogQuery: Sendable {
 
 /// One recording found by `segno find`, best first.
 public struct CatalogHit: Sendable {
-    package init(path: String, title: String, recorded: String, latitude: Double? = nil, longitude: Double? = nil, duration: Double? = nil, distanceKm: Double? = nil, rank: Double? = nil, outputs: [String]) { self.path = path; self.title = title; self.recorded = recorded; self.latitude = latitude; self.longitude = longitude; self.duration = duration; self.distanceKm = distanceKm; self.rank = rank; self.outputs = outputs }
     public var path: String
     public var title: String
     public var recorded: String
@@ -49,6 +53,19 @@ public struct CatalogHit: Sendable {
     public var rank: Double?
     /// Every output recorded for it: files relative to output.root, uploaded objects.
     public var outputs: [String]
+
+    /// Every stored property: the initializer the other modules of segno use.
+    package init(path: String, title: String, recorded: String, latitude: Double? = nil, longitude: Double? = nil, duration: Double? = nil, distanceKm: Double? = nil, rank: Double? = nil, outputs: [String]) {
+        self.path = path
+        self.title = title
+        self.recorded = recorded
+        self.latitude = latitude
+        self.longitude = longitude
+        self.duration = duration
+        self.distanceKm = distanceKm
+        self.rank = rank
+        self.outputs = outputs
+    }
 }
 
 /// One searchable field of the catalogue: its column name, the weight a match in it has in the

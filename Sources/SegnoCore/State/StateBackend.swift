@@ -63,13 +63,21 @@ public protocol StateBackend: AnyObject, Sendable, MultipartProgressStore {
 
 /// One worker as `segno status` shows the fleet.
 public struct WorkerInfo: Sendable {
-    package init(worker: String, host: String, pid: Int, claimed: Int, expired: Bool) { self.worker = worker; self.host = host; self.pid = pid; self.claimed = claimed; self.expired = expired }
     public var worker: String
     public var host: String
     public var pid: Int
     public var claimed: Int
     /// True when every lease of the worker expired (it died or stalls).
     public var expired: Bool
+
+    /// Every stored property: the initializer the other modules of segno use.
+    package init(worker: String, host: String, pid: Int, claimed: Int, expired: Bool) {
+        self.worker = worker
+        self.host = host
+        self.pid = pid
+        self.claimed = claimed
+        self.expired = expired
+    }
 }
 
 /// The answer to a claim.

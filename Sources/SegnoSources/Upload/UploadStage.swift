@@ -1,7 +1,7 @@
 import Foundation
+import Logging
 import SegnoAudio
 import SegnoCore
-import Logging
 import SegnoS3
 
 /// `upload: { to: "s3://bucket/prefix/{dir}/", endpoint, region, addressing, metadata, … }` runs

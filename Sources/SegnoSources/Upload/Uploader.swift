@@ -1,7 +1,7 @@
 import Foundation
+import Logging
 import SegnoAudio
 import SegnoCore
-import Logging
 import SegnoS3
 
 /// Sends a recording's files for one upload stage: to S3 (through one shared `S3Client`) or to a

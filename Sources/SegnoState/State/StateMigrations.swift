@@ -1,5 +1,5 @@
-import SegnoCore
 import GRDB
+import SegnoCore
 
 /// The state schema, as named migrations that are only ever added, never edited once shipped.
 /// Inspect a store with `sqlite3 STATE.sqlite .schema`; README.md documents each table.

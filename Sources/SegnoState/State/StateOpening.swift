@@ -1,6 +1,6 @@
 import Foundation
-import SegnoCore
 import GRDB
+import SegnoCore
 
 /// Opens the state store for a run and tells a damaged database from other failures: a database
 /// SQLite calls corrupt or "not a database" is moved aside (with its WAL and SHM files) and the

@@ -1,6 +1,6 @@
 import Foundation
-import SegnoCore
 import GRDB
+import SegnoCore
 
 /// Opens a state database for reading only (`segno report`): never migrates, never creates the
 /// file, and leaves the state folder byte-for-byte as it was.

@@ -1,6 +1,6 @@
 import Foundation
-import SegnoCore
 import GRDB
+import SegnoCore
 
 extension StateStore {
     /// Writes one recording's fingerprints and search entry, inside `apply`'s transaction.

@@ -1,6 +1,6 @@
 import Foundation
-import SegnoCore
 import GRDB
+import SegnoCore
 import SegnoS3
 
 /// The SQLite state backend: owns one database (WAL file for runs, in memory for tests), loads

@@ -1,12 +1,12 @@
 import Foundation
-import Testing
-@testable import SegnoCore
-@testable import SegnoState
-@testable import SegnoSpeech
-@testable import SegnoSources
-@testable import SegnoKit
 @testable import SegnoAudio
+@testable import SegnoCore
 import SegnoDSP
+@testable import SegnoKit
+@testable import SegnoSources
+@testable import SegnoSpeech
+@testable import SegnoState
+import Testing
 
 /// Salvage on hostile bytes: every corpus file (WAV, AIFF, CAF, RF64, FLAC, MP3, M4A) cut at
 /// random points and with random byte runs overwritten, decoded with `damaged: salvage` and

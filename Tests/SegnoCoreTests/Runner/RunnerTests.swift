@@ -1,11 +1,11 @@
 import Foundation
 import Logging
-@testable import SegnoCore
-@testable import SegnoState
-@testable import SegnoSpeech
-@testable import SegnoSources
-@testable import SegnoKit
 @testable import SegnoAudio
+@testable import SegnoCore
+@testable import SegnoKit
+@testable import SegnoSources
+@testable import SegnoSpeech
+@testable import SegnoState
 import Synchronization
 import Testing
 

@@ -1,9 +1,9 @@
-import SegnoCore
-import SegnoState
-import SegnoSpeech
-import SegnoSources
-import SegnoKit
 import SegnoAudio
+import SegnoCore
+import SegnoKit
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 import Testing
 
 /// Input patterns: `*`, `?`, `[abc]`, `**` (any folders), `{a,b}` (nested), case-insensitive,

@@ -1,11 +1,11 @@
 import Foundation
-@testable import SegnoCore
-@testable import SegnoState
-@testable import SegnoSpeech
-@testable import SegnoSources
-@testable import SegnoKit
 @testable import SegnoAudio
+@testable import SegnoCore
 import SegnoDSP
+@testable import SegnoKit
+@testable import SegnoSources
+@testable import SegnoSpeech
+@testable import SegnoState
 import Testing
 
 /// `pauses` on recorded speech with noise at 10 dB SNR: every stretch of speech (found in the

@@ -1,11 +1,11 @@
 import Foundation
 import Logging
-@testable import SegnoCore
-@testable import SegnoState
-@testable import SegnoSpeech
-@testable import SegnoSources
-@testable import SegnoKit
 @testable import SegnoAudio
+@testable import SegnoCore
+@testable import SegnoKit
+@testable import SegnoSources
+@testable import SegnoSpeech
+@testable import SegnoState
 import Testing
 
 /// A fresh database on the test server (`Tests/support/postgres.sh`, started by `make test`).

@@ -1,6 +1,6 @@
-import SegnoCore
 import CSampleRate
 import CSoxr
+import SegnoCore
 import SegnoDSP
 
 /// `resample: { rate: 16000, quality: soxr-vhq }`: a streaming sample-rate converter.

@@ -1,5 +1,5 @@
-import SegnoCore
 import CSoxr
+import SegnoCore
 import SegnoDSP
 
 /// `quality: soxr-vhq | soxr-hq`: libsoxr's streaming converter (linked dynamically), linear phase.

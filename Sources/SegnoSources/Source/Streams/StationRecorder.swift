@@ -1,7 +1,7 @@
 import Foundation
+import Logging
 import SegnoAudio
 import SegnoCore
-import Logging
 
 /// Records one station for the window on its own thread: resolves its URL (playlists, HLS
 /// master), reads the audio itself and cuts it into segments through a `SegmentTimeline`.

@@ -1,8 +1,8 @@
 import Dispatch
 import Foundation
+import Logging
 import SegnoAudio
 import SegnoCore
-import Logging
 import Synchronization
 
 /// Records every station of `input.streams` at once, one thread each, for the window. The runner

@@ -1,7 +1,7 @@
 import Foundation
+import Logging
 import SegnoAudio
 import SegnoCore
-import Logging
 
 
 extension StreamCapture: LiveCapture {

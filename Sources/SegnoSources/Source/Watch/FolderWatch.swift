@@ -1,8 +1,8 @@
 import Dispatch
 import Foundation
+import Logging
 import SegnoAudio
 import SegnoCore
-import Logging
 import Synchronization
 
 /// The watcher of `segno run --watch`, as the runner's live loop sees it: `finishedCount` is the

@@ -1,5 +1,5 @@
-import Glibc
 import Foundation
+import Glibc
 import SegnoAudio
 import SegnoCore
 

@@ -1,7 +1,7 @@
 import Foundation
+import Logging
 import SegnoAudio
 import SegnoCore
-import Logging
 import Synchronization
 
 /// `segno run --watch`: the spec's input folder as a live source. Each pass scans, plans and
