@@ -29,6 +29,8 @@ final class OggPageReader {
     private(set) var position: Int64
     /// Bytes at the end of the file that were not a whole page (a cut last page), once `next` returned nil.
     private(set) var tailBytes: Int64 = 0
+    /// The page the end of the file cuts, unchecked, its body as far as the file goes (set with `tailBytes`).
+    private(set) var cutPage: OggPage?
     static let windowBytes = 256 * 1024
     static let maxPage = 27 + 255 + 255 * 255
 
@@ -86,7 +88,22 @@ final class OggPageReader {
             let total = 27 + segments + bodyBytes
             guard ensure(p, total) else {
                 // A page cut by the end of the file, or a false capture pattern near it: look on.
-                if p + Int64(total) > fileSize && tailBytes == 0 { tailBytes = fileSize - p }
+                if p + Int64(total) > fileSize && tailBytes == 0 && ensure(p, Int(fileSize - p)) {
+                    tailBytes = fileSize - p
+                    // What the cut page holds (its checksum cannot be checked): the decoder keeps
+                    // the packets that end inside the file when the page follows on from the last.
+                    let start = Int(p - windowStart)
+                    let have = Int(fileSize - p) - 27 - segments
+                    cutPage = window.withUnsafeBytes { raw in
+                        OggPage(offset: p, continued: byte(p + 5) & 1 != 0, bos: byte(p + 5) & 2 != 0, eos: false,
+                                granule: -1,
+                                serial: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: start + 14, as: UInt32.self)),
+                                sequence: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: start + 18, as: UInt32.self)),
+                                lacing: Array(window[(start + 27)..<(start + 27 + segments)]),
+                                body: Array(window[(start + 27 + segments)..<(start + 27 + segments + max(have, 0))]),
+                                skippedBefore: skipped)
+                    }
+                }
                 position += 1
                 skipped += 1
                 continue
@@ -100,6 +117,7 @@ final class OggPageReader {
                 continue
             }
             tailBytes = 0
+            cutPage = nil
             let page = window.withUnsafeBytes { raw in
                 OggPage(offset: p, continued: byte(p + 5) & 1 != 0, bos: byte(p + 5) & 2 != 0, eos: byte(p + 5) & 4 != 0,
                         granule: Int64(littleEndian: raw.loadUnaligned(fromByteOffset: start + 6, as: Int64.self)),
@@ -124,6 +142,7 @@ final class OggPageReader {
             if page.serial == serial && page.granule >= 0 { last = page.granule }
         }
         tailBytes = 0
+        cutPage = nil
         return last
     }
 }

@@ -146,6 +146,7 @@ final class OggSalvageDecoder: AudioDecoder {
         if !page.continued && !partial.isEmpty { partial.removeAll(keepingCapacity: true) }
         for l in page.lacing {
             let n = Int(l)
+            guard at + n <= page.body.count else { dropping = true; break }   // a cut page ends here
             if !dropping { partial += page.body[at..<(at + n)] }
             at += n
             if n < 255 {
@@ -283,10 +284,33 @@ final class OggSalvageDecoder: AudioDecoder {
         note(cause, frames: visible, filled: true, at: Int(max(at - origin, 0)), detail + "; filled with silence")
     }
 
-    /// At the end of the file: what the decoder still holds, a cut last page, a missing end.
+    /// At the end of the file: the whole packets of a cut last page, what the decoder still
+    /// holds, a cut last page, a missing end.
     private func finish() throws {
         guard !ended else { return }
         ended = true
+        var recovered = 0
+        if let cut = reader.cutPage, cut.serial == serial, cut.skippedBefore == 0, let last = lastSequence,
+           cut.sequence == last &+ 1, let decoder, position != nil {
+            // Packets that end before the cut: decoded and put straight after what came before.
+            let list = packets(of: cut).filter { p in isOpus || p.first.map { $0 & 1 == 0 } ?? false }
+            if !list.isEmpty {
+                packetBytes.removeAll(keepingCapacity: true)
+                lengths.removeAll(keepingCapacity: true)
+                for p in list { packetBytes += p; lengths.append(p.count) }
+                try decoder.decode(packetBytes[...], lengths: lengths, flush: false, into: &batch)
+                if batch.channels == info.channels, let pos = position {
+                    var s = pos
+                    var offset = 0
+                    for c in batch.counts where c > 0 {
+                        queueSamples(batch.samples[...], from: offset, to: offset + c, start: &s)
+                        offset += c
+                    }
+                    recovered = Int(s - pos)
+                    position = s
+                }
+            }
+        }
         if let decoder {
             try decoder.finish(into: &batch)
             if batch.channels == info.channels, let pos = position, !batch.samples.isEmpty {
@@ -303,7 +327,8 @@ final class OggSalvageDecoder: AudioDecoder {
         decoder = nil
         let at = Int(max((position ?? origin) - origin, 0))
         if reader.tailBytes > 0 {
-            note(.cutFrame, frames: 0, at: at, "the last \(reader.tailBytes) bytes are a page cut off by the end of the file")
+            note(.cutFrame, frames: 0, at: at, "the last \(reader.tailBytes) bytes are a page cut off by the end of the file"
+                 + (recovered > 0 ? "; its \(recovered) frames in whole packets were kept" : ""))
         }
         if let end = declaredEnd, let pos = position, end > pos, !sawEOS || reader.tailBytes > 0 {
             note(.truncated, frames: Int(end - pos), at: at, "the stream ends \(end - pos) frames before its last page's granule")
