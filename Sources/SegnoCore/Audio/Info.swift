@@ -5,7 +5,7 @@ import SegnoDSP
 public enum FileInfo {
     /// What `inspect` learnt about one file.
     public struct Inspection: Sendable, Equatable {
-        /// The stream facts; `frames` is what the decoder yields unless `estimated`.
+        /// The stream facts; `frames` is what the decoder yields unless `fromHeader`.
         public var info: SourceInfo
         /// True only with `fast`, when the container's header gives no exact length (MP3 without
         /// a Xing/Info/VBRI header, ADTS, AMR, ALAC in CAF, WebM/Matroska, …).
@@ -13,17 +13,25 @@ public enum FileInfo {
         /// Tags under their own keys, pictures, `bext`, `iXML` (`TagReader`); its normalised tags
         /// are also in `info.tags`.
         public var metadata = RecordingMetadata()
+        /// True with `fast`: `info.frames` is the header's claim; nothing was decoded.
+        public var fromHeader = false
+        /// The frames the header declares, when decoding to the end gave another number.
+        public var headerFrames: Int?
+        /// Why decoding stopped before the end (lost sync, cut short): `info.frames` is what decoded
+        /// before it. The file fails, as it would in a run.
+        public var problem: AudioError?
+        /// What the decode met that did not stop it (the decoder's notes), one line each.
+        public var warnings: [String] = []
     }
 
     /// Opens `path` and reports what it holds. Never throws: failures become `.failure`.
     ///
-    /// By default `frames` is exact: the number of frames segno's decoder yields. Headers are
-    /// trusted where they are exact (WAV, AIFF, FLAC, Ogg, PCM in CAF, MP4 with an edit list or
-    /// `iTunSMPB`, MP3 with a Xing/Info/VBRI header); frame headers are counted where the header
-    /// is only an estimate (MP3, ADTS, AMR; the CAF `pakt` chunk for ALAC); the file is decoded
-    /// to the end where nothing else gives the length (WebM/Matroska, AAC in CAF, irregular
-    /// streams). The first block is always decoded, so a file from which no audio decodes is a
-    /// failure naming the file and the cause. With `fast`, only the header is read.
+    /// By default the file is decoded to the end and `frames` is the number of frames segno's
+    /// decoder yields, whatever the header claims (a FLAC that loses sync, an MP3 whose Xing
+    /// header or trailing tags lie). A decode that stops with an error after some audio is a
+    /// success carrying `problem` (the frames decoded before it, and the header's claim); one from
+    /// which no audio decodes is a failure naming the file and the cause. With `fast`, only the
+    /// header is read and the first block is not decoded.
     public static func inspect(path: String, fast: Bool = false) -> Result<Inspection, AudioError> {
         do {
             let d = try DecoderFactory.open(path: path)
@@ -32,17 +40,15 @@ public enum FileInfo {
             context.carry(TagReader.read(path: path))
             var info = context.source ?? d.info
             let metadata = context.metadata
-            if fast { return .success(Inspection(info: info, estimated: !ExactLength.headerIsExact(d, path: path), metadata: metadata)) }
-            switch ExactLength.method(for: d, path: path) {
-            case .header:
-                try expectAudio(d, path: path)
-            case .counted(let n):
-                try expectAudio(d, path: path)
-                info.frames = n
-            case .decode:
-                info.frames = try decodedFrames(d, path: path)
-            }
-            return .success(Inspection(info: info, estimated: false, metadata: metadata))
+            let headerIsExact = ExactLength.headerIsExact(d, path: path)
+            if fast { return .success(Inspection(info: info, estimated: !headerIsExact, metadata: metadata, fromHeader: true)) }
+            let (decoded, problem) = decodedFrames(d, path: path)
+            if decoded == 0 { throw problem ?? noAudio(d, path: path) }
+            let header = info.frames
+            info.frames = decoded
+            let differs = problem != nil || (headerIsExact && decoded != header)
+            return .success(Inspection(info: info, estimated: false, metadata: metadata, headerFrames: differs ? header : nil,
+                                       problem: problem, warnings: d.notes))
         } catch let e as AudioError {
             return .failure(e)
         } catch {
@@ -50,23 +56,22 @@ public enum FileInfo {
         }
     }
 
-    /// Decodes the first block; throws when it fails or yields nothing.
-    private static func expectAudio(_ d: any AudioDecoder, path: String) throws {
-        var block = AudioBlock(channels: d.info.channels, capacity: 4096)
-        if try d.read(into: &block, maxFrames: 4096) == 0 { throw noAudio(d, path: path) }
-    }
-
-    /// Decodes to the end and counts the frames; throws when decoding fails or yields nothing.
-    private static func decodedFrames(_ d: any AudioDecoder, path: String) throws -> Int {
+    /// Decodes to the end and counts the frames; a decode error ends the count and is returned
+    /// beside it. Called once per file, blocks of 65,536 frames.
+    private static func decodedFrames(_ d: any AudioDecoder, path: String) -> (Int, AudioError?) {
         var block = AudioBlock(channels: d.info.channels, capacity: 65536)
         var total = 0
-        while true {
-            let n = try d.read(into: &block, maxFrames: 65536)
-            if n == 0 { break }
-            total += n
+        do {
+            while true {
+                let n = try d.read(into: &block, maxFrames: 65536)
+                if n == 0 { return (total, nil) }
+                total += n
+            }
+        } catch let e as AudioError {
+            return (total, e)
+        } catch {
+            return (total, .decodeFailed(path: path, detail: "\(error)"))
         }
-        if total == 0 { throw noAudio(d, path: path) }
-        return total
     }
 
     private static func noAudio(_ d: any AudioDecoder, path: String) -> AudioError {
@@ -81,17 +86,7 @@ public enum FileInfo {
                             metadata: RecordingMetadata? = nil) -> String {
         switch result {
         case .success(let i):
-            var fields: [(String, JSONValue)] = [
-                ("path", .string(path)), ("ok", .bool(true)), ("container", .string(i.container)),
-                ("codec", .string(i.codec)), ("sample_rate", .int(i.sampleRate)), ("channels", .int(i.channels)),
-                ("frames", .int(i.frames)), ("duration", JSONValue.rounded(i.duration, places: 3)),
-            ]
-            if estimated { fields.append(("estimated", .bool(true))) }
-            if let tags = i.tags, !tags.isEmpty {
-                fields.append(("tags", .object(tags.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })))
-            }
-            if let m = metadata { fields += Self.metadataFields(m) }
-            return JSONValue.object(fields).serialized()
+            return JSONValue.object(successFields(path: path, i, estimated: estimated, metadata: metadata)).serialized()
         case .failure(let e):
             var fields: [(String, JSONValue)] = [("path", .string(path)), ("ok", .bool(false)), ("error", .string(e.description))]
             if let s = SalvageOpener.describe(path: path) { fields.append(("salvage", .string(s))) }
@@ -99,17 +94,67 @@ public enum FileInfo {
         }
     }
 
+    /// One line of `info --json` for what `inspect` returned: the fields of `json(path:_:…)` and
+    /// `"frames_from":"header"` with `fast` (nothing was decoded), `"header_frames"` when the header
+    /// claims other than what decoded, `"decode_warnings"` (the decoder's notes). A `problem` makes
+    /// it `"ok":false` with its `"error"`, still giving the stream and the frames decoded before it.
+    public static func json(path: String, inspection result: Result<Inspection, AudioError>) -> String {
+        guard case .success(let x) = result else { return json(path: path, result.map(\.info)) }
+        var fields = successFields(path: path, x.info, estimated: x.estimated, metadata: x.metadata)
+        if let p = x.problem {
+            fields[1] = ("ok", .bool(false))
+            fields.insert(("error", .string(p.description)), at: 2)
+        }
+        if x.fromHeader { fields.append(("frames_from", .string("header"))) }
+        if let h = x.headerFrames { fields.append(("header_frames", .int(h))) }
+        if !x.warnings.isEmpty { fields.append(("decode_warnings", .array(x.warnings.map { .string($0) }))) }
+        if x.problem != nil, let s = SalvageOpener.describe(path: path) { fields.append(("salvage", .string(s))) }
+        return JSONValue.object(fields).serialized()
+    }
+
+    /// `info`'s human line for what `inspect` returned, and whether it is an error (for stderr, and
+    /// exit code 1). `fast` says `(from the header, not decoded)` after the duration; a header that
+    /// claims other than what decoded is named there; a `problem` is the error, then the frames
+    /// that decoded before it.
+    public static func text(path: String, inspection result: Result<Inspection, AudioError>) -> (line: String, failed: Bool) {
+        guard case .success(let x) = result else { return (text(path: path, result.map(\.info)), true) }
+        if let p = x.problem {
+            let i = x.info
+            var line = p.description + String(format: "; decoded: %d frames (%.3f s)", i.frames, i.duration)
+            if let h = x.headerFrames { line += " of the \(h) its header declares" }
+            if let s = SalvageOpener.describe(path: path) { line += "; salvage: " + s }
+            return (line, true)
+        }
+        let note = x.fromHeader ? "from the header, not decoded" : x.headerFrames.map { "its header says \($0) frames" }
+        return (text(path: path, .success(x.info), estimated: x.estimated, metadata: x.metadata, lengthNote: note), false)
+    }
+
+    private static func successFields(path: String, _ i: SourceInfo, estimated: Bool, metadata: RecordingMetadata?) -> [(String, JSONValue)] {
+        var fields: [(String, JSONValue)] = [
+            ("path", .string(path)), ("ok", .bool(true)), ("container", .string(i.container)),
+            ("codec", .string(i.codec)), ("sample_rate", .int(i.sampleRate)), ("channels", .int(i.channels)),
+            ("frames", .int(i.frames)), ("duration", JSONValue.rounded(i.duration, places: 3)),
+        ]
+        if estimated { fields.append(("estimated", .bool(true))) }
+        if let tags = i.tags, !tags.isEmpty {
+            fields.append(("tags", .object(tags.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })))
+        }
+        if let m = metadata { fields += Self.metadataFields(m) }
+        return fields
+    }
+
     /// One human line: `memo.wav: WAV PCM_16, 44100 Hz, 2 ch, 88200 frames, 2.000 s`, then the
     /// tags when the file has some: `, title="Kitchen idea", date="2024-05-01"` (sorted by key).
-    /// `estimated` writes `about N frames` and `about D s`.
+    /// `estimated` writes `about N frames` and `about D s`; `lengthNote` goes in brackets after the duration.
     /// `metadata` adds the pictures (`, picture: front cover, image/png, 1234 bytes`), the BWF
     /// origin (`, bext: originator "…", time reference N`) and `iXML` when present.
     public static func text(path: String, _ result: Result<SourceInfo, AudioError>, estimated: Bool = false,
-                            metadata: RecordingMetadata? = nil) -> String {
+                            metadata: RecordingMetadata? = nil, lengthNote: String? = nil) -> String {
         switch result {
         case .success(let i):
             let about = estimated ? "about " : ""
             var line = "\(AudioError.quoted(path)): \(i.container) \(i.codec), \(i.sampleRate) Hz, \(i.channels) ch, \(about)\(i.frames) frames, \(about)\(String(format: "%.3f", i.duration)) s"
+            if let n = lengthNote { line += " (\(n))" }
             for (k, v) in (i.tags ?? [:]).sorted(by: { $0.key < $1.key }) {
                 line += ", \(AudioError.quoted(k))=" + JSONValue.string(v).serialized()
             }

@@ -32,6 +32,9 @@ public final class Mpg123Decoder: AudioDecoder {
     private var framesRead = 0
     /// Stream position (bytes) after the last decoded frame, -1 before the first.
     private var lastEnd = -1
+    /// An error met after part of a block decoded: thrown by the next `read`, so every frame
+    /// decoded before it is counted (`info` reports them).
+    private var deferred: (any Error)?
     /// Where junk was skipped: (byte offset, bytes).
     private var skipped: [(at: Int, bytes: Int)] = []
     /// Bytes of the file after the frames the length header declared, when MPEG frames follow.
@@ -129,8 +132,13 @@ public final class Mpg123Decoder: AudioDecoder {
     }
 
     /// Fills `block` with up to `maxFrames` frames of interleaved Float32; 0 at the end. Throws
-    /// `AudioError.decodeFailed` when libmpg123 cannot go on. Called once per block, one thread.
+    /// `AudioError.decodeFailed` when libmpg123 cannot go on (after handing out, in an earlier
+    /// call, the frames decoded before the error). Called once per block, one thread.
     public func read(into block: inout AudioBlock, maxFrames: Int) throws -> Int {
+        if let e = deferred {
+            deferred = nil
+            throw e
+        }
         let ch = info.channels
         block.reset(channels: ch, capacity: maxFrames)
         guard let mh = handle else { return 0 }
@@ -155,7 +163,13 @@ public final class Mpg123Decoder: AudioDecoder {
                 }
                 pending = nil
                 if ended { break }
-                try decodeFrame(mh)
+                do {
+                    try decodeFrame(mh)
+                } catch where filled > 0 {
+                    // The frames already decoded are handed out; the error comes with the next call.
+                    deferred = error
+                    break
+                }
             }
         }
         block.frames = filled

@@ -4,13 +4,14 @@ import SegnoDSP
 /// Picks the salvaging decoder for a damaged recording (`damaged: salvage`): PCM in WAV/RF64/AIFF/CAF
 /// whose data size runs past the end of the file or was never written, FLAC through libFLAC
 /// (resynchronising on the next frame header), MP3 through libmpg123 reading past junk and
-/// errors, and an MP4/M4A/3GP without its index through a rebuilt copy (`MP4Repair`, with
+/// errors, Ogg Vorbis/Opus and ADTS AAC packet by packet in the `segno-decode` helper
+/// (`OggSalvageDecoder`, `ADTSSalvageDecoder`), and an MP4/M4A/3GP without its index through a rebuilt copy (`MP4Repair`, with
 /// `reference`'s settings when given) in the temporary folder, removed when the decoder closes.
 /// Everything else (and a healthy file) opens the ordinary way.
 enum SalvageOpener {
     /// A salvaging decoder for `path`, or nil to open it the ordinary way. `kind` is what its
     /// first bytes look like. Called once per recording (per pass), before the ordinary open.
-    static func open(path: String, kind: ContentSniffer.Kind, reference: String? = nil,
+    static func open(path: String, kind: ContentSniffer.Kind, reference: String? = nil, helpers: DecodeHelperPool? = nil,
                      reopen: (String) throws -> any AudioDecoder) throws -> (any AudioDecoder)? {
         switch kind {
         case .mp4, .threeGP:
@@ -44,6 +45,10 @@ enum SalvageOpener {
                 guard case .unrecognised = e else { throw e }
                 return nil
             }
+        case .ogg:
+            return try OggSalvageDecoder(path: path, pool: helpers ?? .shared)
+        case .adts:
+            return try ADTSSalvageDecoder(path: path, pool: helpers ?? .shared)
         default:
             return nil
         }
@@ -64,6 +69,8 @@ extension SalvageOpener {
             return "--salvage reads \(holds) to the end of the file (its header leaves the size unwritten)"
         case .flac: return "--salvage decodes with libFLAC, resynchronising on the next frame header; lost frames become silence"
         case .mp3: return "--salvage reads past junk and errors with libmpg123; lost frames become silence"
+        case .ogg: return "--salvage reads the Ogg pages that pass their checksum and places each by its granule position; lost pages become silence"
+        case .adts: return "--salvage resynchronises on the next consistent ADTS frame header; lost frames become silence"
         case .mp4, .threeGP:
             guard let l = MP4Repair.layout(path: path), !l.hasIndex else { return nil }
             return "no index (moov): `segno repair` (or --salvage) rebuilds it from the \(l.dataEnd - l.dataStart) bytes of audio in mdat; --reference gives a healthy recording's settings"
