@@ -97,6 +97,10 @@ import Testing
         #expect(got.report.losses.contains { $0.cause == .lostSync && $0.filled && $0.frames > 0 })
         #expect(got.report.losses.contains { $0.cause == .cutFrame || $0.cause == .truncated })
         #expect(got.report.framesYielded * 2 == got.samples.count)
+        // `info` says how much the pages hold: up to where the last whole page ends.
+        let described = SalvageOpener.describe(path: path) ?? ""
+        let seconds = Double(described.components(separatedBy: "page ends at ").last?.split(separator: " ").first ?? "") ?? 0
+        #expect(abs(seconds - Double(got.samples.count / 2) / 48000) < 0.25, "\(described)")
         // At least as much as ffmpeg's own reading of the damaged file, in the original's place.
         let ffmpeg = (try? SalvageDecoderTests.ffmpegDecode(path)) ?? []
         #expect(c.same >= ffmpeg.count * 95 / 100 - 2 * 48000 / 5, "segno kept \(c.same), ffmpeg decoded \(ffmpeg.count)")

@@ -129,6 +129,27 @@ final package class OggSalvageDecoder: AudioDecoder {
 
     deinit { close() }
 
+    /// How much a damaged Ogg holds by its pages alone (for `segno info`): the codec, and the
+    /// time at which its last readable page ends, in seconds. Nil when no Vorbis/Opus header page
+    /// is readable. Reads the first pages and the last 64 KiB.
+    static func extent(path: String) -> (codec: String, seconds: Double)? {
+        guard let reader = try? OggPageReader(path: path) else { return nil }
+        var pages = 0
+        while let page = reader.next(), pages < 64 {
+            pages += 1
+            guard page.bos, let n = page.lacing.first, n < 255 else { continue }
+            let b = page.body
+            let opus = b.count >= 19 && Array(b[0..<8]) == Array("OpusHead".utf8)
+            let vorbis = b.count >= 30 && b[0] == 1 && Array(b[1..<7]) == Array("vorbis".utf8)
+            guard opus || vorbis else { continue }
+            let rate = opus ? 48000 : Int(UInt32(b[12]) | UInt32(b[13]) << 8 | UInt32(b[14]) << 16 | UInt32(b[15]) << 24)
+            let skip = opus ? Int64(b[10]) | Int64(b[11]) << 8 : 0
+            guard rate > 0, let end = reader.lastGranule(serial: page.serial) else { return nil }
+            return (opus ? "Opus" : "Vorbis", Double(max(end - skip, 0)) / Double(rate))
+        }
+        return nil
+    }
+
     /// The packets that end on `page`, whole (pieces of packets whose start was lost are dropped);
     /// keeps the unfinished last packet for the next page.
     private func packets(of page: OggPage) -> [[UInt8]] {

@@ -108,7 +108,9 @@ extension SalvageOpener {
                 return "the ID3v2 tag declares \(bad.declared) bytes, past the end of the file: --salvage reads the MPEG audio found at byte \(bad.audioAt)"
             }
             return "--salvage reads past junk and errors with libmpg123; lost frames become silence"
-        case .ogg: return "--salvage reads the Ogg pages that pass their checksum and places each by its granule position; lost pages become silence"
+        case .ogg:
+            let holds = OggSalvageDecoder.extent(path: path).map { String(format: "; its last readable %@ page ends at %.3f s", $0.codec, $0.seconds) } ?? ""
+            return "--salvage reads the Ogg pages that pass their checksum and places each by its granule position; lost pages become silence" + holds
         case .adts: return "--salvage resynchronises on the next consistent ADTS frame header; lost frames become silence"
         case .mp4, .threeGP:
             guard let l = MP4Repair.layout(path: path), !l.hasIndex else { return nil }
