@@ -26,7 +26,7 @@ struct RepairCommand: ParsableCommand {
     }
 
     func run() throws {
-        defer { DecodeHelperPool.shutdownAll() }
+        defer { ProcessContext.tools.shutdown() }
         var failed = 0
         for path in damaged {
             let name = (path as NSString).lastPathComponent
@@ -35,7 +35,7 @@ struct RepairCommand: ParsableCommand {
             let target = output ?? outDir.map { ($0 as NSString).appendingPathComponent(repairedName) }
                 ?? ((path as NSString).deletingLastPathComponent as NSString).appendingPathComponent(repairedName)
             do {
-                let outcome = try MP4Repair.repair(input: path, reference: reference, output: target, overwrite: overwrite)
+                let outcome = try MP4Repair.repair(input: path, reference: reference, output: target, overwrite: overwrite, helpers: ProcessContext.tools.helpers)
                 printOut(outcome.summary(input: path) + " → " + AudioError.quoted(target))
             } catch {
                 failed += 1

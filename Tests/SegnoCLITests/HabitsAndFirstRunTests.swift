@@ -5,6 +5,7 @@ import SegnoKit
 import SegnoSources
 import SegnoSpeech
 import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// What users of SoX, ffmpeg and opusenc type, and what a new user tripped over (issue 22).

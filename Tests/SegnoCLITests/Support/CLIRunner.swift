@@ -6,6 +6,7 @@ import SegnoKit
 import SegnoSources
 import SegnoSpeech
 import SegnoState
+import SegnoTestSupport
 
 /// A fresh folder under the system temp dir, removed when the value goes away.
 final class TempDir {

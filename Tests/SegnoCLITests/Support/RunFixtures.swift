@@ -6,6 +6,7 @@ import SegnoKit
 import SegnoSources
 import SegnoSpeech
 import SegnoState
+import SegnoTestSupport
 import Testing
 
 // Fixtures for the `segno run` tests: a workspace with an input folder of generated recordings

@@ -6,6 +6,7 @@ import Logging
 @testable import SegnoSources
 @testable import SegnoSpeech
 @testable import SegnoState
+import SegnoTestSupport
 import Synchronization
 import Testing
 
@@ -70,13 +71,13 @@ final class MemorySource: RecordingSource, @unchecked Sendable {
     func job(_ stages: [String], extra: String = "") throws -> Job {
         let text = "version: 1\ninput: { root: \(dir.path)/in, settle: 0s }\noutput: { root: \(dir.path)/out }\nretries: 1\n\(extra)stages:\n"
             + stages.map { "  - \($0)\n" }.joined()
-        return Job(spec: try SpecLoader.parse(text, file: "test.yaml", baseDirectory: dir.path, registry: .standard))
+        return Job(spec: try SpecLoader.parse(text, file: "test.yaml", baseDirectory: dir.path, registry: .forTests))
     }
 
     func run(_ job: Job, _ configure: (inout RunOptions) -> Void = { _ in }) throws -> RunSummary {
         var options = RunOptions()
         configure(&options)
-        return try BatchRunner(job: job, options: options, stop: StopFlag(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
+        return try BatchRunner(job: job, options: options, stop: StopFlag(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }), tools: .forTests,
                                source: source, state: state).run()
     }
 
@@ -253,7 +254,7 @@ final class MemorySource: RecordingSource, @unchecked Sendable {
         growing.inner.put("memo.wav")
         let options = RunOptions()
         let summary = try BatchRunner(job: try job(Self.chain), options: options, stop: StopFlag(),
-                                      logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
+                                      logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }), tools: .forTests,
                                       source: growing, state: state).run()
         #expect(summary.failed == 0 && summary.settling == 1)
         #expect(try state.store.loadAll().isEmpty, "nothing recorded")

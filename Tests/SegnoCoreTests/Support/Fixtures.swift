@@ -6,6 +6,7 @@ import SegnoKit
 import SegnoSources
 import SegnoSpeech
 import SegnoState
+import SegnoTestSupport
 
 // Test fixtures: signals with known content and length, written by libsndfile itself (through
 // SegnoCore's `SndFileEncoder`), in a fresh temporary folder per test. sox is used only as an
