@@ -6,7 +6,7 @@ import SegnoAudio
 /// `Main` shuts the pools down before the process exits.
 enum ProcessContext {
     /// The environment, as the process started with it.
-    static let environment: [String: String] = ProcessContext.environment
+    static let environment: [String: String] = ProcessInfo.processInfo.environment
     /// The `segno-decode` helper pools and `PATH` every command decodes with.
     static let tools = AudioTools(environment: environment)
 }

@@ -53,7 +53,6 @@ import Testing
         """)
         #expect(try ws.segno(["run", spec, "--quiet"]).exited(0))
         let before = try RunWorkspace.stamps(ws["out"])
-        Thread.sleep(forTimeInterval: 0.05)
         let r = try ws.segno(["run", "--force", "waveform", spec, "--quiet"])
         #expect(r.exited(0), "\(r.stderr)")
         let after = try RunWorkspace.stamps(ws["out"])
