@@ -9,7 +9,7 @@ enum ChunkTags {
     static let limit = 4 << 20
 
     static func read(path: String, kind: ContentSniffer.Kind, into m: inout RecordingMetadata) {
-        guard let f = FileHandle(forReadingAtPath: path) else { return }
+        guard let f = FileNameBytes.reading(path) else { return }
         defer { try? f.close() }
         let size = (try? f.seekToEnd()).map(Int64.init) ?? 0
         switch kind {
