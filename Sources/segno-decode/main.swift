@@ -25,6 +25,7 @@
 //                                or 'F'  a one-line reason
 // Frame boundaries of a raw AAC/ALAC stream (an MP4 whose index is lost): request 'B', see
 // FrameFinder.swift.
+// Packets decoded one by one for salvage (Ogg Vorbis/Opus, ADTS AAC): request 'C', see PacketDecode.swift.
 // MP3 decoded with libmad as audiowaveform 1.10.3 does (MadDecode.swift; for `segno waveform -i`):
 //   segno → helper:                 'M'  UInt32 rate, UInt32 channels, the path's bytes
 //   helper → segno:                 as for 'O' ('H', 'D'…, 'E' UInt64 frames, or 'F')
@@ -270,7 +271,7 @@ send(UInt8(ascii: "V"), Array("segno-decode \(protocolVersion) libavcodec \(Stri
 var head = [UInt8](repeating: 0, count: 8)
 while head.withUnsafeMutableBytes({ readFully($0.baseAddress!, 8) }) {
     let length = head.withUnsafeBytes { Int($0.load(fromByteOffset: 4, as: UInt32.self)) }
-    guard [UInt8(ascii: "O"), UInt8(ascii: "P"), UInt8(ascii: "M"), UInt8(ascii: "B")].contains(head[0]), length >= 8, length < 1 << 20 else {
+    guard [UInt8(ascii: "O"), UInt8(ascii: "P"), UInt8(ascii: "M"), UInt8(ascii: "B"), UInt8(ascii: "C")].contains(head[0]), length >= 8, length < 1 << 20 else {
         send(UInt8(ascii: "F"), Array("segno-decode: unknown request".utf8))
         exit(2)
     }
@@ -278,6 +279,11 @@ while head.withUnsafeMutableBytes({ readFully($0.baseAddress!, 8) }) {
     guard payload.withUnsafeMutableBytes({ readFully($0.baseAddress!, length) }) else { exit(0) }
     if head[0] == UInt8(ascii: "P") {
         serveFingerprint(request: payload)
+        continue
+    }
+    if head[0] == UInt8(ascii: "C") {
+        segno_log_clear()
+        servePackets(request: payload)
         continue
     }
     if head[0] == UInt8(ascii: "B") {

@@ -25,6 +25,7 @@ struct ConvertCommand: ParsableCommand {
     @Option(help: "Bits per sample: 8, 16, 24, 32, float, double (default: the source's depth where the format holds it).") var bits: String?
     @Option(name: .customLong("encode-quality"), help: "Lossy quality 0…1 (higher is better) or FLAC effort.") var encodeQuality: Double?
     @Flag(help: "Keep what a damaged IN holds (cut short, sizes unwritten, lost frames) instead of failing; gaps become silence.") var salvage = false
+    @Option(help: ArgumentHelp("A healthy recording from the same recorder, whose settings rebuild the index of an MP4/M4A that lost it (implies --salvage).", valueName: "GOOD")) var reference: String?
     @Flag(help: "Replace OUT even when segno did not write it (without it, only files segno wrote are replaced).") var overwrite = false
     @Option(help: ArgumentHelp("AAC bitrate, e.g. 128k (default: 64k per channel).", valueName: "bits/s")) var bitrate: String?
     @Option(name: .customLong("tag"), help: ArgumentHelp("Set a tag on OUT (repeatable): title=Meeting; the value may use {title}, {tag:NAME}, {date} and the other template variables; an empty value removes the tag.", valueName: "KEY=VALUE")) var setTags: [String] = []
@@ -113,7 +114,7 @@ struct ConvertCommand: ParsableCommand {
         let stop = watcher.flag
         do {
             let result = try Convert.run(input: input, output: output, transforms: transforms, encode: encode,
-                                         damaged: salvage ? .salvage : .fail, isCancelled: { stop.signal != nil })
+                                         damaged: salvage || reference != nil ? .salvage : .fail, reference: reference, isCancelled: { stop.signal != nil })
             if let s = result.salvaged {
                 printError("segno: warning: \(AudioError.quoted(self.input)): salvaged: \(s.summary(sampleRate: result.source.sampleRate))")
             }

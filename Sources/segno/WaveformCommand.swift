@@ -61,6 +61,7 @@ struct WaveformCommand: ParsableCommand {
     @Option(help: "Number of levels for --format levels.") var levels: Int = 100
     @Option(help: "Worker count (default: active processors).") var parallel: Int?
     @Flag(help: "Keep what a damaged input holds (cut short, sizes unwritten, lost frames) instead of failing; gaps become silence.") var salvage = false
+    @Option(help: ArgumentHelp("A healthy recording from the same recorder, whose settings rebuild the index of an MP4/M4A that lost it (implies --salvage).", valueName: "GOOD")) var reference: String?
     @Flag(help: "Replace existing outputs even when they are not waveform data of this format.") var overwrite = false
 
     static let audioInputFormats: Set<String> = ["wav", "mp3", "flac", "ogg", "opus"]
@@ -332,7 +333,8 @@ struct WaveformCommand: ParsableCommand {
         case .some: batch.inputKind = .audio
         case nil: break
         }
-        batch.damaged = salvage ? .salvage : .fail
+        batch.damaged = salvage || reference != nil ? .salvage : .fail
+        batch.reference = reference
         batch.decodesMP3AsAudiowaveform = awfForm && awfInputFormat == "mp3"
         batch.keepsDataZoom = zoom == nil && zooms == nil && pixelsPerSecond == nil && points == nil && end == nil
         let outcomes = batch.run(files, stop: watcher.flag)

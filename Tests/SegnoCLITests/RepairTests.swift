@@ -77,6 +77,28 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: damaged)) == before)
     }
 
+    /// `convert` and `waveform` take `--reference` (implying `--salvage`) for a moov-less memo:
+    /// the converted samples are ffmpeg's decode of the original, frame for frame.
+    @Test func convertAndWaveformTakeAReferenceForAMemoWithoutIndex() throws {
+        let original = try encode("talk.m4a", codec: "aac", rate: 44100, channels: 2)
+        let damaged = try damage(original)
+        let plain = try CLI.segno(["convert", damaged, dir.path + "/plain.wav"])
+        #expect(plain.status == 1 && plain.stderr.contains("moov") && plain.stderr.contains("`segno repair`"), "\(plain.stderr)")
+        let out = dir.path + "/talk.wav"
+        let run = try CLI.segno(["convert", "--reference", original, "--bits", "float", damaged, out])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.contains("salvaged:") && run.stderr.contains("index rebuilt from"), "\(run.stderr)")
+        let reference = try Self.ffmpegDecode(original)
+        let got = try Self.ffmpegDecode(out)
+        #expect(got.count > reference.count * 9 / 10 && got.count < reference.count, "\(got.count) of \(reference.count)")
+        #expect(got == Array(reference.prefix(got.count)), "converted samples differ from the original's")
+        let missing = try CLI.segno(["convert", "--reference", dir.path + "/none.m4a", damaged, dir.path + "/x.wav"])
+        #expect(missing.status == 1 && missing.stderr.contains("none.m4a"), "\(missing.stderr)")
+        let wave = try CLI.segno(["waveform", "--reference", original, damaged, "-o", dir.path + "/talk.json"])
+        #expect(wave.status == 0, "\(wave.stderr)")
+        #expect(FileManager.default.fileExists(atPath: dir.path + "/talk.json"))
+    }
+
     @Test func anALACRecordingIsRebuiltFromAReferenceBitForBit() throws {
         let original = try encode("song.m4a", codec: "alac", rate: 44100, channels: 2)
         let damaged = try damage(original, cutInto: 3000)

@@ -34,6 +34,9 @@ final class DecodeHelper: @unchecked Sendable {
         case result = 0x52    // 'R'
         case boundaries = 0x42  // 'B': frame boundaries of a raw AAC/ALAC stream (repair)
         case frames = 0x5A    // 'Z': (offset, length) pairs found
+        case codecOpen = 0x43 // 'C': a packet-by-packet decode (salvage of Ogg and ADTS)
+        case packets = 0x4B   // 'K': packets to decode
+        case decoded = 0x51   // 'Q': frames per packet, then the samples
     }
 
     /// Starts `executable` and reads its greeting. Throws `DecodeHelper.Unusable` when it cannot

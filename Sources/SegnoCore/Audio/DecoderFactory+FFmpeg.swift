@@ -27,7 +27,7 @@ extension DecoderFactory {
         // A sensor series (.csv, .jsonl) by extension and text content.
         if SensorSeriesDecoder.looksLikeSeries(path: path) { return try SensorSeriesDecoder(path: path) }
         let kind = ContentSniffer.sniff(path: path)
-        if damaged == .salvage, let d = try SalvageOpener.open(path: path, kind: kind, reference: reference, reopen: {
+        if damaged == .salvage, let d = try SalvageOpener.open(path: path, kind: kind, reference: reference, helpers: helpers, reopen: {
             try open(path: $0, searchPath: searchPath, helpers: helpers)
         }) { return d }
         if ffmpegOnly.contains(kind) {

@@ -51,6 +51,28 @@ enum FrameScan {
         return false
     }
 
+    /// For an MP3 whose ID3v2 tag declares a size past the end of the file (a damaged tag
+    /// header: decoders skip the whole file as tag): the size declared and the first offset after
+    /// the tag's header where three MPEG audio frames of one stream follow each other. Nil when the
+    /// tag fits the file, or no such frames are found. Reads the file once at most.
+    static func mp3TagPastEnd(path: String) -> (declared: Int64, audioAt: Int64)? {
+        guard let r = ByteSource(path: path) else { return nil }
+        let declared = id3v2Size(r)
+        guard declared > r.size else { return nil }
+        var at: Int64 = 10
+        while at + 4 <= r.size {
+            defer { at += 1 }
+            guard let h = r.bytes(at, 4), let f = MPEGFrame(h) else { continue }
+            var next = at + Int64(f.length), chained = 1
+            while chained < 3, let n = r.bytes(next, 4), let g = MPEGFrame(n), (g.version, g.layer, g.rate) == (f.version, f.layer, f.rate) {
+                chained += 1
+                next += Int64(g.length)
+            }
+            if chained == 3 || (chained == 2 && next >= r.size) { return (declared, at) }
+        }
+        return nil
+    }
+
     /// True when the first MP3 frame carries a Xing/Info/VBRI header: mpg123's length then comes
     /// from it (with the LAME tag's encoder delay and padding), not from an estimate.
     static func mp3HasLengthHeader(path: String) -> Bool {

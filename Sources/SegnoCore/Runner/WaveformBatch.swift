@@ -29,6 +29,8 @@ public struct WaveformBatch: Sendable {
     public var keepsDataZoom = false
     /// `--salvage`: damaged inputs are read for what they hold.
     public var damaged: DamagedPolicy = .fail
+    /// `--reference`: a healthy recording from the same recorder, for a damaged MP4 without its index.
+    public var reference: String?
     /// Inputs are MP3 decoded as audiowaveform decodes it (`AudiowaveformMP3Decoder`: libmad in
     /// the segno-decode helper), for the audiowaveform form; false uses segno's MP3 decoder.
     public var decodesMP3AsAudiowaveform = false
@@ -219,7 +221,7 @@ public struct WaveformBatch: Sendable {
         }
         do {
             try checkTarget(out, input: input)
-            let source = FileSource(path: input, damaged: damaged)
+            let source = FileSource(path: input, damaged: damaged, reference: reference)
             var raw: SndFileDecoder.RawFormat?
             if case .raw(let r) = inputKind { raw = r }
             let open: () throws -> any AudioDecoder = {

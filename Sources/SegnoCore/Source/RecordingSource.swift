@@ -116,16 +116,19 @@ public struct FileSource: RecordingSource {
     public let file: ScannedFile
     /// `--salvage`: a damaged file is read for what it holds instead of failing.
     public let damaged: DamagedPolicy
+    /// `--reference`: a healthy recording from the same recorder, for rebuilding a lost MP4 index.
+    public let reference: String?
 
-    public init(path: String, damaged: DamagedPolicy = .fail) {
+    public init(path: String, damaged: DamagedPolicy = .fail, reference: String? = nil) {
         self.damaged = damaged
+        self.reference = reference
         let abs = URL(fileURLWithPath: path).standardizedFileURL.path
         file = ScannedFile(relativePath: (abs as NSString).lastPathComponent, absolutePath: abs,
                            identity: FileIdentity(size: 0, mtimeNs: 0, inode: 0))
     }
 
     public func scan() throws(RunError) -> ScanResult { ScanResult(files: [file]) }
-    public func open(_ file: ScannedFile) throws -> any AudioDecoder { try DecoderFactory.open(path: file.absolutePath, damaged: damaged) }
+    public func open(_ file: ScannedFile) throws -> any AudioDecoder { try DecoderFactory.open(path: file.absolutePath, damaged: damaged, reference: reference) }
     public func metadata(_ file: ScannedFile, pictures: Bool) -> RecordingMetadata {
         TagReader.read(path: file.absolutePath, pictures: pictures ? .load : .describe)
     }

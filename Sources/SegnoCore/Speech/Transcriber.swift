@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Whisper models that PyPI packages ship, by the name a spec gives (`model: tiny.en`).
 public enum TranscribeModels {
@@ -99,14 +100,21 @@ public struct Transcript: Sendable, Equatable {
     }
 }
 
-/// The transcription helper for one recording: `segno-transcribe` (tools/speech, installed by
-/// `make deps` into the speech environment and by `make install` beside segno) run by the speech
-/// environment's Python. Audio goes to its stdin as float32 16 kHz mono; its stdout is one JSON
-/// object. A helper that dies fails this recording only.
-final class TranscribeHelper {
+/// A transcription helper: `segno-transcribe --serve` (tools/speech, installed by `make deps`
+/// into the speech environment and by `make install` beside segno) run by the speech
+/// environment's Python, with its model loaded once for recording after recording. Each
+/// recording goes to its stdin as chunks of float32 16 kHz mono (a 4-byte little-endian byte
+/// count, then the bytes; a count of 0 ends it) and comes back as one JSON line. A helper that
+/// dies fails the recording it was given only. Used by one tap at a time: a tap takes it from a
+/// `TranscribeHelperPool` in `start` and gives it back after `finish`, so it is never shared.
+final class TranscribeHelper: @unchecked Sendable {
     let child: ChildProcess
+    /// Bytes of the answer line read so far (a line is one recording's answer).
+    private var line: [UInt8] = []
+    private var chunk = [UInt8](repeating: 0, count: 65536)
 
-    /// Finds the Python, the helper and the model, and starts the helper. Called once per recording.
+    /// Finds the Python, the helper and the model, and starts the helper. Called when a tap
+    /// finds no idle helper in its pool (about once per worker and run).
     init(model: String, language: String, locator: SpeechLocator) throws(SpeechError) {
         let engine = "transcribe"
         guard let python = locator.python, locator.locate("faster_whisper/__init__.py") != nil else {
@@ -116,7 +124,7 @@ final class TranscribeHelper {
         guard let script else { throw .missing(engine: engine, what: "the segno-transcribe helper", hint: SpeechLocator.installHint) }
         let folder = try Self.modelFolder(model, locator: locator)
         do {
-            child = try ChildProcess(executable: python, arguments: [script, "--model", folder, "--language", language], stdinPipe: true)
+            child = try ChildProcess(executable: python, arguments: [script, "--model", folder, "--language", language, "--serve"], stdinPipe: true)
         } catch {
             throw .failed(engine: engine, message: "cannot start \(python): \(error)")
         }
@@ -142,31 +150,112 @@ final class TranscribeHelper {
         return model
     }
 
-    /// Sends samples (float32, 16 kHz mono). Called for each block.
+    /// Sends samples (float32, 16 kHz mono) as one chunk. Called for each block.
     func send(_ samples: UnsafeBufferPointer<Float>) throws {
-        do { try DecodeHelper.withoutSIGPIPE { try child.writeStdin(UnsafeRawBufferPointer(samples)) } } catch {
+        guard !samples.isEmpty else { return }
+        var count = UInt32(samples.count * 4).littleEndian
+        do {
+            try DecodeHelper.withoutSIGPIPE {
+                try withUnsafeBytes(of: &count) { try child.writeStdin($0) }
+                try child.writeStdin(UnsafeRawBufferPointer(samples))
+            }
+        } catch {
             throw died("\(error)")
         }
     }
 
-    /// Ends the audio and reads the transcript. Called once.
-    func finish() throws -> Transcript {
-        child.closeStdin()
-        let out: [UInt8]
-        do { out = try child.readAllStdout(limit: 256 << 20) } catch { throw died("\(error)") }
-        let status = child.wait()
-        guard status.succeeded else {
-            let why = child.stderrSummary()
-            if status == .exited(2) { throw SpeechError.failed(engine: "transcribe", message: why) }
-            throw died(status.description)
+    /// Ends the recording and reads the answer: the transcript, or why the helper could not
+    /// transcribe this recording (`.failure`; the helper goes on and can take the next one).
+    /// Called once per recording. Throws when the helper died or answered nonsense: it is then
+    /// of no further use.
+    func finish() throws(SpeechError) -> Result<Transcript, SpeechError> {
+        var end = UInt32(0)
+        do { try DecodeHelper.withoutSIGPIPE { try withUnsafeBytes(of: &end) { try child.writeStdin($0) } } } catch { throw exited() }
+        line.removeAll(keepingCapacity: true)
+        while true {
+            let n: Int
+            do { n = try chunk.withUnsafeMutableBytes { try child.readStdout(into: $0) } } catch { throw died("\(error)") }
+            if n == 0 { throw exited() }
+            line += chunk[0..<n]
+            if chunk[n - 1] == UInt8(ascii: "\n") { break }
+            if line.count > 256 << 20 { throw died("its answer is longer than 256 MB") }
         }
-        guard let t = Transcript.parse(helperJSON: out) else { throw died("its answer is not a protocol-1 transcript") }
-        return t
+        if let o = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any], let why = o["error"] as? String {
+            return .failure(.failed(engine: "transcribe", message: why))
+        }
+        guard let t = Transcript.parse(helperJSON: line) else { throw died("its answer is not a protocol-1 transcript") }
+        return .success(t)
+    }
+
+    /// Why the helper's output ended: a model or argument it refused (exit status 2, its
+    /// message), else how it died.
+    private func exited() -> SpeechError {
+        let status = child.wait()
+        if status == .exited(2) { return .failed(engine: "transcribe", message: child.stderrSummary()) }
+        return died(status.description)
     }
 
     private func died(_ why: String) -> SpeechError {
         .failed(engine: "transcribe", message: "the helper failed (\(why)): \(child.stderrSummary())")
     }
 
+    /// Ends an idle helper: closes its input (it exits) and reaps it.
+    func stop() {
+        child.closeStdin()
+        _ = child.wait()
+    }
+
+    /// Kills and reaps the helper (a recording abandoned mid-stream, or a helper that failed).
     func terminate() { child.terminate() }
+
+    /// False when the idle helper has exited (left unreaped) or said something unasked (its
+    /// output ready within 1 ms). Called before a recording is given to a reused helper.
+    var isIdleAndAlive: Bool {
+        var info = siginfo_t()
+        if waitid(P_PID, id_t(child.pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info._sifields._sigchld.si_pid != 0 { return false }
+        return !child.waitForStdout(milliseconds: 1)
+    }
+}
+
+/// The idle transcription helpers of one `transcribe` stage (one per spec load, so per run):
+/// a tap takes one when its recording starts, or starts a new one when none is idle, and gives
+/// it back when the transcript came back whole, so a run has about as many helpers as workers,
+/// each loading the model once. Idle helpers are stopped when the stage's config goes (the end
+/// of the run) or by `shutdown()`.
+public final class TranscribeHelperPool: Sendable {
+    private let idle = Mutex<[TranscribeHelper]>([])
+    private let startedCount = Mutex(0)
+
+    public init() {}
+
+    deinit { shutdown() }
+
+    /// An idle helper, or a new one for `model` and `language`. An idle helper that died while
+    /// waiting (its output ended) is reaped and passed over. Called by a tap's `start`.
+    func take(model: String, language: String, locator: SpeechLocator) throws(SpeechError) -> TranscribeHelper {
+        while let h = idle.withLock({ $0.popLast() }) {
+            if h.isIdleAndAlive { return h }
+            h.terminate()
+        }
+        let h = try TranscribeHelper(model: model, language: language, locator: locator)
+        startedCount.withLock { $0 += 1 }
+        return h
+    }
+
+    /// Takes back a helper that answered its recording. Called by a tap's `finish`.
+    func checkIn(_ helper: TranscribeHelper) {
+        idle.withLock { $0.append(helper) }
+    }
+
+    /// Stops and reaps the idle helpers (so their CPU time counts in segno's children).
+    public func shutdown() {
+        let all = idle.withLock { i -> [TranscribeHelper] in defer { i = [] }; return i }
+        for h in all { h.stop() }
+    }
+
+    /// Helpers started so far (tests check reuse).
+    var started: Int { startedCount.withLock { $0 } }
+
+    /// Process ids of the idle helpers (tests).
+    var idleProcessIDs: [pid_t] { idle.withLock { $0.map(\.child.pid) } }
 }

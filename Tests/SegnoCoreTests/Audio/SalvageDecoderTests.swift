@@ -152,6 +152,33 @@ import SegnoDSP
         let tailDiff = maxAbsDifference(Array(got.samples[from..<(from + 40000)]), Array(reference[from..<(from + 40000)]))
         #expect(tailDiff < 1e-3, "the end is shifted or differs: \(tailDiff)")
     }
+
+    /// An MP3 whose ID3v2 tag header declares 4 MiB (past the end of the file): decoders skip the
+    /// whole file as tag; salvage finds the MPEG frames after the tag and decodes all of them.
+    @Test func anMP3WhoseTagSizeRunsPastTheEndIsReadFromItsFrames() throws {
+        let wav = try original("t.wav")
+        let source = dir["tagged.mp3"]
+        let enc = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", wav, "-b:a", "128k", "-id3v2_version", "3",
+                                          "-metadata", "title=Memo", "-y", source])
+        try #require(enc.status == 0, "\(enc.stderrText)")
+        let reference = try Self.ffmpegDecode(source)
+        var bytes = try Fixtures.bytes(source)
+        try #require(Array(bytes[0..<3]) == Array("ID3".utf8))
+        let size = 4 << 20
+        bytes[6] = UInt8((size >> 21) & 0x7F); bytes[7] = UInt8((size >> 14) & 0x7F)
+        bytes[8] = UInt8((size >> 7) & 0x7F); bytes[9] = UInt8(size & 0x7F)
+        let path = try Fixtures.writeBytes(bytes, to: dir["badtag.mp3"])
+        #expect(throws: AudioError.self) { _ = try Fixtures.decode(path) }
+        #expect(((try? Self.ffmpegDecode(path)) ?? []).isEmpty, "ffmpeg reads it after all: the test no longer damages it")
+        let got = try salvage(path)
+        let report = try #require(got.report)
+        #expect(got.samples.count == reference.count, "\(got.samples.count) vs \(reference.count)")
+        #expect(maxAbsDifference(got.samples, reference) < 1e-5)
+        #expect(report.losses.first?.detail.contains("ID3v2") == true, "\(report.losses)")
+        // The scratch copy is gone once the decoder is closed.
+        let left = try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory()).filter { $0.hasPrefix("segno-salvage-\(getpid())-") }
+        #expect(left.isEmpty, "\(left)")
+    }
 }
 
 /// The first index where `b` differs from `a` (over `b`'s length; past `a`'s end counts), nil when none.

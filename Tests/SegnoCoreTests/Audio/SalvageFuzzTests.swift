@@ -3,7 +3,8 @@ import Testing
 @testable import SegnoCore
 import SegnoDSP
 
-/// Salvage on hostile bytes: every corpus file (WAV, AIFF, CAF, RF64, FLAC, MP3, M4A) cut at
+/// Salvage on hostile bytes: every corpus file (WAV, AIFF, CAF, RF64, FLAC, MP3, M4A, Ogg Vorbis,
+/// Ogg Opus, ADTS AAC) cut at
 /// random points and with random byte runs overwritten, decoded with `damaged: salvage` and
 /// rebuilt by `MP4Repair`: never a crash, never a loop (the output stays bounded by the file), and
 /// memory bounded. A fixed seed and `SEGNO_FUZZ_RUNS` cases per file (default 40: seconds in
@@ -21,7 +22,9 @@ import SegnoDSP
             try Fixtures.sox([wav, dir["c." + ext]])
             files.append(dir["c." + ext])
         }
-        for (name, args) in [("c.mp3", ["-b:a", "64k"]), ("c.m4a", ["-c:a", "aac", "-b:a", "64k", "-ar", "44100"]), ("rf.wav", ["-rf64", "always"])] {
+        for (name, args) in [("c.mp3", ["-b:a", "64k"]), ("c.m4a", ["-c:a", "aac", "-b:a", "64k", "-ar", "44100"]), ("rf.wav", ["-rf64", "always"]),
+                             ("c.ogg", ["-c:a", "libvorbis", "-page_duration", "100000"]), ("c.opus", ["-c:a", "libopus", "-b:a", "48k", "-page_duration", "100000"]),
+                             ("c.aac", ["-c:a", "aac", "-b:a", "64k"])] {
             let r = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", wav] + args + [dir[name]])
             guard r.status == 0 else { throw FixtureError("ffmpeg: \(r.stderrText)") }
             files.append(dir[name])

@@ -91,7 +91,7 @@ import Testing
 
     @Test func specOptionsAreChecked() throws {
         let ok = try loadStages("- denoise: true\n- denoise: { amount_db: 20, engine: speex }\n")
-        #expect(ok.map(\.canonical) == ["denoise@v1 amount_db=12 engine=deepfilter", "denoise@v1 amount_db=20 engine=speex"])
+        #expect(ok.map(\.canonical) == ["denoise@v1 amount_db=24 engine=deepfilter", "denoise@v1 amount_db=20 engine=speex"])
         for bad in ["- denoise: false", "- denoise: { amount_db: 0 }", "- denoise: { engine: auphonic }", "- denoise: { amount: 3 }"] {
             #expect(throws: SpecError.self, "\(bad)") { try loadStages(bad + "\n") }
         }

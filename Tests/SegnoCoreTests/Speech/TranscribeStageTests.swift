@@ -28,11 +28,11 @@ import Testing
 
     /// Runs a transcribe tap over `x` and returns the files it wrote (path → text).
     static func transcribe(_ x: [Float], rate: Int, channels: Int = 1, formats: [TranscribeConfig.Format] = TranscribeConfig.Format.allCases,
-                           locator: SpeechLocator = .standard) throws -> [String: String] {
+                           locator: SpeechLocator = .standard, config given: TranscribeConfig? = nil) throws -> [String: String] {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("segno-transcribe-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let config = TranscribeConfig(path: try PathTemplate("{stem}"), formats: formats, language: "en", locator: locator)
+        let config = try given ?? TranscribeConfig(path: try PathTemplate("{stem}"), formats: formats, language: "en", locator: locator)
         let context = RecordingContext(sourcePath: dir + "/memo.wav", relativePath: "memo.wav", modified: Date(), outputRoot: dir)
         let paths = try config.resolvePaths(context).map { dir + "/" + $0 }
         let tap = try config.makeTap(paths: paths, context: context)
@@ -75,6 +75,34 @@ import Testing
             #expect(cues == segments.count, ".\(ext): ffmpeg found \(cues) cues, the JSON has \(segments.count)")
             #expect(r.stdoutText.contains("amiable"))
         }
+    }
+
+    @Test func oneHelperServesRecordingAfterRecordingAndADeadOneIsReplaced() throws {
+        let config = TranscribeConfig(path: try PathTemplate("{stem}"), formats: [.json], language: "en")
+        func text(_ name: String) throws -> String {
+            let json = try Self.transcribe(try Speech.utterance(name), rate: 16000, config: config)["json"] ?? ""
+            return (try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])?["text"] as? String ?? ""
+        }
+        // Each recording gets its own words (nothing carried over from the one before).
+        let first = try text(Speech.short), second = try text(Speech.amiable)
+        #expect(Self.wordErrorRate(first, reference: "he was not an ill disposed young man") <= 0.25, "\(first)")
+        #expect(Self.wordErrorRate(second, reference: "he might even have been made amiable himself") <= 0.2, "\(second)")
+        #expect(config.helpers.started == 1)
+        // A helper killed while idle is passed over; the next recording starts a new one.
+        let pids = config.helpers.idleProcessIDs
+        #expect(pids.count == 1)
+        for pid in pids {
+            kill(pid, SIGKILL)
+            // Until it is a zombie (segno reaps it when it next looks); SIGKILL can take a while on a loaded machine.
+            func zombie() -> Bool { (try? Tool.run("ps", ["-o", "stat=", "-p", "\(pid)"]))?.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("Z") ?? false }
+            for _ in 0..<1000 where !zombie() { usleep(10_000) }
+            #expect(zombie())
+        }
+        let third = try text(Speech.short)
+        #expect(Self.wordErrorRate(third, reference: "he was not an ill disposed young man") <= 0.25, "\(third)")
+        #expect(config.helpers.started == 2)
+        config.helpers.shutdown()
+        #expect(config.helpers.idleProcessIDs.isEmpty)
     }
 
     @Test func timestampsAreFormattedForWebVTTAndSRT() {

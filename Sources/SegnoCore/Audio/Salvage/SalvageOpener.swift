@@ -4,13 +4,14 @@ import SegnoDSP
 /// Picks the salvaging decoder for a damaged recording (`damaged: salvage`): PCM in WAV/RF64/AIFF/CAF
 /// whose data size runs past the end of the file or was never written, FLAC through libFLAC
 /// (resynchronising on the next frame header), MP3 through libmpg123 reading past junk and
-/// errors, and an MP4/M4A/3GP without its index through a rebuilt copy (`MP4Repair`, with
+/// errors, Ogg Vorbis/Opus and ADTS AAC packet by packet in the `segno-decode` helper
+/// (`OggSalvageDecoder`, `ADTSSalvageDecoder`), and an MP4/M4A/3GP without its index through a rebuilt copy (`MP4Repair`, with
 /// `reference`'s settings when given) in the temporary folder, removed when the decoder closes.
 /// Everything else (and a healthy file) opens the ordinary way.
 enum SalvageOpener {
     /// A salvaging decoder for `path`, or nil to open it the ordinary way. `kind` is what its
     /// first bytes look like. Called once per recording (per pass), before the ordinary open.
-    static func open(path: String, kind: ContentSniffer.Kind, reference: String? = nil,
+    static func open(path: String, kind: ContentSniffer.Kind, reference: String? = nil, helpers: DecodeHelperPool? = nil,
                      reopen: (String) throws -> any AudioDecoder) throws -> (any AudioDecoder)? {
         switch kind {
         case .mp4, .threeGP:
@@ -40,10 +41,15 @@ enum SalvageOpener {
         case .flac:
             return try FLACSalvageDecoder(path: path)
         case .mp3:
+            if let bad = FrameScan.mp3TagPastEnd(path: path) { return try openPastBadTag(path: path, bad) }
             do { return try Mpg123Decoder(path: path, salvage: true) } catch let e as AudioError {
                 guard case .unrecognised = e else { throw e }
                 return nil
             }
+        case .ogg:
+            return try OggSalvageDecoder(path: path, pool: helpers ?? .shared)
+        case .adts:
+            return try ADTSSalvageDecoder(path: path, pool: helpers ?? .shared)
         default:
             return nil
         }
@@ -51,6 +57,39 @@ enum SalvageOpener {
 }
 
 extension SalvageOpener {
+    /// An MP3 whose ID3v2 tag declares more bytes than the file holds: the MPEG audio found after
+    /// the tag's header is copied to a scratch file (removed when the decoder closes) and read by
+    /// libmpg123 from there, since libmpg123 (like ffmpeg and SoX) would skip the declared size.
+    static func openPastBadTag(path: String, _ bad: (declared: Int64, audioAt: Int64)) throws -> any AudioDecoder {
+        let scratch = NSTemporaryDirectory() + "/segno-salvage-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).mp3"
+        do {
+            guard let from = FileHandle(forReadingAtPath: path) else { throw AudioError.unreadable(path: path, reason: "cannot open") }
+            defer { try? from.close() }
+            guard FileManager.default.createFile(atPath: scratch, contents: nil), let to = FileHandle(forWritingAtPath: scratch) else {
+                throw AudioError.io(path: scratch, detail: "cannot create a scratch copy")
+            }
+            defer { try? to.close() }
+            try from.seek(toOffset: UInt64(bad.audioAt))
+            while let chunk = try from.read(upToCount: 1 << 20), !chunk.isEmpty { try to.write(contentsOf: chunk) }
+        } catch let e as AudioError {
+            unlink(scratch)
+            throw e
+        } catch {
+            unlink(scratch)
+            throw AudioError.io(path: scratch, detail: "writing a scratch copy: \(error)")
+        }
+        do {
+            let inner = try Mpg123Decoder(path: scratch, salvage: true)
+            var report = SalvageReport(method: "MPEG audio read from after a damaged ID3v2 tag header")
+            report.add(at: 0, frames: 0, filled: false, cause: .badFrame,
+                       "the ID3v2 tag declares \(bad.declared) bytes, past the end of the file; MPEG audio found at byte \(bad.audioAt)")
+            return RebuiltDecoder(inner, scratch: scratch, report: report)
+        } catch {
+            unlink(scratch)
+            throw error
+        }
+    }
+
     /// How salvage would read the damaged file at `path` and how much it holds (for `segno info`),
     /// from its headers alone; nil when salvage has nothing to offer. Reads a few KiB.
     public static func describe(path: String) -> String? {
@@ -63,7 +102,13 @@ extension SalvageOpener {
             }
             return "--salvage reads \(holds) to the end of the file (its header leaves the size unwritten)"
         case .flac: return "--salvage decodes with libFLAC, resynchronising on the next frame header; lost frames become silence"
-        case .mp3: return "--salvage reads past junk and errors with libmpg123; lost frames become silence"
+        case .mp3:
+            if let bad = FrameScan.mp3TagPastEnd(path: path) {
+                return "the ID3v2 tag declares \(bad.declared) bytes, past the end of the file: --salvage reads the MPEG audio found at byte \(bad.audioAt)"
+            }
+            return "--salvage reads past junk and errors with libmpg123; lost frames become silence"
+        case .ogg: return "--salvage reads the Ogg pages that pass their checksum and places each by its granule position; lost pages become silence"
+        case .adts: return "--salvage resynchronises on the next consistent ADTS frame header; lost frames become silence"
         case .mp4, .threeGP:
             guard let l = MP4Repair.layout(path: path), !l.hasIndex else { return nil }
             return "no index (moov): `segno repair` (or --salvage) rebuilds it from the \(l.dataEnd - l.dataStart) bytes of audio in mdat; --reference gives a healthy recording's settings"
@@ -87,7 +132,14 @@ final class RebuiltDecoder: AudioDecoder {
 
     var info: SourceInfo { inner.info }
     var notes: [String] { inner.notes }
-    var salvage: SalvageReport? { report }
+    /// Its own report, with what the inner decoder salvaged after it.
+    var salvage: SalvageReport? {
+        guard let more = inner.salvage else { return report }
+        var r = report
+        r.losses += more.losses
+        r.declaredFrames = r.declaredFrames ?? more.declaredFrames
+        return r
+    }
 
     func read(into block: inout AudioBlock, maxFrames: Int) throws -> Int {
         let n = try inner.read(into: &block, maxFrames: maxFrames)

@@ -16,6 +16,8 @@ public struct TranscribeConfig: TapConfig, SourceObservingStage {
     public let language: String
     public let observesSource: Bool
     let locator: SpeechLocator
+    /// The helpers of this stage, with the model loaded, kept between recordings.
+    let helpers = TranscribeHelperPool()
     public var name: String { "transcribe" }
     public var version: Int { 1 }
     public var options: [(String, String)] {
@@ -85,7 +87,7 @@ final class TranscribeTap: Tap {
     func start(_ format: AudioFormat) throws {
         _ = try resampler.start(AudioFormat(sampleRate: format.sampleRate, channels: 1))
         mono = AudioBlock(channels: 1, capacity: 4096)
-        helper = try naming { try TranscribeHelper(model: config.model, language: config.language, locator: config.locator) }
+        helper = try naming { try config.helpers.take(model: config.model, language: config.language, locator: config.locator) }
     }
 
     func observe(_ block: AudioBlock) throws {
@@ -115,7 +117,15 @@ final class TranscribeTap: Tap {
         try resampler.finish(&tail)
         try send(tail)
         guard let helper else { return [] }
-        let t = try naming { try helper.finish() }
+        // The helper goes back to the pool once it answered; one that died is gone.
+        self.helper = nil
+        let answer: Result<Transcript, SpeechError>
+        do { answer = try helper.finish() } catch {
+            helper.terminate()
+            throw error.naming(file)
+        }
+        config.helpers.checkIn(helper)
+        let t = try naming { try answer.get() }
         var produced: [ProducedFile] = []
         for (format, path) in zip(config.formats, paths) {
             let text: String
