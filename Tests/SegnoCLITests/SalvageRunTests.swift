@@ -40,7 +40,9 @@ import Testing
         let run = try ws.segno(["run", spec, "--quiet"])
         #expect(run.exited(1), "\(run.stderr)")
         #expect(run.stderr.contains("memo.wav") && run.stderr.contains("truncated"), "\(run.stderr)")
-        #expect(run.stderr.contains("segno repair") && run.stderr.contains("damaged: salvage"), "\(run.stderr)")
+        #expect(run.stderr.contains("--salvage") && run.stderr.contains("damaged: salvage"), "\(run.stderr)")
+        // `segno repair` is named only where it helps (it rebuilds MP4 indexes; see RepairTests).
+        #expect(!run.stderr.contains("segno repair"), "\(run.stderr)")
         let status = try ws.segno(["status", spec, "--failed"])
         #expect(status.stdout.contains("[input;"), "damaged files stay input failures: \(status.stdout)")
     }

@@ -53,8 +53,8 @@ public enum AudioError: Error, Sendable, CustomStringConvertible, Equatable {
         case .unrecognised(_, let like, let d):
             if let like { return "\(p): not audio segno can read: looks like \(like) (\(d))" }
             return "\(p): not audio segno can read (\(d))"
-        case .truncated(_, let d): return "\(p): truncated: \(d)\(Self.salvageHint)"
-        case .decodeFailed(_, let d): return "\(p): decode failed: \(d)\(isDamage ? Self.salvageHint : "")"
+        case .truncated(_, let d): return "\(p): truncated: \(d)\(Self.salvageHint(for: path))"
+        case .decodeFailed(_, let d): return "\(p): decode failed: \(d)\(isDamage ? Self.salvageHint(for: path) : "")"
         case .missingDecoder(_, let d): return "\(p): \(d)"
         case .missingEncoder(_, let d): return "\(p): \(d)"
         case .encodeFailed(_, let d): return "\(p): encode failed: \(d)"
@@ -67,6 +67,12 @@ public enum AudioError: Error, Sendable, CustomStringConvertible, Equatable {
     /// The way out for a damaged recording, appended to the messages of `.truncated` and of a
     /// `.decodeFailed` that is damage.
     public static let salvageHint = " (to keep what it holds: `segno repair`, --salvage, or input: { damaged: salvage })"
+    /// The way out for the damaged recording at `path`: `segno repair` only for the MP4 family
+    /// (by extension), the one it rebuilds; salvage for every format.
+    static func salvageHint(for path: String) -> String {
+        let mp4 = ["m4a", "mp4", "m4b", "mov", "3gp", "3g2", "m4v"].contains((path as NSString).pathExtension.lowercased())
+        return mp4 ? salvageHint : " (to keep what it holds: --salvage, or input: { damaged: salvage })"
+    }
 
     /// True when the error says the file is damaged (cut short, lost sync, junk, a missing index):
     /// salvaging may recover what it holds.

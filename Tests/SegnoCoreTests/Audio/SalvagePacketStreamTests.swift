@@ -1,7 +1,12 @@
 import Foundation
-import Testing
+@testable import SegnoAudio
 @testable import SegnoCore
 import SegnoDSP
+@testable import SegnoKit
+@testable import SegnoSources
+@testable import SegnoSpeech
+@testable import SegnoState
+import Testing
 
 /// Damaged Ogg Vorbis, Ogg Opus and ADTS AAC recordings (made by ffmpeg) decoded with
 /// `damaged: salvage`, compared sample by sample with ffmpeg's decode of the uncut original
@@ -92,6 +97,10 @@ import SegnoDSP
         #expect(got.report.losses.contains { $0.cause == .lostSync && $0.filled && $0.frames > 0 })
         #expect(got.report.losses.contains { $0.cause == .cutFrame || $0.cause == .truncated })
         #expect(got.report.framesYielded * 2 == got.samples.count)
+        // `info` says how much the pages hold: up to where the last whole page ends.
+        let described = SalvageOpener.describe(path: path) ?? ""
+        let seconds = Double(described.components(separatedBy: "page ends at ").last?.split(separator: " ").first ?? "") ?? 0
+        #expect(abs(seconds - Double(got.samples.count / 2) / 48000) < 0.25, "\(described)")
         // At least as much as ffmpeg's own reading of the damaged file, in the original's place.
         let ffmpeg = (try? SalvageDecoderTests.ffmpegDecode(path)) ?? []
         #expect(c.same >= ffmpeg.count * 95 / 100 - 2 * 48000 / 5, "segno kept \(c.same), ffmpeg decoded \(ffmpeg.count)")
