@@ -75,7 +75,7 @@ public final class SndFileEncoder {
         }
         output = try OutputFile(finalPath: path)
         errno = 0
-        guard let h = sf_open(output.tempPath, Int32(SFM_WRITE), &info) else {
+        guard let h = FileNameBytes.withCPath(output.tempPath, { sf_open($0, Int32(SFM_WRITE), &info) }) else {
             let code = errno
             let reason = String(cString: sf_strerror(nil))
             output.discard()
