@@ -21,6 +21,7 @@ let package = Package(
     products: [
         .executable(name: "segno", targets: ["segno"]),
         .library(name: "SegnoCore", targets: ["SegnoCore"]),
+        .library(name: "SegnoKit", targets: ["SegnoKit"]),
         .executable(name: "segno-decode", targets: ["segno-decode"]),
     ],
     dependencies: [
@@ -75,15 +76,46 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: ownSettings),
+        // The core: spec, stage protocols, chain, planner, runner, failure model, report data, and the
+        // protocols of state and sources. No system C library, no GRDB, no libpq (see docs/layout.md).
         .target(name: "SegnoCore", dependencies: [
-            "SegnoDSP", "SegnoWaveform", "SegnoS3", "CSndFile", "CMpg123", "CFLAC", "CSampleRate", "CSoxr", "CEbur128", "CLibPQ", "CLinux", "CSpeexDSP", "CSpeechEngines", "CSegnoTags",
+            "SegnoDSP", "SegnoWaveform", "SegnoS3", "CLinux",
             .product(name: "Yams", package: "Yams"),
-            .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: ownSettings),
+        // Audio I/O: decoders, encoders, tags, salvage, the audio stages and the archive taps.
+        .target(name: "SegnoAudio", dependencies: [
+            "SegnoCore", "SegnoDSP", "SegnoWaveform",
+            "CSndFile", "CMpg123", "CFLAC", "CSampleRate", "CSoxr", "CEbur128", "CLinux", "CSegnoTags",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Crypto", package: "swift-crypto"),
+        ], swiftSettings: ownSettings),
+        // Speech engines (denoise, voice activity, transcription), loaded at run time or run as helpers.
+        .target(name: "SegnoSpeech", dependencies: [
+            "SegnoCore", "SegnoAudio", "SegnoDSP", "CSpeexDSP", "CSpeechEngines",
+            .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: ownSettings),
+        // State: SQLite through GRDB, PostgreSQL through libpq.
+        .target(name: "SegnoState", dependencies: [
+            "SegnoCore", "CLibPQ",
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: ownSettings),
+        // Sources (folders, S3, streams, watch) and uploads.
+        .target(name: "SegnoSources", dependencies: [
+            "SegnoCore", "SegnoAudio", "SegnoS3",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Crypto", package: "swift-crypto"),
+        ], swiftSettings: ownSettings),
+        // The assembly: the runner over concrete decoders, state and uploads, the standard stage
+        // registry, `state rebuild` and the one-off waveform batch. What the CLI and tests build on.
+        .target(name: "SegnoKit", dependencies: [
+            "SegnoCore", "SegnoAudio", "SegnoSpeech", "SegnoState", "SegnoSources", "SegnoDSP", "SegnoWaveform", "SegnoS3",
+            .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: ownSettings),
         .executableTarget(name: "segno", dependencies: [
-            "SegnoCore",
+            "SegnoCore", "SegnoAudio", "SegnoSpeech", "SegnoState", "SegnoSources", "SegnoKit", "SegnoDSP", "SegnoWaveform", "SegnoS3",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: ownSettings),
@@ -93,7 +125,7 @@ let package = Package(
         .testTarget(name: "SegnoDSPTests", dependencies: ["SegnoDSP"], swiftSettings: ownSettings),
         .testTarget(name: "SegnoWaveformTests", dependencies: ["SegnoWaveform"], exclude: ["Fixtures"], swiftSettings: ownSettings),
         .testTarget(name: "SegnoS3Tests", dependencies: ["SegnoS3"], swiftSettings: ownSettings),
-        .testTarget(name: "SegnoCoreTests", dependencies: ["SegnoCore", "SegnoDSP", "SegnoWaveform"], swiftSettings: ownSettings),
-        .testTarget(name: "SegnoCLITests", dependencies: ["SegnoCore", "SegnoDSP", "SegnoS3", "SegnoWaveform"], swiftSettings: ownSettings),
+        .testTarget(name: "SegnoCoreTests", dependencies: ["SegnoCore", "SegnoAudio", "SegnoSpeech", "SegnoState", "SegnoSources", "SegnoKit", "SegnoDSP", "SegnoWaveform", "SegnoS3"], swiftSettings: ownSettings),
+        .testTarget(name: "SegnoCLITests", dependencies: ["SegnoCore", "SegnoAudio", "SegnoSpeech", "SegnoState", "SegnoSources", "SegnoKit", "SegnoDSP", "SegnoS3", "SegnoWaveform"], swiftSettings: ownSettings),
     ]
 )

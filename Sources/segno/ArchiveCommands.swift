@@ -1,6 +1,11 @@
 import ArgumentParser
 import Foundation
+import SegnoAudio
 import SegnoCore
+import SegnoKit
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 
 /// Opens the state store of a spec read-only (SQLite or PostgreSQL); nil when nothing has run yet.
 private func openState(_ specPath: String) throws -> (JobSpec, (any StateBackend)?) {

@@ -1,6 +1,11 @@
 import Foundation
 import Logging
+import SegnoAudio
 import SegnoCore
+import SegnoKit
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 
 /// segno's one log backend, bootstrapped once in `Main`: each event is one plain line on standard
 /// error, `segno: message (key=value, …)`, control characters escaped so one event stays one line.

@@ -1,6 +1,11 @@
 import ArgumentParser
 import Foundation
+import SegnoAudio
 import SegnoCore
+import SegnoKit
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 
 /// `segno repair`: rebuilds the lost index of MP4/M4A/MOV/3GP recordings (a recorder that died
 /// before writing `moov`) into new, playable files, and copies the whole frames of a damaged

@@ -1,6 +1,11 @@
 import ArgumentParser
 import Foundation
+import SegnoAudio
 import SegnoCore
+import SegnoKit
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 
 struct ReportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,7 +1,12 @@
 import ArgumentParser
 import Foundation
 import Logging
+import SegnoAudio
 import SegnoCore
+import SegnoKit
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 
 /// Options shared by `run` and `retry`.
 struct RunFlags: ParsableArguments {
@@ -101,7 +106,7 @@ struct RetryCommand: ParsableCommand {
 /// stops it, whatever failed on the way (each failure was printed when it happened).
 func runJob(spec path: String, flags: RunFlags, retryOnly: Bool, watchRescan: Double? = nil) throws {
     let spec: JobSpec
-    do { spec = try SpecLoader.load(path: path) } catch {
+    do { spec = try SpecLoader.load(path: path, registry: .standard) } catch {
         printError("segno: \(error)")
         throw Exit.usage
     }

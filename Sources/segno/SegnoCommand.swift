@@ -1,7 +1,12 @@
-import Foundation
 import ArgumentParser
+import Foundation
 import Logging
+import SegnoAudio
 import SegnoCore
+import SegnoKit
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 
 struct SegnoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -34,7 +39,7 @@ enum Exit {
 /// A bad spec exits 2, a damaged or missing state 65, another failure 1, each with one line.
 func openStateForReading(spec path: String) throws -> (JobSpec, (any StateBackend)?) {
     let spec: JobSpec
-    do { spec = try SpecLoader.load(path: path) } catch {
+    do { spec = try SpecLoader.load(path: path, registry: .standard) } catch {
         printError("segno: \(error)")
         throw Exit.usage
     }

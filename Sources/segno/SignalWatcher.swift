@@ -1,6 +1,11 @@
 import Dispatch
 import Foundation
+import SegnoAudio
 import SegnoCore
+import SegnoKit
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 
 /// Turns SIGINT and SIGTERM into a `StopFlag` instead of killing the process, so in-flight
 /// work can be abandoned cleanly and state written. A second signal exits at once.

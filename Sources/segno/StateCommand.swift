@@ -1,7 +1,12 @@
 import ArgumentParser
 import Foundation
 import Logging
+import SegnoAudio
 import SegnoCore
+import SegnoKit
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 
 struct StateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -24,7 +29,7 @@ struct StateCommand: ParsableCommand {
 
         func run() throws {
             let s: JobSpec
-            do { s = try SpecLoader.load(path: spec) } catch {
+            do { s = try SpecLoader.load(path: spec, registry: .standard) } catch {
                 printError("segno: \(error)")
                 throw Exit.usage
             }

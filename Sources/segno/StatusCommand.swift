@@ -1,7 +1,12 @@
 import ArgumentParser
 import Foundation
 import Logging
+import SegnoAudio
 import SegnoCore
+import SegnoKit
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

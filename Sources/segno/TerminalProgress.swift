@@ -1,6 +1,11 @@
 import Dispatch
 import Foundation
+import SegnoAudio
 import SegnoCore
+import SegnoKit
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 
 /// Draws a run on standard error: a live bar on a terminal (recordings, audio hours, × realtime,
 /// ETA), a plain line every 10 s otherwise, nothing with `--quiet` (failures are still printed,

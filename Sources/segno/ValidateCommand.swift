@@ -1,5 +1,10 @@
 import ArgumentParser
+import SegnoAudio
 import SegnoCore
+import SegnoKit
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 
 struct ValidateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -11,7 +16,7 @@ struct ValidateCommand: ParsableCommand {
 
     func run() throws {
         do {
-            let s = try SpecLoader.load(path: spec)
+            let s = try SpecLoader.load(path: spec, registry: .standard)
             if let problem = s.inputRootProblem() {
                 printError("segno: \(spec): \(problem)")
                 throw Exit.usage

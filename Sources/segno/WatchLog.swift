@@ -1,5 +1,10 @@
 import Foundation
+import SegnoAudio
 import SegnoCore
+import SegnoKit
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 import Synchronization
 
 /// What `segno run --watch` prints: one line per pass that did something (standard output,

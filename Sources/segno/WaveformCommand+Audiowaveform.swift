@@ -1,6 +1,11 @@
 import ArgumentParser
 import Foundation
+import SegnoAudio
 import SegnoCore
+import SegnoKit
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 import SegnoWaveform
 
 /// audiowaveform's own form of `segno waveform` (`-i`/`-o`/`--input-format`/`--output-format`):

@@ -1,6 +1,11 @@
 import Foundation
+import SegnoAudio
 import SegnoCore
 import SegnoDSP
+import SegnoKit
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 import Testing
 
 /// `segno duplicates` on a corpus built here: distinct pieces (espeak-ng speech and chord

@@ -1,5 +1,10 @@
 import Foundation
+import SegnoAudio
 import SegnoCore
+import SegnoKit
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 import Testing
 
 /// `segno find`: words in Korean, with accents and punctuation, date ranges and places from

@@ -1,6 +1,11 @@
 import Foundation
+import SegnoAudio
 import SegnoCore
 import SegnoDSP
+import SegnoKit
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 import Testing
 
 /// Test signals for fingerprints: chord sequences (three notes with four harmonics each, a new

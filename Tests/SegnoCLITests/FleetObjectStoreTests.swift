@@ -1,7 +1,12 @@
 import Foundation
+import SegnoAudio
 import SegnoCore
-import Synchronization
+import SegnoKit
 @testable import SegnoS3
+import SegnoSources
+import SegnoSpeech
+import SegnoState
+import Synchronization
 import Testing
 
 /// Many workers with nothing shared but PostgreSQL and the object store (the real RGW and

@@ -1,5 +1,10 @@
 import Foundation
+import SegnoAudio
 import SegnoCore
+import SegnoKit
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 import Testing
 
 /// "Never write over a file segno did not write": every file segno writes carries its mark

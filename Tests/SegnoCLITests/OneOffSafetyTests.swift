@@ -1,5 +1,10 @@
 import Foundation
+import SegnoAudio
 import SegnoCore
+import SegnoKit
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 import Testing
 
 /// `segno waveform` and `segno convert` never lose a file (issue 22): two inputs mapping to one

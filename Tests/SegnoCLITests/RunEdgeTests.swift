@@ -1,6 +1,11 @@
 import Foundation
+import SegnoAudio
 import SegnoCore
 import SegnoDSP
+import SegnoKit
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 import Testing
 
 /// Runner edge cases: two sources that would write one output, and a known failure retried

@@ -1,5 +1,10 @@
 import Foundation
+import SegnoAudio
 import SegnoCore
+import SegnoKit
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 import Testing
 
 /// The same spec over the same recordings, once with SQLite state and once with PostgreSQL state

@@ -1,6 +1,11 @@
 import Foundation
+import SegnoAudio
 import SegnoCore
+import SegnoKit
 import SegnoS3
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 import Testing
 
 /// `segno run` with an upload stage against the real Ceph RGW that `make test` starts

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 @testable import SegnoS3
+import Testing
 
 @Suite struct AWSEnvironmentTests {
     /// Writes the two files into a fresh folder and returns their paths.

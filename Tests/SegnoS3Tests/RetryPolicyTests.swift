@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 @testable import SegnoS3
+import Testing
 
 @Suite struct RetryPolicyTests {
     @Test func backoffGrowsExponentiallyUpToTheCapWithFullJitter() {

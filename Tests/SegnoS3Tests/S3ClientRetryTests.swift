@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 @testable import SegnoS3
+import Testing
 
 /// `S3Client`'s retries against Tests/support/flaky_s3.py, a local server playing scripted answers.
 @Suite struct S3ClientRetryTests {

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
-import Testing
 @testable import SegnoS3
+import Testing
 
 /// S3Client against the real Ceph RADOS Gateway of Tests/support/rgw.sh (enabled when
 /// S3_TEST_ENDPOINT is set; CI always sets it).

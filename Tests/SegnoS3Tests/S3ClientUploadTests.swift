@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 @testable import SegnoS3
+import Testing
 
 /// `S3Client.upload` / `verify` against the real gateway: single PUT vs multipart, metadata,
 /// resume after an interruption, integrity, idempotence helpers.

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 @testable import SegnoS3
+import Testing
 
 @Suite struct S3MetadataTests {
     @Test func asciiValuesAreSentAsTheyAre() {

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 @testable import SegnoS3
+import Testing
 
 /// Signatures checked against AWS's published S3 examples and against botocore's S3 signer.
 @Suite struct SigV4SignerTests {

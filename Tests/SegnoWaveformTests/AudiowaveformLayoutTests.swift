@@ -1,5 +1,5 @@
-import Testing
 @testable import SegnoWaveform
+import Testing
 
 /// audiowaveform's picture layout (`window`, bars, lane colours, auto amplitude) and its
 /// amplitude scaling of data (`segno waveform --amplitude-scale`).

@@ -1,5 +1,5 @@
-import Testing
 @testable import SegnoWaveform
+import Testing
 
 @Suite struct Int16ConversionTests {
     @Test func integerPCMGives16BitValuesBackUnchanged() {

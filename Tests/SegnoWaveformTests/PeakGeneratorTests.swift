@@ -1,6 +1,6 @@
 import SegnoDSP
-import Testing
 @testable import SegnoWaveform
+import Testing
 
 @Suite struct PeakGeneratorTests {
     // Stereo frames (1,−2) (−3,−4) (32767,32767) (−32768,−32768) (32767,−32768) (5,6) (7,8).

@@ -1,5 +1,5 @@
-import Testing
 @testable import SegnoWaveform
+import Testing
 
 @Suite struct RGBAColorTests {
     @Test func parsesHexColours() throws {

@@ -1,5 +1,5 @@
-import Testing
 @testable import SegnoWaveform
+import Testing
 
 @Suite struct WaveformDataTests {
     func mono16(_ data: [Int16], spp: Int = 2) throws -> WaveformData {

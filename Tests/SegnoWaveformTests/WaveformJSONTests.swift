@@ -1,5 +1,5 @@
-import Testing
 @testable import SegnoWaveform
+import Testing
 
 @Suite struct WaveformJSONTests {
     static let goldens = ["partial_last_pixel", "silence_8bit", "clipping_integer", "clipping_integer_8bit",

@@ -1,5 +1,5 @@
-import Testing
 @testable import SegnoWaveform
+import Testing
 
 @Suite struct WaveformPictureTests {
     static let red = RGBAColor(red: 255, green: 0, blue: 0)

@@ -32,7 +32,7 @@ public struct CatalogEntry: Sendable, Equatable {
     }
 
     /// Tags that describe the file, not the recording: not searched.
-    static let technicalTags: Set<String> = TagNames.technical.union(["title", "date", "location", "location-eng", "language",
+    static package let technicalTags: Set<String> = TagNames.technical.union(["title", "date", "location", "location-eng", "language",
                                                                       "origination", "time_reference"])
 
     public init(context: RecordingContext, duration: Double?) {

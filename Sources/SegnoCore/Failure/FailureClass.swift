@@ -1,6 +1,12 @@
 import Foundation
 import SegnoS3
 
+/// An error that knows its failure class. Each module's error types conform, so the core
+/// classifies errors it has never heard of.
+public protocol ClassifiedError: Error {
+    var failureClass: FailureClass { get }
+}
+
 /// Why a recording failed, in the four classes of DESIGN.md §8. Persisted with the failure
 /// (`recording.failure_class`); it alone decides what the next run does with the recording.
 public enum FailureClass: String, Sendable, Codable, CaseIterable {
@@ -25,11 +31,9 @@ public enum FailureClass: String, Sendable, Codable, CaseIterable {
     /// The class of any error segno throws. One place decides it, for every caller.
     public static func of(_ error: any Error) -> FailureClass {
         switch error {
-        case let e as AudioError: return e.failureClass
-        case let e as UploadError: return e.failureClass
+        case let e as any ClassifiedError: return e.failureClass
         case is StageStartError: return .spec
-        case let e as FingerprintError: return e.failureClass
-        case let e as S3Error: return UploadError.failureClass(of: e)
+        case let e as S3Error: return failureClass(of: e)
         default: return .environment
         }
     }
@@ -44,7 +48,7 @@ public enum FailureClass: String, Sendable, Codable, CaseIterable {
     }
 }
 
-extension AudioError {
+extension AudioError: ClassifiedError {
     /// The failure class: damaged content is the input's fault, an output the stages cannot make is
     /// the spec's, and everything that touches the system (disk, folders, programs) the environment's.
     public var failureClass: FailureClass {
@@ -57,19 +61,10 @@ extension AudioError {
     }
 }
 
-extension UploadError {
-    /// A target that cannot be set up or written (a folder that cannot be created, credentials)
-    /// is the environment's; refused keys and collisions are the spec's.
-    public var failureClass: FailureClass {
-        switch self {
-        case .configuration: return .spec
-        case .failed(_, let cls): return cls
-        }
-    }
-
+extension FailureClass {
     /// S3 errors after the client's own retries: transport and 5xx are transient, the rest
     /// (403, missing bucket) the environment's — the next run tries again.
-    static func failureClass(of e: S3Error) -> FailureClass {
+    public static func failureClass(of e: S3Error) -> FailureClass {
         switch e {
         case .transport, .integrity: return .transient
         case .server(_, _, let status, let code, _, _): return RetryPolicy.isRetryable(status: status, code: code) ? .transient : .environment

@@ -146,7 +146,7 @@ public struct ReportData: Sendable {
                           counts: counts, runs: runs, failures: failures, recordings: recordings)
     }
 
-    static func recording(path: String, mtimeNs: Int64, duration: Double?, status: String, error: String?, failureClass: String?,
+    static package func recording(path: String, mtimeNs: Int64, duration: Double?, status: String, error: String?, failureClass: String?,
                           steps: [(stage: String, output: String, finished: Double, detail: String?)],
                           spec: JobSpec, reportDir: String, columns: Int) -> Recording {
         var outputs: [Output] = []
@@ -202,7 +202,7 @@ public struct ReportData: Sendable {
     }
 
     /// The segments of a transcript JSON (`transcribe`), at most 1 MB of it; empty when unreadable.
-    static func transcriptSegments(_ path: String) -> [(start: Double, text: String)] {
+    static package func transcriptSegments(_ path: String) -> [(start: Double, text: String)] {
         guard let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int), size <= 1 << 20,
               let data = FileManager.default.contents(atPath: path),
               let o = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
@@ -222,7 +222,7 @@ public struct ReportData: Sendable {
     }
 
     /// One path part for a URL: everything but unreserved ASCII escaped.
-    static func percentEncoded(_ part: String) -> String {
+    static package func percentEncoded(_ part: String) -> String {
         var out = ""
         for byte in part.utf8 {
             let c = Character(Unicode.Scalar(byte))
@@ -232,7 +232,7 @@ public struct ReportData: Sendable {
     }
 
     /// `s` quoted for a POSIX shell when it needs it.
-    static func shellQuoted(_ s: String) -> String {
+    static package func shellQuoted(_ s: String) -> String {
         if !s.isEmpty, s.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_./=:@%+,".contains($0)) }) { return s }
         return "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }

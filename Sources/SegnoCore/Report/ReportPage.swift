@@ -31,7 +31,7 @@ public enum ReportPage {
     }
 
     /// Text for HTML content and attribute values.
-    static func escape(_ s: String) -> String {
+    static package func escape(_ s: String) -> String {
         var out = ""
         out.reserveCapacity(s.utf8.count)
         for c in s {
@@ -46,7 +46,7 @@ public enum ReportPage {
         return out
     }
 
-    static let head = #"""
+    static package let head = #"""
     <!DOCTYPE html>
     <html lang="en">
     <head>
@@ -112,7 +112,7 @@ public enum ReportPage {
 
     """#
 
-    static let body = #"""
+    static package let body = #"""
     <section><h2>Runs</h2>
     <table id="runs"><thead><tr><th>Run</th><th>Started</th><th class="num">Duration</th><th>Status</th><th class="num">Planned</th><th class="num">Done</th><th class="num">Failed</th><th class="num">Up to date</th><th class="num">Pruned</th><th class="num">Audio</th><th class="num">× realtime</th></tr></thead><tbody></tbody></table>
     <p id="runs-empty" class="muted" hidden>No runs recorded.</p>
@@ -138,7 +138,7 @@ public enum ReportPage {
 
     """#
 
-    static let script = #"""
+    static package let script = #"""
     (function () {
       'use strict';
       var D = JSON.parse(document.getElementById('segno-data').textContent);

@@ -45,7 +45,7 @@ public enum ReportWaveform {
     }
 
     /// A sample in [-1, 1] as a byte, 128 for zero.
-    static func byte(_ v: Double) -> UInt8 {
+    static package func byte(_ v: Double) -> UInt8 {
         UInt8(max(1, min(255, (128 + v * 127).rounded())))
     }
 }

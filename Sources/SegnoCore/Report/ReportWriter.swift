@@ -11,7 +11,7 @@ public enum ReportWriter {
 
     /// After a run: the spec's `report.path`, from the run's own store. A failure here is the
     /// caller's to print; the run's outcome stands.
-    static func afterRun(spec: JobSpec, store: any StateBackend) throws {
+    static package func afterRun(spec: JobSpec, store: any StateBackend) throws {
         guard let path = spec.reportPath else { return }
         try writeHTML(spec: spec, store: store, options: ReportData.Options(reportPath: path))
     }

@@ -8,34 +8,34 @@ import Synchronization
 /// others could use. Each process starts at its own random place in the list, so workers that
 /// start together do not ask for the same recordings, and asks that come back with nothing (a
 /// stretch other workers already did) grow, so crossing it costs a few statements.
-final class ClaimQueue: Sendable {
+final package class ClaimQueue: Sendable {
     /// Largest batch: with 4 workers of one process, at most this many leases wait unused.
-    static let maxBatch = 32
+    static package let maxBatch = 32
     /// Seconds of this process's work a batch aims at.
-    static let batchSeconds = 2.0
+    static package let batchSeconds = 2.0
 
-    struct Stock {
-        var candidates: [RecordingPlan]
+    package struct Stock {
+        package var candidates: [RecordingPlan]
         /// Next candidate not yet asked for.
-        var next = 0
+        package var next = 0
         /// Claimed, not yet handed to a thread.
-        var ready: [RecordingPlan] = []
-        var readyStart = 0
-        var handedOut = 0
-        var firstClaim: Date?
-        var held: [RecordingPlan] = []
-        var skipped: [RecordingResult] = []
+        package var ready: [RecordingPlan] = []
+        package var readyStart = 0
+        package var handedOut = 0
+        package var firstClaim: Date?
+        package var held: [RecordingPlan] = []
+        package var skipped: [RecordingResult] = []
         /// Doubles while asks come back with nothing granted (a stretch other workers did), up
         /// to 256 candidates per ask; one granted recording resets it.
-        var widen = 1
+        package var widen = 1
     }
 
-    let stock: Mutex<Stock>
-    let store: any StateBackend
-    let workers: Int
+    package let stock: Mutex<Stock>
+    package let store: any StateBackend
+    package let workers: Int
 
     /// `plans` in the order to work through; `workers` threads take from the queue.
-    init(_ plans: [RecordingPlan], store: any StateBackend, workers: Int) {
+    package init(_ plans: [RecordingPlan], store: any StateBackend, workers: Int) {
         var list = plans
         if store.claimsRecordings, list.count > 1 {
             let start = Int.random(in: 0..<list.count)
@@ -48,7 +48,7 @@ final class ClaimQueue: Sendable {
 
     /// The next recording this process holds, claiming a batch when none is left; nil when every
     /// candidate was asked for. Called by a worker thread before each recording.
-    func take() -> RecordingPlan? {
+    package func take() -> RecordingPlan? {
         stock.withLock { s in
             while true {
                 if s.readyStart < s.ready.count {
@@ -66,7 +66,7 @@ final class ClaimQueue: Sendable {
     }
 
     /// Batch size from the throughput so far: about `batchSeconds` of this process's work.
-    func batchSize(_ s: Stock) -> Int {
+    package func batchSize(_ s: Stock) -> Int {
         guard let first = s.firstClaim else { return workers }
         let elapsed = Date().timeIntervalSince(first)
         guard elapsed > 0.5 else { return max(workers, min(Self.maxBatch, 2 * workers)) }
@@ -110,7 +110,7 @@ final class ClaimQueue: Sendable {
     }
 
     /// Claimed recordings no thread took (the run stopped): their claims are given back.
-    func releaseUnstarted() {
+    package func releaseUnstarted() {
         let left = stock.withLock { s -> [RecordingPlan] in
             defer { s.ready = []; s.readyStart = 0 }
             return Array(s.ready[s.readyStart...])
@@ -119,8 +119,8 @@ final class ClaimQueue: Sendable {
     }
 
     /// What another worker holds (to ask for again), and the recordings skipped or failed at the claim.
-    var leftovers: (held: [RecordingPlan], skipped: [RecordingResult]) { stock.withLock { ($0.held, $0.skipped) } }
+    package var leftovers: (held: [RecordingPlan], skipped: [RecordingResult]) { stock.withLock { ($0.held, $0.skipped) } }
 
     /// Candidates never asked for (the run stopped first).
-    var notAsked: Int { stock.withLock { $0.candidates.count - $0.next } }
+    package var notAsked: Int { stock.withLock { $0.candidates.count - $0.next } }
 }

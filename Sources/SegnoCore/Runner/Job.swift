@@ -21,7 +21,7 @@ public struct JobTap: Sendable {
 public struct JobUpload: Sendable {
     /// Index in `JobSpec.stages`.
     public var index: Int
-    public var config: UploadConfig
+    public var config: any UploadStageConfig
     /// "upload:s3://bucket/{dir}/"
     public var identity: String
     public var recipe: String
@@ -52,7 +52,7 @@ public struct Job: Sendable {
                 let recipe = (["segno-recipe 1"] + upstream + ["tap " + tap.canonical]).joined(separator: "\n")
                 taps.append(JobTap(index: i, config: tap, identity: "\(tap.name):\(tap.pathTemplate.text)",
                                    recipe: recipe, fingerprint: Self.fingerprint(recipe)))
-            case let up as UploadConfig:
+            case let up as any UploadStageConfig:
                 let sources = taps.indices.filter { up.files?.contains(taps[$0].config.name) ?? true }
                 uploads.append(JobUpload(index: i, config: up, identity: "upload:\(up.to)",
                                          recipe: "segno-upload 1\n" + up.canonical, sourceTaps: sources))
@@ -77,7 +77,7 @@ public struct Job: Sendable {
     /// How messages name each tap: its kind ("encode"), or its identity when a kind appears twice.
     public var labels: [String] = []
 
-    static func fingerprint(_ text: String) -> String {
+    static package func fingerprint(_ text: String) -> String {
         SHA256.hash(data: Data(text.utf8)).prefix(16).map { String(format: "%02x", $0) }.joined()
     }
 

@@ -81,7 +81,7 @@ public struct Planner {
 
     /// The stored stage names of the job's taps and uploads (`StateIndex` text ids; nil when no
     /// recording has that step).
-    let stageIds: (taps: [UInt32?], uploads: [UInt32?])
+    package let stageIds: (taps: [UInt32?], uploads: [UInt32?])
 
     public init(job: Job, state: StateIndex, source: any RecordingSource) {
         self.job = job
@@ -96,7 +96,7 @@ public struct Planner {
         isKnownFailure(file, prior: state[file.relativePath])
     }
 
-    func isKnownFailure(_ file: ScannedFile, prior: RecordingState?) -> Bool {
+    package func isKnownFailure(_ file: ScannedFile, prior: RecordingState?) -> Bool {
         guard !retryOnly, force == .none, let prior else { return false }
         return prior.isKnownFailure(identity: file.identity, recipe: job.recipeFingerprint)
     }
@@ -170,7 +170,7 @@ public struct Planner {
         return (try? source.contentHash(plan.file)) == known
     }
 
-    static func exists(_ path: String) -> Bool {
+    static package func exists(_ path: String) -> Bool {
         var st = stat()
         return stat(path, &st) == 0
     }

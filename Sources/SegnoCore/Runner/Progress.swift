@@ -87,16 +87,16 @@ public protocol RunObserver: AnyObject, Sendable {
 public final class RunProgress: Sendable {
     private let state = Mutex(RunCounters())
     /// Told about failures and warnings; nil: nobody is shown anything.
-    let observer: (any RunObserver)?
+    package let observer: (any RunObserver)?
 
-    init(observer: (any RunObserver)?) { self.observer = observer }
+    package init(observer: (any RunObserver)?) { self.observer = observer }
 
     /// A copy of the counters now.
     public var counters: RunCounters { state.withLock { $0 } }
 
     /// Sets the plan: each planned recording's path and its duration when known. Called once
     /// before `observer.workStarted`.
-    func plan(_ planned: [(path: String, duration: Double?)]) {
+    package func plan(_ planned: [(path: String, duration: Double?)]) {
         state.withLock { c in
             c.planned = planned.count
             c.startedAt = Date()
@@ -105,15 +105,15 @@ public final class RunProgress: Sendable {
     }
 
     /// Updates the counters.
-    func update(_ change: (inout RunCounters) -> Void) { state.withLock { change(&$0) } }
+    package func update(_ change: (inout RunCounters) -> Void) { state.withLock { change(&$0) } }
     /// A recording starts: it leaves the waiting list.
-    func begin(_ path: String) { state.withLock { c in c.waiting[path] = nil; c.inFlight[path] = .init(decoded: 0, total: nil) } }
+    package func begin(_ path: String) { state.withLock { c in c.waiting[path] = nil; c.inFlight[path] = .init(decoded: 0, total: nil) } }
     /// Audio decoded so far in a recording in flight, and its duration from the header.
-    func decoded(_ path: String, seconds: Double, of total: Double?) {
+    package func decoded(_ path: String, seconds: Double, of total: Double?) {
         state.withLock { $0.inFlight[path] = .init(decoded: seconds, total: total) }
     }
     /// A recording ended (done, failed, skipped or interrupted).
-    func end(_ path: String) { state.withLock { c in c.waiting[path] = nil; c.inFlight[path] = nil } }
+    package func end(_ path: String) { state.withLock { c in c.waiting[path] = nil; c.inFlight[path] = nil } }
     /// A failure line for the observer.
-    func error(_ line: String) { observer?.failure(line) }
+    package func error(_ line: String) { observer?.failure(line) }
 }

@@ -2,11 +2,11 @@ import Foundation
 
 /// Temporary files a killed run left: every file segno writes goes through `OutputFile`, whose
 /// temporary names start with `OutputFile.tempPrefix` and name their writer (host hash and pid).
-enum Temporaries {
+package enum Temporaries {
     /// Deletes `.segno-tmp-*` files under `root`. Called before work starts: under the run lock
     /// (SQLite) every leftover goes; with shared state (`sharedWithOtherWorkers`) only those of
     /// processes that are gone — dead pids on this host, or files untouched for an hour elsewhere.
-    static func remove(under root: String, sharedWithOtherWorkers: Bool = false) {
+    static package func remove(under root: String, sharedWithOtherWorkers: Bool = false) {
         let me = OutputFile.owner
         let host = String(me.prefix { $0 != "-" })
         // readdir with d_type, not FileManager's enumerator: an output tree of 100,000 files is
@@ -38,7 +38,7 @@ enum Temporaries {
     }
 
     /// True when the writer named in a temporary's name may still be writing it.
-    static func isLive(_ tail: Substring, host: String, path: String) -> Bool {
+    static package func isLive(_ tail: Substring, host: String, path: String) -> Bool {
         let owner = tail.prefix { $0 != "." }
         let parts = owner.split(separator: "-")
         guard parts.count == 2, let pid = Int32(parts[1]) else { return false }

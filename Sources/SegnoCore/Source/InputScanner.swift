@@ -6,6 +6,13 @@ public struct ScannedFile: Sendable {
     public var relativePath: String
     public var absolutePath: String
     public var identity: FileIdentity
+
+    /// Every stored property: the initializer the other modules of segno use.
+    package init(relativePath: String, absolutePath: String, identity: FileIdentity) {
+        self.relativePath = relativePath
+        self.absolutePath = absolutePath
+        self.identity = identity
+    }
 }
 
 /// What a scan found.
@@ -20,6 +27,10 @@ public struct ScanResult: Sendable {
     /// Files modified within `settle`: picked up by a later run.
     public var settling: Int { settlingPaths.count }
     public var settlingPaths = Set<String>()
+
+    package init(files: [ScannedFile] = [], problems: [ScanProblem] = [], unreadableNames: [ScannedFile] = [], settlingPaths: Set<String> = []) {
+        self.files = files; self.problems = problems; self.unreadableNames = unreadableNames; self.settlingPaths = settlingPaths
+    }
 }
 
 /// Something the scanner could not take, reported but not fatal.
@@ -43,7 +54,7 @@ public struct InputScanner {
     }
 
     /// A name's bytes with valid UTF-8 kept and every other byte written `\xNN`.
-    static func escaped(_ bytes: [UInt8]) -> String {
+    static package func escaped(_ bytes: [UInt8]) -> String {
         var out = ""
         var i = 0
         while i < bytes.count {

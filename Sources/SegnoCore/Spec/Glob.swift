@@ -8,7 +8,7 @@ public struct Glob: Sendable, Equatable, CustomStringConvertible {
     /// The pattern as written.
     public let text: String
     /// Each brace alternative, split into path components.
-    let alternatives: [[String]]
+    package let alternatives: [[String]]
 
     public init(_ text: String) throws(TemplateError) {
         self.text = text
@@ -32,7 +32,7 @@ public struct Glob: Sendable, Equatable, CustomStringConvertible {
         return alternatives.contains { Self.prefixMatch($0[...], comps[...]) }
     }
 
-    static func match(_ p: ArraySlice<String>, _ s: ArraySlice<String>) -> Bool {
+    static package func match(_ p: ArraySlice<String>, _ s: ArraySlice<String>) -> Bool {
         guard let first = p.first else { return s.isEmpty }
         if first == "**" {
             let rest = p.dropFirst()
@@ -47,7 +47,7 @@ public struct Glob: Sendable, Equatable, CustomStringConvertible {
         return match(p.dropFirst(), s.dropFirst())
     }
 
-    static func prefixMatch(_ p: ArraySlice<String>, _ s: ArraySlice<String>) -> Bool {
+    static package func prefixMatch(_ p: ArraySlice<String>, _ s: ArraySlice<String>) -> Bool {
         guard let name = s.first else { return true }
         guard let first = p.first else { return false }
         if first == "**" { return true }
@@ -56,15 +56,15 @@ public struct Glob: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// One path component against one pattern component (fnmatch, case-insensitive, leading dot explicit).
-    static func component(_ pattern: String, _ name: String) -> Bool {
+    static package func component(_ pattern: String, _ name: String) -> Bool {
         fnmatch(pattern, name, FNM_PERIOD | fnmCaseFold) == 0
     }
 
     /// glibc's FNM_CASEFOLD (a GNU extension the Swift overlay does not export).
-    static let fnmCaseFold: Int32 = 1 << 4
+    static package let fnmCaseFold: Int32 = 1 << 4
 
     /// `a{b,c{d,e}}f` → [abf, acdf, acef].
-    static func expandBraces(_ s: String) throws(TemplateError) -> [String] {
+    static package func expandBraces(_ s: String) throws(TemplateError) -> [String] {
         let chars = Array(s)
         guard let open = chars.firstIndex(of: "{") else {
             if chars.contains("}") { throw TemplateError("unmatched '}' in pattern \"\(s)\"") }

@@ -38,6 +38,21 @@ public struct JobSpec: Sendable {
         /// `input.reference`: absolute path of a healthy recording from the same recorder, whose
         /// index settings rebuild a damaged MP4's missing index; nil without one.
         public var reference: String? = nil
+
+        /// Every stored property: the initializer the other modules of segno use.
+        package init(root: String, include: [Glob], exclude: [Glob], settle: Double, followLinks: Bool, verify: Verify, endpoint: URL? = nil, region: String? = nil, streams: StreamInput? = nil, damaged: DamagedPolicy = .fail, reference: String? = nil) {
+            self.root = root
+            self.include = include
+            self.exclude = exclude
+            self.settle = settle
+            self.followLinks = followLinks
+            self.verify = verify
+            self.endpoint = endpoint
+            self.region = region
+            self.streams = streams
+            self.damaged = damaged
+            self.reference = reference
+        }
     }
 
     /// `input.settle` when the spec does not say: 10 s, so a file a recorder is still writing is

@@ -51,7 +51,7 @@ public struct SpecError: Error, Sendable, CustomStringConvertible, Equatable {
     }
 
     /// Levenshtein distance (insertions, deletions, substitutions).
-    static func editDistance(_ a: String, _ b: String) -> Int {
+    static package func editDistance(_ a: String, _ b: String) -> Int {
         let x = Array(a), y = Array(b)
         if x.isEmpty { return y.count }
         var row = Array(0...y.count)

@@ -8,7 +8,7 @@ public enum SpecLoader {
     public static let maxBytes = 1 << 20
 
     /// Loads and checks `path`. Relative paths inside the spec are relative to the spec's folder.
-    public static func load(path: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(SpecError) -> JobSpec {
+    public static func load(path: String, registry: StageRegistry, environment: [String: String] = ProcessInfo.processInfo.environment) throws(SpecError) -> JobSpec {
         // Read with the system calls, so every failure is one line with its cause.
         var st = stat()
         guard stat(path, &st) == 0 else { throw SpecError(file: path, message: "cannot read spec: \(String(cString: strerror(errno)))") }
@@ -23,11 +23,11 @@ public enum SpecLoader {
         try? handle.close()
         guard let text = String(data: data, encoding: .utf8) else { throw SpecError(file: path, message: "spec is not UTF-8 text") }
         let base = URL(fileURLWithPath: path).standardizedFileURL.deletingLastPathComponent().path
-        return try parse(text, file: path, baseDirectory: base, environment: environment)
+        return try parse(text, file: path, baseDirectory: base, registry: registry, environment: environment)
     }
 
     /// Parses spec text; `baseDirectory` anchors relative paths.
-    public static func parse(_ text: String, file: String, baseDirectory: String, environment: [String: String] = [:]) throws(SpecError) -> JobSpec {
+    public static func parse(_ text: String, file: String, baseDirectory: String, registry: StageRegistry, environment: [String: String] = [:]) throws(SpecError) -> JobSpec {
         if text.utf8.count > maxBytes { throw SpecError(file: file, message: "spec is larger than 1 MB") }
         let root: Node
         do {
@@ -97,10 +97,10 @@ public enum SpecLoader {
                 guard entries.count == 1, let entry = entries.first else {
                     throw item.error("each stage is a one-key mapping such as `- lowpass: { frequency: 3400 }`; found \(entries.count) keys")
                 }
-                guard let parser = StageRegistry.parsers[entry.key] else {
+                guard let parser = registry.parsers[entry.key] else {
                     let named = SpecValue(node: entry.value.node, path: entry.value.path, context: context)
-                    let hint = SpecError.suggestion(for: entry.key, among: StageRegistry.parsers.keys).map { "did you mean \($0)? " } ?? ""
-                    var e = named.error("unknown stage \"\(entry.key)\" (\(hint)stages: \(StageRegistry.parsers.keys.sorted().joined(separator: ", ")))")
+                    let hint = SpecError.suggestion(for: entry.key, among: registry.parsers.keys).map { "did you mean \($0)? " } ?? ""
+                    var e = named.error("unknown stage \"\(entry.key)\" (\(hint)stages: \(registry.parsers.keys.sorted().joined(separator: ", ")))")
                     // Point at the stage's key, not its value.
                     if let m = item.node.mark { e.line = m.line; e.column = m.column }
                     throw e
@@ -146,7 +146,7 @@ public enum SpecLoader {
         return spec
     }
 
-    static func parseInput(_ v: SpecValue, base: String) throws(SpecError) -> JobSpec.Input {
+    static package func parseInput(_ v: SpecValue, base: String) throws(SpecError) -> JobSpec.Input {
         let o = try v.options(allowed: ["root", "streams", "record", "include", "exclude", "settle", "follow_links", "verify", "endpoint", "region", "damaged", "reference"], required: [])
         // `root` (a folder, or objects under s3://bucket/prefix/) and `streams` (stations recorded
         // into record.capture) are alternatives.
@@ -216,7 +216,7 @@ public enum SpecLoader {
     /// `input.include` matches — run 2 would re-encode run 1's outputs over themselves. An output
     /// root inside the input root is fine: the scan skips it. Checked on sample names, as the
     /// templates would resolve them.
-    static func checkOverlap(input: JobSpec.Input, outputRoot: String, stages: [JobSpec.Placed], file: String) throws(SpecError) {
+    static package func checkOverlap(input: JobSpec.Input, outputRoot: String, stages: [JobSpec.Placed], file: String) throws(SpecError) {
         func inside(_ path: String, _ root: String) -> Bool { path == root || path.hasPrefix(root + "/") }
         func scanned(_ path: String) -> String? {
             guard inside(path, input.root), path != input.root else { return nil }
@@ -257,7 +257,7 @@ public enum SpecLoader {
 
     /// `~/x` → home ($HOME, as the shell does; the password database only when it is unset),
     /// relative → against the spec's folder; the result is normalised.
-    static func absolute(_ p: String, base: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    static package func absolute(_ p: String, base: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         var path = p
         if path == "~" || path.hasPrefix("~/") {
             let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? FileManager.default.homeDirectoryForCurrentUser.path
@@ -270,7 +270,7 @@ public enum SpecLoader {
     }
 
     /// Explicit tags (`!!python/object`, `!custom`) could smuggle types; only YAML's core tags pass.
-    static func checkTags(_ node: Node, file: String, budget: Int) throws(SpecError) {
+    static package func checkTags(_ node: Node, file: String, budget: Int) throws(SpecError) {
         var remaining = budget
         var stack: [Node] = [node]
         let allowed: Set<String> = ["str", "int", "float", "bool", "null", "map", "seq", "merge", "value", "timestamp"].reduce(into: []) {
@@ -292,7 +292,7 @@ public enum SpecLoader {
         }
     }
 
-    static func yamlError(_ e: YamlError, file: String) -> SpecError {
+    static package func yamlError(_ e: YamlError, file: String) -> SpecError {
         switch e {
         case .scanner(let ctx, let problem, let mark, _), .parser(let ctx, let problem, let mark, _), .composer(let ctx, let problem, let mark, _):
             var msg = problem

@@ -5,12 +5,12 @@ import Yams
 /// whose errors name both. Stage parsers read their options through it, so every check happens
 /// when the spec is loaded (SoX's getopts).
 public struct SpecValue {
-    let node: Node
+    package let node: Node
     /// Key path from the document root: `stages[2].eq.bands[0].gain`.
     public let path: String
-    let context: SpecContext
+    package let context: SpecContext
 
-    init(node: Node, path: String, context: SpecContext) {
+    package init(node: Node, path: String, context: SpecContext) {
         self.node = node
         self.path = path
         self.context = context
@@ -121,7 +121,7 @@ public struct SpecValue {
         return SpecOptions(values: dict, owner: self)
     }
 
-    var kindName: String {
+    package var kindName: String {
         switch node {
         case .scalar(let s): return "\"\(s.string)\""
         case .mapping: return "a mapping"
@@ -138,7 +138,7 @@ public struct SpecValue {
 
 /// A stage's options after key checking: `opts["frequency"]?.double(...)`.
 public struct SpecOptions {
-    let values: [String: SpecValue]
+    package let values: [String: SpecValue]
     /// The mapping node itself, for errors about the whole stage.
     public let owner: SpecValue
     public subscript(_ key: String) -> SpecValue? { values[key] }
@@ -148,18 +148,18 @@ public struct SpecOptions {
 
 /// Shared state of one spec load: the file name, the environment, and the node budget that
 /// stops alias bombs (billion laughs) from expanding.
-final class SpecContext {
-    let file: String
-    let environment: [String: String]
+final package class SpecContext {
+    package let file: String
+    package let environment: [String: String]
     private var visited = 0
-    static let nodeBudget = 100_000
+    static package let nodeBudget = 100_000
 
-    init(file: String, environment: [String: String]) {
+    package init(file: String, environment: [String: String]) {
         self.file = file
         self.environment = environment
     }
 
-    func count() throws(SpecError) {
+    package func count() throws(SpecError) {
         visited += 1
         if visited > Self.nodeBudget {
             throw SpecError(file: file, message: "the spec expands to more than \(Self.nodeBudget) values (an alias bomb?)")
@@ -167,7 +167,7 @@ final class SpecContext {
     }
 
     /// Replaces `${VAR}` and `${VAR:-default}`; a missing variable without default is an error.
-    func expand(_ text: String, at value: SpecValue) throws(SpecError) -> String {
+    package func expand(_ text: String, at value: SpecValue) throws(SpecError) -> String {
         guard text.contains("${") else { return text }
         var out = ""
         var rest = Substring(text)

@@ -12,14 +12,14 @@ import Foundation
 /// absent; made safe as a file name in paths), plus any names a stage adds
 /// (`{zoom}`). Resolved paths are relative to the output root and may never leave it.
 public struct PathTemplate: Sendable, Equatable, CustomStringConvertible {
-    enum Part: Sendable, Equatable {
+    package enum Part: Sendable, Equatable {
         case literal(String)
         case variable(String, argument: String?)
     }
 
     /// The template as written.
     public let text: String
-    let parts: [Part]
+    package let parts: [Part]
 
     /// No file: the template of a tap that writes only to the state database (`fingerprint`
     /// without `path`). Its text is empty and it resolves to no path.
@@ -88,10 +88,10 @@ public struct PathTemplate: Sendable, Equatable, CustomStringConvertible {
 
     /// The POSIX strftime conversions (C, `man 3 strftime`); glibc's flags (`_ - 0 ^ #`), a
     /// width and the `E`/`O` modifiers may come before them.
-    static let strftimeConversions = Set("aAbBcCdDeFgGhHIjmMnprRsStTuUVwWxXyYzZ%")
+    static package let strftimeConversions = Set("aAbBcCdDeFgGhHIjmMnprRsStTuUVwWxXyYzZ%")
 
     /// Why `format` is not a strftime format segno can use (`%Q`, a `%` at the end), or nil.
-    static func strftimeProblem(_ format: String) -> String? {
+    static package func strftimeProblem(_ format: String) -> String? {
         var i = format.startIndex
         while i < format.endIndex {
             guard format[i] == "%" else { i = format.index(after: i); continue }
@@ -180,7 +180,7 @@ public struct PathTemplate: Sendable, Equatable, CustomStringConvertible {
 
     /// A tag value made safe as (part of) one file name: `/` and `\` become `-`, control
     /// characters spaces, at most 200 bytes; `fallback` when nothing usable is left ("", ".", "..").
-    static func pathComponent(_ value: String, fallback: String) -> String {
+    static package func pathComponent(_ value: String, fallback: String) -> String {
         var out = ""
         for scalar in value.unicodeScalars {
             if scalar == "/" || scalar == "\\" { out += "-" } else if scalar.value < 0x20 || scalar.value == 0x7F { out += " " } else {
@@ -192,7 +192,7 @@ public struct PathTemplate: Sendable, Equatable, CustomStringConvertible {
         return out.isEmpty || out == "." || out == ".." ? fallback : out
     }
 
-    static func strftime(_ format: String, _ date: Date) -> String {
+    static package func strftime(_ format: String, _ date: Date) -> String {
         var t = time_t(date.timeIntervalSince1970)
         var tmv = tm()
         gmtime_r(&t, &tmv)

@@ -78,7 +78,7 @@ public struct RecordingContext: Sendable {
     }
 
     /// `date` as "yyyy-MM-ddTHH:mm:ssZ" in UTC.
-    static func isoDateTime(_ date: Date) -> String {
+    static package func isoDateTime(_ date: Date) -> String {
         var t = time_t(date.timeIntervalSince1970.rounded(.down))
         var tmv = tm()
         gmtime_r(&t, &tmv)
@@ -89,7 +89,7 @@ public struct RecordingContext: Sendable {
     /// A tag's date as ISO 8601: "2024-05-01T09:30:12.000000Z", "2024-05-01 11:30:12+02:00" and
     /// "2024-05-01T09:30:12" (taken as UTC) become "2024-05-01T09:30:12Z"; "2024-05-01" stays;
     /// anything else (a bare year, free text) is nil.
-    static func isoDate(_ text: String) -> String? {
+    static package func isoDate(_ text: String) -> String? {
         let s = Array(text.trimmingCharacters(in: .whitespaces).utf8)
         func number(_ from: Int, _ count: Int) -> Int? {
             guard from + count <= s.count else { return nil }

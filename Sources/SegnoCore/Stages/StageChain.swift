@@ -116,7 +116,7 @@ public final class StageChain {
 
     /// Samples per int16 block (interleaved): 64 k stereo frames, 256 KiB, fewer frames for
     /// more channels. Large reads keep libsndfile's per-call cost out of the profile.
-    static let int16BlockSamples = 1 << 17
+    static package let int16BlockSamples = 1 << 17
 
     /// The chain's taps, when the chain is nothing but started taps that all take int16
     /// (a waveform-only chain); nil otherwise. Called after every tap's `start`.
@@ -250,11 +250,11 @@ public struct ChainRecipe {
 }
 
 /// Feeds a measurement pass into an analysing transform.
-final class AnalysisTap: Tap {
-    let target: AnalysingTransform
-    init(target: AnalysingTransform) { self.target = target }
-    func start(_ format: AudioFormat) throws { try target.startAnalysis(format) }
-    func observe(_ block: AudioBlock) throws { try target.analyse(block) }
-    func finish() throws -> [ProducedFile] { try target.endAnalysis(); return [] }
-    func abandon() {}
+final package class AnalysisTap: Tap {
+    package let target: AnalysingTransform
+    package init(target: AnalysingTransform) { self.target = target }
+    package func start(_ format: AudioFormat) throws { try target.startAnalysis(format) }
+    package func observe(_ block: AudioBlock) throws { try target.analyse(block) }
+    package func finish() throws -> [ProducedFile] { try target.endAnalysis(); return [] }
+    package func abandon() {}
 }

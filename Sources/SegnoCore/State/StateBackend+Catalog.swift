@@ -9,6 +9,12 @@ public struct StoredFingerprint: Sendable {
     /// The recording's path relative to input.root.
     public var path: String
     public var fingerprint: AudioFingerprint
+
+    /// Every stored property: the initializer the other modules of segno use.
+    package init(path: String, fingerprint: AudioFingerprint) {
+        self.path = path
+        self.fingerprint = fingerprint
+    }
 }
 
 /// What `segno find` asks: words (all must match, each as a prefix), a recording-date range
@@ -47,6 +53,19 @@ public struct CatalogHit: Sendable {
     public var rank: Double?
     /// Every output recorded for it: files relative to output.root, uploaded objects.
     public var outputs: [String]
+
+    /// Every stored property: the initializer the other modules of segno use.
+    package init(path: String, title: String, recorded: String, latitude: Double? = nil, longitude: Double? = nil, duration: Double? = nil, distanceKm: Double? = nil, rank: Double? = nil, outputs: [String]) {
+        self.path = path
+        self.title = title
+        self.recorded = recorded
+        self.latitude = latitude
+        self.longitude = longitude
+        self.duration = duration
+        self.distanceKm = distanceKm
+        self.rank = rank
+        self.outputs = outputs
+    }
 }
 
 /// One searchable field of the catalogue: its column name, the weight a match in it has in the
@@ -100,7 +119,7 @@ public enum SearchWords {
     }
 
     /// Case and accents folded, canonical composition.
-    static func fold(_ word: String) -> String {
+    static package func fold(_ word: String) -> String {
         word.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).precomposedStringWithCanonicalMapping
     }
 

@@ -69,6 +69,15 @@ public struct WorkerInfo: Sendable {
     public var claimed: Int
     /// True when every lease of the worker expired (it died or stalls).
     public var expired: Bool
+
+    /// Every stored property: the initializer the other modules of segno use.
+    package init(worker: String, host: String, pid: Int, claimed: Int, expired: Bool) {
+        self.worker = worker
+        self.host = host
+        self.pid = pid
+        self.claimed = claimed
+        self.expired = expired
+    }
 }
 
 /// The answer to a claim.
@@ -99,93 +108,4 @@ public protocol StateLocation: Sendable {
 
 extension StateLocation {
     public func openForRebuild() throws(RunError) -> (hold: any RunHold, store: any StateBackend) { try openForRun() }
-}
-
-extension StateStore: StateBackend {
-    public var claimsRecordings: Bool { false }
-    public func claim(_ paths: [String]) throws -> [String: ClaimResult] { Dictionary(paths.map { ($0, .granted) }) { a, _ in a } }
-    public func release(_ path: String) {}
-    public func fleet() throws -> [WorkerInfo] { [] }
-    public var statementStats: (statements: Int, seconds: Double)? { nil }
-}
-
-
-extension JobSpec {
-    /// Where this job's state lives: PostgreSQL for a `postgres://` URL, else the SQLite file.
-    public var stateLocation: any StateLocation {
-        stateIsShared ? PostgresStateLocation(url: statePath, leaseSeconds: leaseSeconds) : SQLiteStateLocation(path: statePath)
-    }
-}
-
-/// The embedded default: a SQLite file (`state:`, by default `<output.root>/.segno/state.sqlite`)
-/// and an `flock` on `<state>.lock` for the run.
-public struct SQLiteStateLocation: StateLocation {
-    public let path: String
-    public init(path: String) { self.path = path }
-
-    public func openForRun() throws(RunError) -> (hold: any RunHold, store: any StateBackend) {
-        let lock: RunLock
-        do {
-            guard let l = try RunLock(statePath: path) else { throw RunError.locked(statePath: path, holder: RunLock.holder(statePath: path)) }
-            lock = l
-        } catch let e as RunError { throw e } catch { throw .state("\(error)") }
-        if StateOpening.isLost(path) {
-            throw .stateLost(statePath: path, movedTo: nil, detail: "is missing although earlier runs kept their state there")
-        }
-        let store = try StateOpening.open(path: path)
-        do { try store.closeAbandonedRuns() } catch { throw StateOpening.classify(error, path: path) }
-        return (lock, store)
-    }
-
-    public func openForRebuild() throws(RunError) -> (hold: any RunHold, store: any StateBackend) {
-        guard let lock = try? RunLock(statePath: path) else { throw .locked(statePath: path, holder: RunLock.holder(statePath: path)) }
-        return (lock, try StateOpening.open(path: path))
-    }
-
-    public func openForReading() throws(RunError) -> (any StateBackend)? {
-        do { return try StateStore.openForReading(path: path) } catch { throw StateOpening.classify(error, path: path, moveAside: false) }
-    }
-}
-
-/// A store in memory for tests: the run is always free, and readers see the same store.
-public final class MemoryStateLocation: StateLocation, @unchecked Sendable {
-    public let store: StateStore
-    final class Hold: RunHold {}
-    public init() throws { store = try StateStore.inMemory() }
-    public func openForRun() throws(RunError) -> (hold: any RunHold, store: any StateBackend) { (Hold(), Unclosed(store)) }
-
-    /// The shared in-memory store survives the runs that use it: `close` does nothing.
-    final class Unclosed: StateBackend, @unchecked Sendable {
-        let inner: StateStore
-        init(_ inner: StateStore) { self.inner = inner }
-        func loadAll() throws -> StateIndex { try inner.loadAll() }
-        var claimsRecordings: Bool { false }
-        func claim(_ paths: [String]) throws -> [String: ClaimResult] { try inner.claim(paths) }
-        func release(_ path: String) {}
-        func apply(_ updates: [StateUpdate]) throws { try inner.apply(updates) }
-        func recipe(_ fingerprint: String) throws -> String? { try inner.recipe(fingerprint) }
-        func forget(paths: [String]) throws { try inner.forget(paths: paths) }
-        func startRun(spec: String, specName: String) throws -> Int64 { try inner.startRun(spec: spec, specName: specName) }
-        func finishRun(id: Int64, status: RunStatus, planned: Int, done: Int, failed: Int, skipped: Int, pruned: Int) throws {
-            try inner.finishRun(id: id, status: status, planned: planned, done: done, failed: failed, skipped: skipped, pruned: pruned)
-        }
-        func closeAbandonedRuns() throws { try inner.closeAbandonedRuns() }
-        func recordPruned(runId: Int64, _ entries: [(path: String, outputs: [String])]) throws { try inner.recordPruned(runId: runId, entries) }
-        func close() {}
-        func multipartStarted(before date: Date) throws -> [(MultipartUploadKey, MultipartProgress)] { try inner.multipartStarted(before: date) }
-        func statusCounts() throws -> [String: Int] { try inner.statusCounts() }
-        func failures() throws -> [FailureRecord] { try inner.failures() }
-        func salvagedRecordings() throws -> [SalvagedRecord] { try inner.salvagedRecordings() }
-        func recentRuns(limit: Int) throws -> [RunRecord] { try inner.recentRuns(limit: limit) }
-        func recentlyPruned(limit: Int) throws -> [(path: String, runId: Int64, at: Double)] { try inner.recentlyPruned(limit: limit) }
-        func run(id: Int64) throws -> RunRecord? { try inner.run(id: id) }
-        func fleet() throws -> [WorkerInfo] { [] }
-        var statementStats: (statements: Int, seconds: Double)? { nil }
-        func fingerprints(stage: String) throws -> [StoredFingerprint] { try inner.fingerprints(stage: stage) }
-        func search(_ query: CatalogQuery, limit: Int) throws -> [CatalogHit] { try inner.search(query, limit: limit) }
-        func load(_ key: MultipartUploadKey) throws -> MultipartProgress? { try inner.load(key) }
-        func save(_ progress: MultipartProgress, for key: MultipartUploadKey) throws { try inner.save(progress, for: key) }
-        func clear(_ key: MultipartUploadKey) throws { try inner.clear(key) }
-    }
-    public func openForReading() throws(RunError) -> (any StateBackend)? { Unclosed(store) }
 }

@@ -8,75 +8,75 @@ import Foundation
 /// (with its steps) only when asked for (`subscript`, iteration).
 public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// A span of the arena: chunk (24 bits), offset in it (20 bits), length (20 bits); `none` for nil.
-    struct Blob: Sendable, Equatable {
-        var bits: UInt64
-        static let none = Blob(bits: .max)
+    package struct Blob: Sendable, Equatable {
+        package var bits: UInt64
+        static package let none = Blob(bits: .max)
         /// A step whose `source` is its recording's identity key (the usual case): nothing stored.
-        static let identityKey = Blob(bits: .max - 1)
-        static let wholeChunk: UInt64 = 0xFFFFF
-        init(bits: UInt64) { self.bits = bits }
-        init(chunk: Int, offset: Int, count: UInt64) { bits = UInt64(chunk) << 40 | UInt64(offset) << 20 | count }
-        var chunk: Int { Int(bits >> 40) }
-        var offset: Int { Int(bits >> 20 & 0xFFFFF) }
-        var count: UInt64 { bits & 0xFFFFF }
+        static package let identityKey = Blob(bits: .max - 1)
+        static package let wholeChunk: UInt64 = 0xFFFFF
+        package init(bits: UInt64) { self.bits = bits }
+        package init(chunk: Int, offset: Int, count: UInt64) { bits = UInt64(chunk) << 40 | UInt64(offset) << 20 | count }
+        package var chunk: Int { Int(bits >> 40) }
+        package var offset: Int { Int(bits >> 20 & 0xFFFFF) }
+        package var count: UInt64 { bits & 0xFFFFF }
     }
 
-    struct Record: Sendable {
-        var id: Int64
-        var size: Int64
-        var mtimeNs: Int64
-        var inode: Int64
+    package struct Record: Sendable {
+        package var id: Int64
+        package var size: Int64
+        package var mtimeNs: Int64
+        package var inode: Int64
         /// NaN for none.
-        var duration: Double
-        var updatedAt: Double
+        package var duration: Double
+        package var updatedAt: Double
         /// The path's bytes, then the content hash's (`hashLength` of them).
-        var path: Blob
-        var firstStep: Int32
-        var status: UInt8
+        package var path: Blob
+        package var firstStep: Int32
+        package var status: UInt8
         /// `FailureClass` index in `FailureClass.allCases`, 0xFF for none.
-        var failureClass: UInt8
+        package var failureClass: UInt8
         /// Error, failed recipe, attempts or extra fingerprint rows are in `rare`.
-        var hasRare: Bool
+        package var hasRare: Bool
         /// Bytes of content hash after the path; `noHash` for none, `rareHash` when in `rare`.
-        var hashLength: UInt8
+        package var hashLength: UInt8
     }
-    static let noHash: UInt8 = 0xFF
-    static let rareHash: UInt8 = 0xFE
+    static package let noHash: UInt8 = 0xFF
+    static package let rareHash: UInt8 = 0xFE
 
-    struct Step: Sendable {
+    package struct Step: Sendable {
         /// Index into `texts`; the high bit set when the step's fingerprint row is stored.
-        var stage: UInt32
-        var fingerprint: UInt32
-        var source: Blob
+        package var stage: UInt32
+        package var fingerprint: UInt32
+        package var source: Blob
         /// The output text's bytes, then the output hash's, then the detail's.
-        var output: Blob
-        var outputSize: Int64
-        var finishedAt: Double
+        package var output: Blob
+        package var outputSize: Int64
+        package var finishedAt: Double
         /// `UInt32.max` for no detail.
-        var detailLength: UInt32
-        var hashLength: UInt16
+        package var detailLength: UInt32
+        package var hashLength: UInt16
     }
 
     /// What few recordings have: failures, retries, fingerprint rows without a step.
-    struct Rare: Sendable {
-        var error: String?
-        var failedRecipe: String?
-        var attempts: Int = 0
-        var fingerprinted: [String] = []
+    package struct Rare: Sendable {
+        package var error: String?
+        package var failedRecipe: String?
+        package var attempts: Int = 0
+        package var fingerprinted: [String] = []
         /// A content hash too long for its record (never from segno: SHA-256 is 32 bytes).
-        var contentHash: Data? = nil
+        package var contentHash: Data? = nil
     }
 
-    static let chunkSize = 1 << 20
-    let chunks: [[UInt8]]
-    let records: [Record]
-    let steps: [Step]
-    let texts: [String]
-    let rare: [Int32: Rare]
+    static package let chunkSize = 1 << 20
+    package let chunks: [[UInt8]]
+    package let records: [Record]
+    package let steps: [Step]
+    package let texts: [String]
+    package let rare: [Int32: Rare]
     /// Open addressing over path hashes: record index + 1, 0 for an empty slot.
-    let table: [UInt32]
+    package let table: [UInt32]
 
-    init(chunks: [[UInt8]], records: [Record], steps: [Step], texts: [String], rare: [Int32: Rare]) {
+    package init(chunks: [[UInt8]], records: [Record], steps: [Step], texts: [String], rare: [Int32: Rare]) {
         self.chunks = chunks
         self.records = records
         self.steps = steps
@@ -111,7 +111,7 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
     }
 
     /// Takes what `b` collected (left empty).
-    convenience init(building b: inout Builder) {
+    convenience package init(building b: inout Builder) {
         let parts = b.finish()
         self.init(chunks: parts.chunks, records: parts.records, steps: parts.steps, texts: parts.texts, rare: parts.rare)
     }
@@ -155,7 +155,7 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
         }
     }
 
-    static func find(_ pattern: [UInt8], in bytes: UnsafeRawBufferPointer) -> Bool {
+    static package func find(_ pattern: [UInt8], in bytes: UnsafeRawBufferPointer) -> Bool {
         guard bytes.count >= pattern.count else { return false }
         for start in 0 ... bytes.count - pattern.count where bytes[start] == pattern[0] {
             if pattern.indices.allSatisfy({ bytes[start + $0] == pattern[$0] }) { return true }
@@ -165,7 +165,7 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
 
     // MARK: Reading
 
-    func index(of path: String) -> Int? {
+    package func index(of path: String) -> Int? {
         guard !records.isEmpty else { return nil }
         var key = path
         return key.withUTF8 { utf8 -> Int? in
@@ -182,7 +182,7 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
         }
     }
 
-    func withBytes<T>(_ blob: Blob, _ body: (UnsafeRawBufferPointer) -> T) -> T {
+    package func withBytes<T>(_ blob: Blob, _ body: (UnsafeRawBufferPointer) -> T) -> T {
         let chunk = chunks[blob.chunk]
         return chunk.withUnsafeBytes { all in
             let count = blob.count == Blob.wholeChunk ? all.count : Int(blob.count)
@@ -191,19 +191,19 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
     }
 
     /// Bytes `from`… of `blob`, without its last `dropLast`.
-    func withBytes<T>(_ blob: Blob, from start: Int, dropLast: Int, _ body: (UnsafeRawBufferPointer) -> T) -> T {
+    package func withBytes<T>(_ blob: Blob, from start: Int, dropLast: Int, _ body: (UnsafeRawBufferPointer) -> T) -> T {
         withBytes(blob) { body(UnsafeRawBufferPointer(rebasing: $0[start ..< $0.count - dropLast])) }
     }
 
     /// Bytes of content hash after a record's path.
-    static func tail(_ r: Record) -> Int { r.hashLength >= rareHash ? 0 : Int(r.hashLength) }
+    static package func tail(_ r: Record) -> Int { r.hashLength >= rareHash ? 0 : Int(r.hashLength) }
 
-    func path(at i: Int) -> String {
+    package func path(at i: Int) -> String {
         let r = records[i]
         return withBytes(r.path, from: 0, dropLast: Self.tail(r)) { String(decoding: $0, as: UTF8.self) }
     }
 
-    func contentHash(at i: Int) -> Data? {
+    package func contentHash(at i: Int) -> Data? {
         let r = records[i]
         switch r.hashLength {
         case Self.noHash: return nil
@@ -213,34 +213,34 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
     }
 
     /// A step's output text, output hash and detail.
-    func outputText(_ s: Step) -> String {
+    package func outputText(_ s: Step) -> String {
         withBytes(s.output, from: 0, dropLast: Int(s.hashLength) + (s.detailLength == .max ? 0 : Int(s.detailLength))) { String(decoding: $0, as: UTF8.self) }
     }
 
-    func outputHash(_ s: Step) -> Data {
+    package func outputHash(_ s: Step) -> Data {
         withBytes(s.output) { all in
             let end = all.count - (s.detailLength == .max ? 0 : Int(s.detailLength))
             return Data(all[(end - Int(s.hashLength)) ..< end])
         }
     }
 
-    func detail(_ s: Step) -> String? {
+    package func detail(_ s: Step) -> String? {
         guard s.detailLength != .max else { return nil }
         return withBytes(s.output) { String(decoding: UnsafeRawBufferPointer(rebasing: $0[($0.count - Int(s.detailLength))...]), as: UTF8.self) }
     }
 
-    func string(_ blob: Blob) -> String? {
+    package func string(_ blob: Blob) -> String? {
         guard blob != .none else { return nil }
         return withBytes(blob) { String(decoding: $0, as: UTF8.self) }
     }
 
-    static func hash(_ bytes: UnsafeRawBufferPointer) -> Int {
+    static package func hash(_ bytes: UnsafeRawBufferPointer) -> Int {
         var h: UInt64 = 0xcbf29ce484222325
         for b in bytes { h = (h ^ UInt64(b)) &* 0x100000001b3 }
         return Int(truncatingIfNeeded: h ^ h >> 29)
     }
 
-    static func hash(_ chunks: [[UInt8]], _ blob: Blob, dropLast: Int) -> Int {
+    static package func hash(_ chunks: [[UInt8]], _ blob: Blob, dropLast: Int) -> Int {
         chunks[blob.chunk].withUnsafeBytes { all in
             let count = blob.count == Blob.wholeChunk ? all.count : Int(blob.count)
             return hash(UnsafeRawBufferPointer(rebasing: all[blob.offset ..< blob.offset + count - dropLast]))
@@ -248,7 +248,7 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
     }
 
     /// The recording at index `i`, with its steps.
-    func state(at i: Int) -> RecordingState {
+    package func state(at i: Int) -> RecordingState {
         let r = records[i]
         let extra = r.hasRare ? rare[Int32(i)] : nil
         let identity = FileIdentity(size: r.size, mtimeNs: r.mtimeNs, inode: r.inode)
@@ -277,36 +277,36 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
         return out
     }
 
-    static let statuses: [RecordingStatus] = [.done, .failed, .partial]
+    static package let statuses: [RecordingStatus] = [.done, .failed, .partial]
 
     // MARK: Reading in place (the planner: no `RecordingState` for a recording left alone)
 
     /// The index of a stage name or fingerprint text, nil when no step has it.
-    func textId(_ text: String) -> UInt32? { texts.firstIndex(of: text).map(UInt32.init) }
+    package func textId(_ text: String) -> UInt32? { texts.firstIndex(of: text).map(UInt32.init) }
 
-    func status(at i: Int) -> RecordingStatus { Self.statuses[Int(records[i].status)] }
+    package func status(at i: Int) -> RecordingStatus { Self.statuses[Int(records[i].status)] }
 
     /// The step of recording `i` whose stage is text `stage`, as an index into `steps`.
-    func step(of i: Int, stage: UInt32?) -> Int? {
+    package func step(of i: Int, stage: UInt32?) -> Int? {
         guard let stage else { return nil }
         let end = i + 1 < records.count ? Int(records[i + 1].firstStep) : steps.count
         return (Int(records[i].firstStep) ..< end).first { steps[$0].stage & 0x7FFF_FFFF == stage }
     }
 
-    func fingerprint(ofStep s: Int) -> String { texts[Int(steps[s].fingerprint)] }
+    package func fingerprint(ofStep s: Int) -> String { texts[Int(steps[s].fingerprint)] }
 
     /// True when step `s` (of recording `i`) was made from a source with this identity.
-    func step(_ s: Int, of i: Int, madeFrom identity: FileIdentity) -> Bool {
+    package func step(_ s: Int, of i: Int, madeFrom identity: FileIdentity) -> Bool {
         let r = records[i]
         if steps[s].source == .identityKey { return FileIdentity(size: r.size, mtimeNs: r.mtimeNs, inode: r.inode) == identity }
         return string(steps[s].source) == identity.key
     }
 
-    func outputs(ofStep s: Int) -> [String] { StepState.outputs(of: outputText(steps[s])) }
-    func outputHash(ofStep s: Int) -> Data { outputHash(steps[s]) }
+    package func outputs(ofStep s: Int) -> [String] { StepState.outputs(of: outputText(steps[s])) }
+    package func outputHash(ofStep s: Int) -> Data { outputHash(steps[s]) }
 
     /// True when recording `i` has a `fingerprint` row for this stage.
-    func isFingerprinted(_ i: Int, stage: String, step s: Int?) -> Bool {
+    package func isFingerprinted(_ i: Int, stage: String, step s: Int?) -> Bool {
         if let s, steps[s].stage & 0x8000_0000 != 0 { return true }
         return records[i].hasRare && rare[Int32(i)]?.fingerprinted.contains(stage) == true
     }
@@ -315,34 +315,34 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
 
     /// Collects recordings and steps as a backend reads them (recordings first, then steps and
     /// fingerprint rows referring to them by id), then makes the index.
-    struct Builder {
-        var chunks: [[UInt8]] = []
-        var records: [Record] = []
-        var steps: [Step] = []
+    package struct Builder {
+        package var chunks: [[UInt8]] = []
+        package var records: [Record] = []
+        package var steps: [Step] = []
         /// Record index of each step, while building.
-        var owners: [Int32] = []
-        var texts: [String] = []
-        var textIndex: [String: UInt32] = [:]
-        var rare: [Int32: Rare] = [:]
-        var idsAscending = true
-        var byId: [Int64: Int32]? = nil
-        var prints: [(owner: Int32, stage: String)] = []
+        package var owners: [Int32] = []
+        package var texts: [String] = []
+        package var textIndex: [String: UInt32] = [:]
+        package var rare: [Int32: Rare] = [:]
+        package var idsAscending = true
+        package var byId: [Int64: Int32]? = nil
+        package var prints: [(owner: Int32, stage: String)] = []
 
         /// `recordings` and `steps` are how many to expect (sizes the arrays once; 0 for unknown).
-        init(recordings: Int, steps: Int) {
+        package init(recordings: Int, steps: Int) {
             records.reserveCapacity(recordings)
             self.steps.reserveCapacity(steps)
             owners.reserveCapacity(steps)
         }
 
-        mutating func storeBytes<C: Collection>(_ bytes: C) -> Blob where C.Element == UInt8 {
+        mutating package func storeBytes<C: Collection>(_ bytes: C) -> Blob where C.Element == UInt8 {
             let blob = reserve(bytes.count)
             chunks[blob.chunk].append(contentsOf: bytes)
             return blob
         }
 
         /// Room for `n` bytes in one chunk, appended to next (`chunks[blob.chunk].append`, in order).
-        mutating func reserve(_ n: Int) -> Blob {
+        mutating package func reserve(_ n: Int) -> Blob {
             if n >= StateIndex.chunkSize / 4 {
                 var c: [UInt8] = []
                 c.reserveCapacity(n)
@@ -358,12 +358,12 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
             return Blob(chunk: last, offset: chunks[last].count, count: UInt64(n))
         }
 
-        mutating func store(_ text: String?) -> Blob {
+        mutating package func store(_ text: String?) -> Blob {
             guard let text else { return .none }
             return storeBytes(text.utf8)
         }
 
-        mutating func text(_ t: String) -> UInt32 {
+        mutating package func text(_ t: String) -> UInt32 {
             if let i = textIndex[t] { return i }
             let i = UInt32(texts.count)
             texts.append(t)
@@ -372,7 +372,7 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
         }
 
         /// Adds a recording and the steps it carries (`RecordingState.steps`, `fingerprinted`).
-        mutating func add(_ r: RecordingState) {
+        mutating package func add(_ r: RecordingState) {
             addRecording(id: r.id, path: r.path, identity: r.identity, contentHash: r.contentHash, duration: r.duration, status: r.status,
                          attempts: r.attempts, error: r.error, updatedAt: r.updatedAt, failedRecipe: r.failedRecipe, failureClass: r.failureClass)
             let owner = Int32(records.count - 1)
@@ -380,7 +380,7 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
             for f in r.fingerprinted.sorted() { prints.append((owner, f)) }
         }
 
-        mutating func addRecording(id: Int64, path: String, identity: FileIdentity, contentHash: Data?, duration: Double?,
+        mutating package func addRecording(id: Int64, path: String, identity: FileIdentity, contentHash: Data?, duration: Double?,
                                    status: RecordingStatus, attempts: Int, error: String?, updatedAt: Double,
                                    failedRecipe: String?, failureClass: FailureClass?) {
             if let last = records.last, last.id >= id { idsAscending = false }
@@ -402,7 +402,7 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
         }
 
         /// The record index of a recording id (nil for a step whose recording was not read).
-        mutating func owner(of id: Int64) -> Int32? {
+        mutating package func owner(of id: Int64) -> Int32? {
             if !idsAscending && byId == nil {
                 var map: [Int64: Int32] = [:]
                 map.reserveCapacity(records.count)
@@ -418,12 +418,12 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
             return lo < records.count && records[lo].id == id ? Int32(lo) : nil
         }
 
-        mutating func addStep(recordingId: Int64, _ s: StepState) {
+        mutating package func addStep(recordingId: Int64, _ s: StepState) {
             guard let owner = owner(of: recordingId) else { return }
             addStep(owner: owner, s)
         }
 
-        mutating func addStep(owner: Int32, _ s: StepState) {
+        mutating package func addStep(owner: Int32, _ s: StepState) {
             let r = records[Int(owner)]
             let sameSource = s.source == FileIdentity(size: r.size, mtimeNs: r.mtimeNs, inode: r.inode).key
             // An output hash is a SHA-256 (32 bytes); a detail, a few values as JSON.
@@ -440,12 +440,12 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
         }
 
         /// A row of the `fingerprint` table.
-        mutating func addFingerprinted(recordingId: Int64, stage: String) {
+        mutating package func addFingerprinted(recordingId: Int64, stage: String) {
             guard let owner = owner(of: recordingId) else { return }
             prints.append((owner, stage))
         }
 
-        mutating func finish() -> (chunks: [[UInt8]], records: [Record], steps: [Step], texts: [String], rare: [Int32: Rare]) {
+        mutating package func finish() -> (chunks: [[UInt8]], records: [Record], steps: [Step], texts: [String], rare: [Int32: Rare]) {
             // Steps grouped by recording; a later step of the same stage replaces an earlier one.
             if zip(owners, owners.dropFirst()).contains(where: { $0 > $1 }) {
                 let order = owners.indices.sorted { (owners[$0], $0) < (owners[$1], $1) }

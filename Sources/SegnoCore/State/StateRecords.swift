@@ -122,6 +122,23 @@ public struct RecordingState: Sendable {
         guard status.hasFailure, let failureClass, failureClass.isParked else { return false }
         return identity == now && failedRecipe == recipe
     }
+
+    /// Every stored property: the initializer the other modules of segno use.
+    package init(id: Int64, path: String, identity: FileIdentity, contentHash: Data? = nil, duration: Double? = nil, status: RecordingStatus, attempts: Int, error: String? = nil, updatedAt: Double, steps: [String: StepState], failedRecipe: String? = nil, failureClass: FailureClass? = nil, fingerprinted: Set<String> = []) {
+        self.id = id
+        self.path = path
+        self.identity = identity
+        self.contentHash = contentHash
+        self.duration = duration
+        self.status = status
+        self.attempts = attempts
+        self.error = error
+        self.updatedAt = updatedAt
+        self.steps = steps
+        self.failedRecipe = failedRecipe
+        self.failureClass = failureClass
+        self.fingerprinted = fingerprinted
+    }
 }
 
 /// One change to the state, applied by the writer in a batch.
@@ -150,6 +167,13 @@ public struct SalvagedRecord: Sendable, Equatable {
     public var report: String
     /// Seconds since 1970.
     public var at: Double
+
+    /// Every stored property: the initializer the other modules of segno use.
+    package init(path: String, report: String, at: Double) {
+        self.path = path
+        self.report = report
+        self.at = at
+    }
 }
 
 extension StateUpdate {
@@ -182,6 +206,22 @@ public struct RunRecord: Sendable {
     public static func isNoOp(status: RunStatus, planned: Int, done: Int, failed: Int, pruned: Int) -> Bool {
         status == .done && planned == 0 && done == 0 && failed == 0 && pruned == 0
     }
+
+    /// Every stored property: the initializer the other modules of segno use.
+    package init(id: Int64, startedAt: Double, finishedAt: Double? = nil, spec: String, specName: String, status: RunStatus, planned: Int, done: Int, failed: Int, skipped: Int, repeats: Int = 1, pruned: Int = 0) {
+        self.id = id
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.spec = spec
+        self.specName = specName
+        self.status = status
+        self.planned = planned
+        self.done = done
+        self.failed = failed
+        self.skipped = skipped
+        self.repeats = repeats
+        self.pruned = pruned
+    }
 }
 
 /// A recording with a failure, as `segno status --failed` lists it.
@@ -197,6 +237,16 @@ public struct FailureRecord: Sendable {
 
     /// What the next plain run does with it, in words.
     public var nextRun: String { failureClass.isParked ? "skipped until the file or the spec changes (segno retry)" : "retried by the next run" }
+
+    /// Every stored property: the initializer the other modules of segno use.
+    package init(path: String, error: String, attempts: Int, at: Double, status: RecordingStatus, failureClass: FailureClass) {
+        self.path = path
+        self.error = error
+        self.attempts = attempts
+        self.at = at
+        self.status = status
+        self.failureClass = failureClass
+    }
 }
 
 /// A step's identity as a value: the stage kind and its path template or upload target.

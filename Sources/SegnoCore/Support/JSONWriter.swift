@@ -19,7 +19,7 @@ public indirect enum JSONValue: Sendable, Equatable {
         return out
     }
 
-    func write(to out: inout String) {
+    package func write(to out: inout String) {
         switch self {
         case .null: out += "null"
         case .bool(let b): out += b ? "true" : "false"
@@ -45,7 +45,7 @@ public indirect enum JSONValue: Sendable, Equatable {
         }
     }
 
-    static func escape(_ s: String, into out: inout String) {
+    static package func escape(_ s: String, into out: inout String) {
         out += "\""
         for u in s.unicodeScalars {
             switch u {
@@ -70,7 +70,7 @@ public indirect enum JSONValue: Sendable, Equatable {
 
 extension String {
     /// "0.10000000000000001" → shortest form that round-trips.
-    var trimmedNumber: String {
+    package var trimmedNumber: String {
         if let d = Double(self) { return "\(d)" }
         return self
     }

@@ -1,5 +1,10 @@
-import Testing
+@testable import SegnoAudio
 @testable import SegnoCore
+@testable import SegnoKit
+@testable import SegnoSources
+@testable import SegnoSpeech
+@testable import SegnoState
+import Testing
 
 /// The duplicate index on synthetic items: copies with flipped bits are found at their offset,
 /// unrelated fingerprints and silence are not.

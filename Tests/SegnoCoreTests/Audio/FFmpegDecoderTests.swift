@@ -1,6 +1,11 @@
 import Foundation
+@testable import SegnoAudio
 @testable import SegnoCore
 import SegnoDSP
+@testable import SegnoKit
+@testable import SegnoSources
+@testable import SegnoSpeech
+@testable import SegnoState
 import Testing
 
 // Phone formats through the ffmpeg program. Every fixture is made here by ffmpeg from a WAV that

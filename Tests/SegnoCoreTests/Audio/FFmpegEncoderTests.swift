@@ -1,6 +1,11 @@
 import Foundation
+@testable import SegnoAudio
 @testable import SegnoCore
 import SegnoDSP
+@testable import SegnoKit
+@testable import SegnoSources
+@testable import SegnoSpeech
+@testable import SegnoState
 import Testing
 
 // AAC and ALAC in .m4a through the ffmpeg program. ffprobe and ffmpeg's own decoder are the
@@ -232,7 +237,7 @@ import Testing
 @Suite struct EncodeM4ASpecTests {
     func load(_ encode: String) throws(SpecError) -> EncodeConfig? {
         let yaml = "version: 1\ninput:\n  root: in\noutput:\n  root: out\nstages:\n  - \(encode)\n"
-        return try SpecLoader.parse(yaml, file: "spec.yaml", baseDirectory: "/base").stages.last?.config as? EncodeConfig
+        return try SpecLoader.parse(yaml, file: "spec.yaml", baseDirectory: "/base", registry: .standard).stages.last?.config as? EncodeConfig
     }
 
     func message(_ encode: String) -> String? {

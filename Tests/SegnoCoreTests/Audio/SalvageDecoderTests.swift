@@ -1,7 +1,12 @@
 import Foundation
-import Testing
+@testable import SegnoAudio
 @testable import SegnoCore
 import SegnoDSP
+@testable import SegnoKit
+@testable import SegnoSources
+@testable import SegnoSpeech
+@testable import SegnoState
+import Testing
 
 /// Damaged recordings decoded with `damaged: salvage`: what is recovered is compared with the
 /// uncut original decoded by sox or ffmpeg (independent decoders), never only with segno's reader.

@@ -1,7 +1,12 @@
 import Foundation
-import Testing
+@testable import SegnoAudio
 @testable import SegnoCore
 import SegnoDSP
+@testable import SegnoKit
+@testable import SegnoSources
+@testable import SegnoSpeech
+@testable import SegnoState
+import Testing
 
 /// Salvage on hostile bytes: every corpus file (WAV, AIFF, CAF, RF64, FLAC, MP3, M4A, Ogg Vorbis,
 /// Ogg Opus, ADTS AAC) cut at

@@ -1,7 +1,12 @@
 import Foundation
-import Testing
+@testable import SegnoAudio
 @testable import SegnoCore
 import SegnoDSP
+@testable import SegnoKit
+@testable import SegnoSources
+@testable import SegnoSpeech
+@testable import SegnoState
+import Testing
 
 /// Damaged Ogg Vorbis, Ogg Opus and ADTS AAC recordings (made by ffmpeg) decoded with
 /// `damaged: salvage`, compared sample by sample with ffmpeg's decode of the uncut original

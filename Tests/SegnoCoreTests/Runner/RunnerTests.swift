@@ -1,6 +1,11 @@
 import Foundation
 import Logging
+@testable import SegnoAudio
 @testable import SegnoCore
+@testable import SegnoKit
+@testable import SegnoSources
+@testable import SegnoSpeech
+@testable import SegnoState
 import Synchronization
 import Testing
 
@@ -65,7 +70,7 @@ final class MemorySource: RecordingSource, @unchecked Sendable {
     func job(_ stages: [String], extra: String = "") throws -> Job {
         let text = "version: 1\ninput: { root: \(dir.path)/in, settle: 0s }\noutput: { root: \(dir.path)/out }\nretries: 1\n\(extra)stages:\n"
             + stages.map { "  - \($0)\n" }.joined()
-        return Job(spec: try SpecLoader.parse(text, file: "test.yaml", baseDirectory: dir.path))
+        return Job(spec: try SpecLoader.parse(text, file: "test.yaml", baseDirectory: dir.path, registry: .standard))
     }
 
     func run(_ job: Job, _ configure: (inout RunOptions) -> Void = { _ in }) throws -> RunSummary {

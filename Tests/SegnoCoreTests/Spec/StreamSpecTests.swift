@@ -1,5 +1,10 @@
 import Foundation
+@testable import SegnoAudio
 @testable import SegnoCore
+@testable import SegnoKit
+@testable import SegnoSources
+@testable import SegnoSpeech
+@testable import SegnoState
 import Testing
 
 /// `input.streams` + `input.record`: what loads, and every refusal with its line and column.
@@ -17,7 +22,7 @@ import Testing
     }
 
     func load(_ yaml: String) throws(SpecError) -> JobSpec {
-        try SpecLoader.parse(yaml, file: "spec.yaml", baseDirectory: "/base", environment: ["NEWS": "https://n.example/master.m3u8"])
+        try SpecLoader.parse(yaml, file: "spec.yaml", baseDirectory: "/base", registry: .standard, environment: ["NEWS": "https://n.example/master.m3u8"])
     }
 
     @Test func streamsLoadWithDefaults() throws {

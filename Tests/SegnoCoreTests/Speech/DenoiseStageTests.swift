@@ -1,6 +1,11 @@
 import Foundation
+@testable import SegnoAudio
 @testable import SegnoCore
 import SegnoDSP
+@testable import SegnoKit
+@testable import SegnoSources
+@testable import SegnoSpeech
+@testable import SegnoState
 import Testing
 
 /// `denoise` on recorded speech (LibriVox, read by sox) with generated noise: exact length, no
@@ -102,6 +107,6 @@ import Testing
 func loadStages(_ stages: String) throws -> [any StageConfig] {
     let yaml = "version: 1\nname: t\ninput: { root: /tmp }\noutput: { root: /tmp/segno-speech-spec-test }\nstages:\n"
         + stages.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n") + "\n  - metadata: { path: \"{stem}.json\" }\n"
-    let spec = try SpecLoader.parse(yaml, file: "t.yaml", baseDirectory: "/tmp")
+    let spec = try SpecLoader.parse(yaml, file: "t.yaml", baseDirectory: "/tmp", registry: .standard)
     return spec.stages.dropLast().map(\.config)
 }

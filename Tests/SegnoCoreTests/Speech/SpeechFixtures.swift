@@ -1,6 +1,11 @@
 import Foundation
+import SegnoAudio
 import SegnoCore
 import SegnoDSP
+import SegnoKit
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 
 /// Recorded speech for the speech stages' tests: LibriVox utterances from Debian's
 /// `pocketsphinx-testdata` (installed by `make test-deps`), decoded by sox.

@@ -1,6 +1,11 @@
 import Foundation
+@testable import SegnoAudio
 @testable import SegnoCore
 import SegnoDSP
+@testable import SegnoKit
+@testable import SegnoSources
+@testable import SegnoSpeech
+@testable import SegnoState
 import Testing
 
 /// `transcribe` on recorded speech (LibriVox, with its reference transcript) through the real

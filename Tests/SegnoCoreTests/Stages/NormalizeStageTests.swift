@@ -1,6 +1,11 @@
 import Foundation
+import SegnoAudio
 import SegnoCore
 import SegnoDSP
+import SegnoKit
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 import Testing
 
 /// `normalize`: a measuring pass, then one gain. Peak mode is checked exactly here; loudness is
@@ -127,7 +132,7 @@ import Testing
     @Test func shorthandAndLimitOptionParse() throws {
         func target(_ stage: String) throws -> NormalizeConfig.Target? {
             let yaml = "version: 1\ninput:\n  root: in\noutput:\n  root: out\nstages:\n  - \(stage)\n  - encode: { path: x.flac }\n"
-            let spec = try SpecLoader.parse(yaml, file: "spec.yaml", baseDirectory: "/base")
+            let spec = try SpecLoader.parse(yaml, file: "spec.yaml", baseDirectory: "/base", registry: .standard)
             return (spec.stages[0].config as? NormalizeConfig)?.target
         }
         #expect(try target("normalize: -16") == .loudness(lufs: -16, truePeak: -1, limit: true))

@@ -1,4 +1,9 @@
+import SegnoAudio
 import SegnoCore
+import SegnoKit
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 import Testing
 
 /// `resample: { quality: polyphase }`: exact length, aligned with libsamplerate's best, and the

@@ -1,6 +1,11 @@
 import Foundation
+import SegnoAudio
 import SegnoCore
 import SegnoDSP
+import SegnoKit
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 import Testing
 
 /// A transform whose `start` fails, like a lowpass above the input's Nyquist.

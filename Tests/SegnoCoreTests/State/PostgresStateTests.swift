@@ -1,6 +1,11 @@
 import Foundation
 import Logging
+@testable import SegnoAudio
 @testable import SegnoCore
+@testable import SegnoKit
+@testable import SegnoSources
+@testable import SegnoSpeech
+@testable import SegnoState
 import Testing
 
 /// A fresh database on the test server (`Tests/support/postgres.sh`, started by `make test`).
@@ -31,7 +36,7 @@ struct PostgresStateTests {
     func job(_ stages: [String] = RunnerTests.chain) throws -> Job {
         let text = "version: 1\ninput: { root: \(dir.path)/in, settle: 0s }\noutput: { root: \(dir.path)/out }\nretries: 0\nstages:\n"
             + stages.map { "  - \($0)\n" }.joined()
-        return Job(spec: try SpecLoader.parse(text, file: "test.yaml", baseDirectory: dir.path))
+        return Job(spec: try SpecLoader.parse(text, file: "test.yaml", baseDirectory: dir.path, registry: .standard))
     }
 
     func run(_ job: Job, _ location: any StateLocation, _ configure: (inout RunOptions) -> Void = { _ in }) throws -> RunSummary {

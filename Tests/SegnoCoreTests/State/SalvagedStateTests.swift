@@ -1,6 +1,11 @@
 import Foundation
-import Testing
+@testable import SegnoAudio
 @testable import SegnoCore
+@testable import SegnoKit
+@testable import SegnoSources
+@testable import SegnoSpeech
+@testable import SegnoState
+import Testing
 
 /// The `salvaged` table (SQLite v8, PostgreSQL pg5): what salvage recovered of a recording is
 /// kept with it, replaced by its next pass, removed when a pass reads it whole or it is forgotten.
@@ -36,7 +41,9 @@ import Testing
         try exercise(try StateStore(path: dir["state.sqlite"]))
     }
 
-    @Test func postgresKeepsSalvagedRecordings() throws {
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["SEGNO_TEST_PG"] != nil,
+                   "needs SEGNO_TEST_PG: `make test` starts PostgreSQL (Tests/support/postgres.sh start)"))
+    func postgresKeepsSalvagedRecordings() throws {
         guard let url = try TestPostgres.freshDatabase() else { return }
         _ = try PostgresStateLocation(url: url).openForRun()  // migrates
         let store = PostgresState(pool: PGPool(url: url), leaseSeconds: 30)

@@ -1,6 +1,11 @@
 import Foundation
+import SegnoAudio
 import SegnoCore
 import SegnoDSP
+import SegnoKit
+import SegnoSources
+import SegnoSpeech
+import SegnoState
 
 // Test fixtures: signals with known content and length, written by libsndfile itself (through
 // SegnoCore's `SndFileEncoder`), in a fresh temporary folder per test. sox is used only as an

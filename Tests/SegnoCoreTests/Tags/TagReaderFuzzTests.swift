@@ -1,5 +1,10 @@
 import Foundation
+@testable import SegnoAudio
 @testable import SegnoCore
+@testable import SegnoKit
+@testable import SegnoSources
+@testable import SegnoSpeech
+@testable import SegnoState
 import Testing
 
 /// The tag readers on damaged files: tagged files made by mutagen and ffmpeg

@@ -1,0 +1,19 @@
+import SegnoCore
+import SegnoDSP
+
+/// The end of an encode tap: writes a stream's blocks into one output file, which appears at its
+/// final path only when `finish` succeeds. `SndFileEncoder` (libsndfile's formats) and
+/// `FFmpegEncoder` (AAC and ALAC in `.m4a`, through the `ffmpeg` program). Owned by one worker.
+public protocol AudioEncoder: AnyObject {
+    /// Where the file ends up.
+    var path: String { get }
+    /// Writes one block (interleaved Float32). Called for each block that reaches the tap.
+    func write(_ block: AudioBlock) throws
+    /// Completes the file and renames it into place. Called once, after the last block.
+    func finish() throws
+    /// Drops the unfinished file; nothing appears at the final path. Safe to call twice.
+    func abandon()
+}
+
+extension SndFileEncoder: AudioEncoder {}
+extension FFmpegEncoder: AudioEncoder {}

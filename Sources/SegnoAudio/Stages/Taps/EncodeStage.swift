@@ -1,0 +1,176 @@
+import Foundation
+import SegnoCore
+import SegnoDSP
+
+/// `encode: { path: "{dir}/{stem}.flac", format: flac, bits: 16, quality: 0.8 }` writes the
+/// stream at its place in the chain. The format follows the path's extension unless given;
+/// `bits` defaults to the source's depth (see `SampleBits.defaultFor`). `aac` and `alac` (`.m4a`)
+/// are written through the `ffmpeg` program (`FFmpegEncoder`), AAC at `bitrate` bits per second.
+public struct EncodeConfig: TapConfig {
+    public let pathTemplate: PathTemplate
+    public let format: OutputFormat?
+    public let bits: SampleBits?
+    /// 0…1: lossy quality (higher is better) or FLAC compression effort.
+    public let quality: Double?
+    /// AAC's bitrate in bits per second (nil: `FFmpegEncoder.defaultBitrate`).
+    public let bitrate: Int?
+    /// Which tags, pictures, `bext` and `iXML` the output carries.
+    public let tags: TagPolicy
+    public var name: String { "encode" }
+    public var carriesPictures: Bool { tags.keep }
+    public var version: Int { 1 }
+    public var options: [(String, String)] {
+        var o = [("path", pathTemplate.text)]
+        if let format { o.append(("format", format.rawValue)) }
+        if let bits { o.append(("bits", bits.rawValue)) }
+        if let quality { o.append(("quality", canonicalNumber(quality))) }
+        if let bitrate { o.append(("bitrate", String(bitrate))) }
+        return o + tags.options
+    }
+
+    public init(path: PathTemplate, format: OutputFormat?, bits: SampleBits?, quality: Double?, bitrate: Int? = nil,
+                tags: TagPolicy = TagPolicy()) {
+        self.tags = tags
+        self.pathTemplate = path
+        self.format = format
+        self.bits = bits
+        self.quality = quality
+        self.bitrate = bitrate
+    }
+
+    /// The format this tap writes for a resolved path.
+    public func resolvedFormat(path: String) throws -> OutputFormat {
+        if let format { return format }
+        guard let f = OutputFormat(extensionOf: path) else {
+            throw AudioError.unsupportedOutput(path: path, detail: "cannot tell the output format from the name; add format: (\(OutputFormat.allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
+        return f
+    }
+
+    public func makeTap(paths: [String], context: RecordingContext) throws -> any Tap {
+        let path = paths[0]
+        let f = try resolvedFormat(path: path)
+        let b = bits ?? context.source.flatMap { SampleBits.defaultFor(source: $0.sampleKind, sourceCodec: $0.codec, format: f) }
+        let plan: TagPlan
+        do { plan = try TagPlan(policy: tags, context: context) } catch {
+            throw StageStartError(stage: "encode", "set: \(error.message)")
+        }
+        return EncodeTap(path: path, format: f, bits: b, quality: quality, bitrate: bitrate, tags: plan)
+    }
+}
+
+final package class EncodeTap: Tap {
+    package let path: String
+    package let format: OutputFormat
+    package let bits: SampleBits?
+    package let quality: Double?
+    package let bitrate: Int?
+    package let tags: TagPlan
+    package var encoder: (any AudioEncoder)?
+
+    package init(path: String, format: OutputFormat, bits: SampleBits?, quality: Double?, bitrate: Int?, tags: TagPlan) {
+        self.tags = tags
+        self.path = path
+        self.format = format
+        self.bits = bits
+        self.quality = quality
+        self.bitrate = bitrate
+    }
+
+    package func start(_ format: AudioFormat) throws {
+        let plan: TagPlan? = tags.isEmpty ? nil : tags.retimed(to: format.sampleRate)
+        if self.format.needsFFmpeg {
+            // Looked up per recording (a few `stat` calls), so installing ffmpeg helps the next run.
+            let ffmpeg = FFmpegTools.find("ffmpeg", in: ProcessInfo.processInfo.environment["PATH"])
+            encoder = try FFmpegEncoder(path: path, format: self.format, bits: bits, bitrate: bitrate, stream: format, executable: ffmpeg, tags: plan)
+        } else {
+            encoder = try SndFileEncoder(path: path, format: self.format, bits: bits, quality: quality, stream: format, tags: plan)
+        }
+    }
+
+    package func observe(_ block: AudioBlock) throws { try encoder?.write(block) }
+
+    package func finish() throws -> [ProducedFile] {
+        guard let e = encoder else { throw AudioError.encodeFailed(path: path, detail: "encoder never started") }
+        try e.finish()
+        encoder = nil
+        return [ProducedFile(stage: "encode", path: path)]
+    }
+
+    package func abandon() {
+        encoder?.abandon()
+        encoder = nil
+    }
+}
+
+extension EncodeConfig {
+    /// The spec\'s options for this stage: every check, before any audio flows (SoX\'s getopts).
+    static package func parse(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
+        let o = try v.options(allowed: ["path", "format", "bits", "quality", "bitrate", "tags", "set"], required: ["path"])
+        let template = try StageRegistry.parseTemplate(o["path"]!)
+        let format = try o["format"]?.choice(OutputFormat.self)
+        if format == nil, OutputFormat(extensionOf: template.text) == nil {
+            throw o["path"]!.error("cannot tell the format from \"\(template.text)\"; add format: (\(OutputFormat.allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
+        let resolved = format ?? OutputFormat(extensionOf: template.text)!
+        var bits: SampleBits? = nil
+        if let b = o["bits"] {
+            guard let parsed = SampleBits(text: try b.string()) else { throw b.error("bits must be 8, 16, 24, 32, float or double") }
+            if resolved.isLossy { throw b.error("\(resolved.rawValue) is lossy; use \(resolved == .aac ? "bitrate" : "quality") instead of bits") }
+            guard resolved.allowedBits.contains(parsed) else {
+                throw b.error("\(resolved.rawValue) cannot hold \(parsed.samplesLabel) samples (allowed: \(resolved.allowedBits.map(\.rawValue).joined(separator: ", ")))")
+            }
+            bits = parsed
+        }
+        if let rates = resolved.allowedRates, let rate = c.knownRate, !rates.contains(rate) {
+            throw o["path"]!.error("\(resolved.rawValue) cannot be written at \(rate) Hz (allowed: \(rates.map(String.init).joined(separator: ", ")))")
+        }
+        if let q = o["quality"], resolved.needsFFmpeg {
+            throw q.error(resolved == .aac ? "aac takes bitrate (e.g. bitrate: 128k), not quality" : "alac is lossless and has no quality setting")
+        }
+        var bitrate: Int? = nil
+        if let b = o["bitrate"] {
+            guard resolved == .aac else { throw b.error("bitrate applies to aac only (\(resolved.rawValue) \(resolved.isLossy ? "takes quality 0…1" : "is lossless"))") }
+            guard let parsed = Self.parseBitrate(try b.string()) else {
+                throw b.error("bitrate must be bits per second, or kb/s with k: 8k…512k (e.g. 128k)")
+            }
+            bitrate = parsed
+        }
+        return EncodeConfig(path: template, format: format, bits: bits, quality: try o["quality"]?.double(in: 0...1), bitrate: bitrate,
+                            tags: try parseTags(o["tags"], o["set"]))
+    }
+
+    /// `tags: keep | none` and `set: { NAME: TEMPLATE }`: names are letters, digits, `_`, `-`,
+    /// `:` and `.` (normalised to lower case); values are text templates (`{title}`, `{tag:artist}`).
+    static package func parseTags(_ keep: SpecValue?, _ set: SpecValue?) throws(SpecError) -> TagPolicy {
+        var policy = TagPolicy()
+        if let k = keep {
+            switch try k.string() {
+            case "keep": policy.keep = true
+            case "none": policy.keep = false
+            default: throw k.error("tags must be keep or none")
+            }
+        }
+        if let s = set {
+            for (key, value) in try s.mapping() {
+                guard TagPolicy.isValidName(key) else { throw value.error("tag names are letters, digits, '_', '-', ':' and '.'") }
+                let text = try value.string()
+                let template: PathTemplate
+                do { template = try PathTemplate(text, isPath: false) } catch { throw value.error(error.message) }
+                policy.set.append((key.lowercased(), template))
+            }
+        }
+        return policy
+    }
+
+    /// "128k" or "128000" → 128000 (bits per second); nil when malformed or outside
+    /// `FFmpegEncoder.bitrateRange`. Shared by the spec and `convert --bitrate`.
+    public static func parseBitrate(_ text: String) -> Int? {
+        var t = text.trimmingCharacters(in: .whitespaces).lowercased()
+        var scale = 1
+        if t.hasSuffix("k") { t.removeLast(); scale = 1000 }
+        guard let v = Double(t), v.isFinite, v > 0 else { return nil }
+        let bps = Int((v * Double(scale)).rounded())
+        return FFmpegEncoder.bitrateRange.contains(bps) ? bps : nil
+    }
+}

@@ -1,0 +1,112 @@
+import SegnoCore
+import SegnoDSP
+
+/// `lowpass` / `highpass: { frequency: Hz, order: 2|4|6|8, q }` (Butterworth as cascaded
+/// biquads; `q` for a resonant order 2, as AVAudioUnitEQ's resonantLowPass/HighPass) and
+/// `bandpass` / `bandstop: { frequency: Hz, bandwidth: octaves }` (one cookbook section).
+/// Shorthand: `lowpass: 3400`. The frequency must be below the Nyquist frequency of the stream
+/// at the stage's place: checked when the spec loads if an upstream resample fixes the rate,
+/// else when each recording's chain starts.
+public struct FilterConfig: TransformConfig {
+    public var changesLevel: Bool { true }
+    public enum Kind: String, Sendable, CaseIterable { case lowpass, highpass, bandpass, bandstop }
+    public let filter: Kind
+    /// Corner or centre frequency, Hz.
+    public let frequency: Double
+    public let order: Int
+    public let q: Double?
+    /// Octaves, for bandpass/bandstop.
+    public let bandwidth: Double
+    public var name: String { filter.rawValue }
+    public var version: Int { 1 }
+    public var options: [(String, String)] {
+        switch filter {
+        case .lowpass, .highpass:
+            var o = [("frequency", canonicalNumber(frequency)), ("order", String(order))]
+            if let q { o.append(("q", canonicalNumber(q))) }
+            return o
+        case .bandpass, .bandstop:
+            return [("frequency", canonicalNumber(frequency)), ("bandwidth", canonicalNumber(bandwidth))]
+        }
+    }
+
+    public init(filter: Kind, frequency: Double, order: Int = 2, q: Double? = nil, bandwidth: Double = 1) {
+        self.filter = filter
+        self.frequency = frequency
+        self.order = order
+        self.q = q
+        self.bandwidth = bandwidth
+    }
+
+    /// The design's sections at `sampleRate`; throws the design error (naming the option).
+    public func sections(sampleRate: Double) throws(FilterDesignError) -> [Biquad] {
+        switch filter {
+        case .lowpass: return try FilterDesign.lowpass(frequency: frequency, order: order, q: q, sampleRate: sampleRate)
+        case .highpass: return try FilterDesign.highpass(frequency: frequency, order: order, q: q, sampleRate: sampleRate)
+        case .bandpass: return try FilterDesign.bandpass(frequency: frequency, bandwidth: bandwidth, sampleRate: sampleRate)
+        case .bandstop: return try FilterDesign.bandstop(frequency: frequency, bandwidth: bandwidth, sampleRate: sampleRate)
+        }
+    }
+
+    public func makeTransform() throws -> any Transform {
+        BiquadTransform(name: name) { rate throws(FilterDesignError) in try sections(sampleRate: rate) }
+    }
+}
+
+/// Runs a biquad cascade designed when the stream's rate is known. Shared by the filter and EQ stages.
+final package class BiquadTransform: Transform {
+    package let name: String
+    package let design: (Double) throws(FilterDesignError) -> [Biquad]
+    package var cascade: BiquadCascade?
+
+    package init(name: String, design: @escaping (Double) throws(FilterDesignError) -> [Biquad]) {
+        self.name = name
+        self.design = design
+    }
+
+    package func start(_ input: AudioFormat) throws -> AudioFormat {
+        let sections: [Biquad]
+        do { sections = try design(Double(input.sampleRate)) } catch {
+            throw StageStartError(stage: name, "\(error.option): \(error) (stream: \(input))")
+        }
+        cascade = sections.isEmpty ? nil : BiquadCascade(sections: sections, channels: input.channels)
+        return input
+    }
+
+    package func process(_ block: inout AudioBlock) throws {
+        cascade?.process(&block)
+    }
+}
+
+extension FilterConfig {
+    /// `lowpass:`/`highpass:`/`bandpass:`/`bandstop:` options: every check, before any audio flows.
+    static package func parse(_ kind: FilterConfig.Kind, _ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
+        let config: FilterConfig
+        var freqNode = v
+        if v.isScalar {
+            config = FilterConfig(filter: kind, frequency: try v.double(unit: "Hz"))
+        } else {
+            let band = kind == .bandpass || kind == .bandstop
+            let o = try v.options(allowed: band ? ["frequency", "bandwidth"] : ["frequency", "order", "q"], required: ["frequency"])
+            freqNode = o["frequency"]!
+            let freq = try freqNode.double(unit: "Hz")
+            if band {
+                config = FilterConfig(filter: kind, frequency: freq, bandwidth: try o["bandwidth"]?.double() ?? 1)
+                do { try FilterDesign.validateBandwidth(config.bandwidth) } catch { throw o["bandwidth"]!.error("\(error)") }
+            } else {
+                let order = try o["order"]?.int() ?? 2
+                do { try FilterDesign.validateOrder(order) } catch { throw o["order"]!.error("\(error)") }
+                let q = try o["q"]?.double()
+                do { try FilterDesign.validateQ(q, order: order) } catch { throw o["q"]!.error("\(error)") }
+                config = FilterConfig(filter: kind, frequency: freq, order: order, q: q)
+            }
+        }
+        do { try FilterDesign.validateFrequency(config.frequency, sampleRate: c.knownRate.map(Double.init)) } catch {
+            if let rate = c.knownRate {
+                throw freqNode.error("\(canonicalNumber(config.frequency)) Hz is not below the Nyquist frequency of the \(String(format: "%g", Double(rate) / 1000)) kHz stream here (after resample)")
+            }
+            throw freqNode.error("\(error)")
+        }
+        return config
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+
+/// One tag value under its name. `key` is segno's normalised name (TagLib's property names in
+/// lower case: `title`, `artist`, `album`, `date`, `comment`, `genre`, `tracknumber`, `location`…)
+/// or, in `RecordingMetadata.raw`, the container's own key (`TIT2`, `©nam`, `INAM`, `TITLE`).
+public struct TagEntry: Sendable, Equatable, Codable {
+    public var key: String
+    public var value: String
+    public init(_ key: String, _ value: String) {
+        self.key = key
+        self.value = value
+    }
+}
+
+/// An embedded picture (FLAC `PICTURE`, Vorbis `METADATA_BLOCK_PICTURE`, ID3 `APIC`, MP4 `covr`).
+public struct EmbeddedPicture: Sendable, Equatable {
+    /// ID3v2/FLAC picture type: 3 is the front cover.
+    public var type: Int
+    public var mime: String
+    public var description: String
+    /// Bytes.
+    public var size: Int
+    /// The image; nil when only described (reading for `info`, or over `TagReader.pictureLimit`).
+    public var data: [UInt8]?
+
+    public init(type: Int, mime: String, description: String, size: Int, data: [UInt8]?) {
+        self.type = type
+        self.mime = mime
+        self.description = description
+        self.size = size
+        self.data = data
+    }
+
+    /// "front cover, image/jpeg, 12,345 bytes".
+    public var summary: String {
+        let kind = Self.typeNames[type] ?? "picture type \(type)"
+        let d = description.isEmpty ? "" : " \"\(description)\""
+        return "\(kind)\(d), \(mime.isEmpty ? "unknown type" : mime), \(size) bytes"
+    }
+
+    static package let typeNames: [Int: String] = [0: "other", 1: "file icon", 2: "other file icon", 3: "front cover", 4: "back cover",
+                                           5: "leaflet page", 6: "media", 7: "lead artist", 8: "artist", 9: "conductor",
+                                           10: "band", 11: "composer", 12: "lyricist", 13: "recording location",
+                                           14: "during recording", 15: "during performance", 16: "screen capture",
+                                           17: "bright coloured fish", 18: "illustration", 19: "band logo", 20: "publisher logo"]
+}
+
+/// Everything a recording carries besides its audio: tags under normalised and raw names,
+/// pictures, BWF `bext` and `iXML`. Read once per recording when its source is opened
+/// (`TagReader.read`), carried to every encode tap and the metadata tap.
+public struct RecordingMetadata: Sendable, Equatable {
+    /// Normalised names, in the order read; a name may repeat (several artists).
+    public var tags: [TagEntry] = []
+    /// The container's own keys, as stored.
+    public var raw: [TagEntry] = []
+    public var pictures: [EmbeddedPicture] = []
+    /// The Broadcast Wave `bext` chunk.
+    public var broadcast: BroadcastInfo?
+    /// The `iXML` chunk, bytes as stored (trailing NUL padding removed).
+    public var ixml: [UInt8]?
+    /// What was damaged or left out, one line each, without the file name ("ID3v2 frame TIT2: …").
+    public var warnings: [String] = []
+
+    public init() {}
+
+    public var isEmpty: Bool { tags.isEmpty && pictures.isEmpty && broadcast == nil && ixml == nil }
+
+    /// The first value of a normalised name (case-insensitive), or of a raw key when no
+    /// normalised name matches (`TIT2`, `©nam`, `TXXX:mood`).
+    public func value(_ name: String) -> String? {
+        let k = name.lowercased()
+        if let t = tags.first(where: { $0.key == k }) { return t.value }
+        return raw.first(where: { $0.key.lowercased() == k })?.value
+    }
+
+    /// The normalised tags as one value per name (repeated names joined by "; "), the form
+    /// `SourceInfo.tags` keeps.
+    public var flattened: [String: String] {
+        var out: [String: String] = [:]
+        for t in tags where !t.value.isEmpty {
+            if let v = out[t.key] { if !v.split(separator: ";").contains(where: { $0.trimmingCharacters(in: .whitespaces) == t.value }) { out[t.key] = v + "; " + t.value } }
+            else { out[t.key] = t.value }
+        }
+        return out
+    }
+
+    /// Adds a normalised tag unless the same name already has this value.
+    mutating package func add(_ key: String, _ value: String) {
+        guard !value.isEmpty, !tags.contains(where: { $0.key == key && $0.value == value }) else { return }
+        tags.append(TagEntry(key, value))
+    }
+}

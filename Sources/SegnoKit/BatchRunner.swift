@@ -1,0 +1,405 @@
+import Dispatch
+import Foundation
+import Logging
+import SegnoAudio
+import SegnoCore
+import SegnoSources
+import SegnoSpeech
+import SegnoState
+import Synchronization
+
+/// How `segno run` / `segno retry` behave.
+public struct RunOptions: Sendable {
+    /// Worker count; nil = the spec's `parallel`.
+    public var parallel: Int?
+    /// Print the plan, touch nothing.
+    public var dryRun = false
+    /// With the plan, say why each step runs.
+    public var explain = false
+    public var force: Force = .none
+    /// Stop taking new work after this many seconds (in-flight recordings finish).
+    public var maxTime: Double?
+    /// Only recordings that failed before (`segno retry`).
+    public var retryOnly = false
+    /// Shown the run's progress, failures and warnings (the CLI's terminal drawing); nil: the run
+    /// shows nothing (the summary and the state still say everything).
+    public var observer: (any RunObserver)? = nil
+    /// The process environment as the CLI read it once (S3 credentials and endpoints for the
+    /// source and uploads); the library reads no environment variable itself.
+    public var environment: [String: String] = [:]
+    /// `--shard K/N`: only the recordings whose stable hash falls in shard K of N (0 ≤ K < N).
+    public var shard: Shard? = nil
+    /// Called on the run's thread after each pass of a live source (`--watch`, stream capture)
+    /// with that pass's summary. When set, the run's own summary keeps the counts but not each
+    /// pass's results and plan lines, so a watcher that runs for months does not grow.
+    public var onPass: (@Sendable (RunSummary) -> Void)? = nil
+    public init() {}
+}
+
+/// One of N disjoint parts of the input (`--shard K/N`), for schedulers without a shared database:
+/// a recording belongs to the shard its name's FNV-1a hash picks, the same on every machine.
+public struct Shard: Sendable, Equatable, CustomStringConvertible {
+    public let index: Int
+    public let count: Int
+
+    /// Parses "K/N" with 0 ≤ K < N ≤ 10,000.
+    public init?(_ text: String) {
+        let parts = text.split(separator: "/")
+        guard parts.count == 2, let k = Int(parts[0]), let n = Int(parts[1]), (1...10_000).contains(n), (0..<n).contains(k) else { return nil }
+        index = k
+        count = n
+    }
+
+    public func contains(_ relativePath: String) -> Bool {
+        var hash: UInt64 = 0xcbf29ce484222325
+        for b in relativePath.utf8 { hash = (hash ^ UInt64(b)) &* 0x100000001b3 }
+        return Int(hash % UInt64(count)) == index
+    }
+
+    public var description: String { "\(index)/\(count)" }
+
+    /// The SQLite state of one shard: `state.sqlite` → `state.shard-K-of-N.sqlite`, so shards
+    /// never wait on each other's lock.
+    public func statePath(_ path: String) -> String {
+        let ext = (path as NSString).pathExtension
+        let base = (path as NSString).deletingPathExtension
+        return base + ".shard-\(index)-of-\(count)" + (ext.isEmpty ? "" : "." + ext)
+    }
+}
+
+/// Runs a job: prepare (lock, state, clean-up) → scan → plan → execute on the worker pool →
+/// summarise. A recording's whole chain runs on one worker (no locks in the sample loop); each
+/// finished recording is recorded through one batching writer; signals and `--max-time` stop
+/// cleanly.
+public final class BatchRunner: Sendable {
+    public let job: Job
+    public let options: RunOptions
+    /// Where recordings come from (the spec's input folder unless given).
+    public let source: any RecordingSource
+    /// Where state lives (the spec's SQLite file unless given).
+    public let state: any StateLocation
+    package let stop: StopFlag
+    package let logger: Logger
+
+    public init(job: Job, options: RunOptions, stop: StopFlag, logger: Logger,
+                source: (any RecordingSource)? = nil, state: (any StateLocation)? = nil) {
+        self.job = job
+        self.options = options
+        self.stop = stop
+        self.logger = logger
+        let spec = job.spec
+        // The spec's source; an `s3://` input needs credentials, so the CLI makes it (`makeSource`).
+        self.source = source ?? (try? spec.makeSource(environment: options.environment, logger: logger))
+            ?? FolderSource(input: spec.input, skipDirectories: [spec.outputRoot])
+        if let state {
+            self.state = state
+        } else if let shard = options.shard, !spec.stateIsShared {
+            self.state = SQLiteStateLocation(path: shard.statePath(spec.statePath))
+        } else {
+            self.state = spec.stateLocation
+        }
+    }
+
+    /// Runs the job. Throws only when the run cannot start (lock, state, input root); per-recording
+    /// failures are in the summary.
+    public func run() throws(RunError) -> RunSummary {
+        let session = try prepare()
+        defer {
+            session.store?.close()
+            _ = session.hold
+        }
+        let deadline = options.maxTime.map { Date().addingTimeInterval($0) }
+        if !options.dryRun, let live = source as? any LiveRecordingSource {
+            return try runLive(live, session: session, deadline: deadline)
+        }
+        return try pass(session: session, deadline: deadline)
+    }
+
+    /// One scan → plan → execute over what the source holds now.
+    package func pass(session: Session, deadline: Date?) throws(RunError) -> RunSummary {
+        var scan = try source.scan()
+        if let shard = options.shard {
+            scan.files = scan.files.filter { shard.contains($0.relativePath) }
+            scan.settlingPaths = scan.settlingPaths.filter { shard.contains($0) }
+            scan.unreadableNames = scan.unreadableNames.filter { shard.contains($0.relativePath) }
+        }
+        let state: StateIndex
+        do { state = try session.store?.loadAll() ?? [:] } catch { throw StateOpening.classify(error, path: job.spec.statePath, moveAside: !options.dryRun) }
+        let store = session.store
+        let plan = makePlan(scan: scan, state: state, recipeLookup: options.explain ? { try? store?.recipe($0) } : nil)
+        var summary = RunSummary()
+        summary.scanned = scan.files.count
+        summary.settling = scan.settling
+        summary.settlingPaths = scan.settlingPaths.sorted()
+        summary.problems = scan.problems.map(\.description)
+        summary.ownOutputs = plan.ownOutputs
+        summary.planned = plan.work.count + plan.refused.count
+        summary.skipped = plan.upToDate
+        summary.knownFailures = plan.knownFailures
+        summary.pruneHeld = plan.pruneHeld
+        summary.plan = plan.lines
+        if options.dryRun {
+            summary.planned = plan.work.count
+            summary.pruned = plan.prune
+            summary.finishedAt = Date()
+            return summary
+        }
+        guard let store else { throw .state("not opened") }
+        try execute(plan, state: state, store: store, deadline: deadline, into: &summary)
+        return summary
+    }
+
+    /// A source that records while the run goes on (stream capture, a watched folder): starts it
+    /// under the run's lock, makes a pass each time new recordings have appeared (the chain
+    /// processes a segment while the next records), and a final pass once capture ends. A signal or `--max-time`
+    /// ends capture (segments closed cleanly) and passes; what is left waits for the next run.
+    package func runLive(_ live: any LiveRecordingSource, session: Session, deadline: Date?) throws(RunError) -> RunSummary {
+        live.removeTemporaries()
+        let capture = try live.startCapture(logger: logger, deadline: deadline, shouldStop: { [stop] in stop.isStopped })
+        var total = RunSummary()
+        var seen = 0
+        func timeUp() -> Bool { deadline.map { Date() >= $0 } ?? false }
+        while true {
+            let recording = capture.isRunning
+            let count = capture.finishedCount
+            if stop.isStopped || timeUp() { break }
+            if count > seen || !recording {
+                seen = count
+                var s = try pass(session: session, deadline: deadline)
+                if let onPass = options.onPass {
+                    onPass(s)
+                    s.results = []
+                    s.plan = []
+                }
+                total.merge(s)
+                if !recording { break }
+                continue
+            }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        capture.wait()
+        total.captureFailures = capture.failures
+        if let sig = stop.signal { total.stop = .signal(sig) } else if timeUp() { total.stop = .timeUp }
+        total.finishedAt = Date()
+        return total
+    }
+
+    /// What a run holds while it works: the run and the store (both nil for a dry run on a new job).
+    package struct Session {
+        package var hold: (any RunHold)?
+        package var store: (any StateBackend)?
+    }
+
+    /// Takes the run, opens the state (a dry run: read-only, nothing created or migrated, no
+    /// lock) and removes temporaries a killed run left.
+    package func prepare() throws(RunError) -> Session {
+        if options.dryRun { return Session(hold: nil, store: try state.openForReading()) }
+        let (hold, store) = try state.openForRun()
+        let shared = job.spec.stateIsShared
+        Temporaries.remove(under: job.spec.outputRoot, sharedWithOtherWorkers: shared)
+        source.removeLeftovers()
+        for up in job.uploads {
+            if let dir = up.config.localFolder?.fixedFolder { Temporaries.remove(under: dir, sharedWithOtherWorkers: shared) }
+        }
+        return Session(hold: hold, store: store)
+    }
+
+    /// Sets up uploads, prunes, runs the plan's recordings on the worker pool and records the run.
+    package func execute(_ plan: RunPlan, state: StateIndex, store: any StateBackend, deadline: Date?, into summary: inout RunSummary) throws(RunError) {
+        var uploaders: [any RecordingUploader] = []
+        do {
+            for up in job.uploads {
+                let u = try up.config.makeUploader(environment: options.environment, progressStore: store, logger: logger)
+                u.abortStale(store: store)
+                uploaders.append(u)
+            }
+        } catch {
+            throw .upload("\(error)")
+        }
+        let runId: Int64
+        do { runId = try store.startRun(spec: job.spec.file, specName: job.spec.name) } catch { throw StateOpening.classify(error, path: job.spec.statePath) }
+        let pruned = prune(plan.prune, state: state, store: store, uploaders: uploaders)
+        summary.pruned = pruned.map(\.path)
+        try? store.recordPruned(runId: runId, pruned)
+        let writer = StateWriter(store: store)
+        for file in plan.unchanged { writer.submit(.touched(path: file.relativePath, identity: file.identity)) }
+        let refused = recordRefused(plan.refused, writer: writer)
+        let progress = RunProgress(observer: options.observer)
+        progress.plan(plan.work.map { ($0.file.relativePath, $0.prior?.duration) })
+        options.observer?.workStarted(progress)
+        let before = store.statementStats
+        let (finished, timeUp) = runWork(plan.work, store: store, writer: writer, progress: progress, uploaders: uploaders, deadline: deadline)
+        options.observer?.workEnded(progress)
+        do { try writer.flush() } catch { progress.error("segno: \(error)") }
+        if let before, let after = store.statementStats {
+            summary.stateStatements = (after.statements - before.statements, after.seconds - before.seconds)
+        }
+        summary.notStarted = plan.work.count - finished.count
+        summary.results = (refused + finished).sorted { $0.path < $1.path }
+        summarise(&summary, timeUp: timeUp)
+        try? store.finishRun(id: runId, status: runStatus(summary), planned: summary.planned, done: summary.done,
+                             failed: summary.failed, skipped: summary.skipped, pruned: summary.pruned.count)
+        if let path = job.spec.reportPath {
+            do {
+                try ReportWriter.afterRun(spec: job.spec, store: store)
+                summary.report = .success(path)
+            } catch {
+                summary.report = .failure(ReportFailure(message: "report \(AudioError.quoted(path)): \(error)"))
+            }
+        }
+    }
+
+    /// Records the recordings that fail without running (collisions, names that are not text).
+    package func recordRefused(_ refused: [(file: ScannedFile, message: String, failureClass: FailureClass)], writer: StateWriter) -> [RecordingResult] {
+        refused.map { file, message, cls in
+            let text = "\(AudioError.quoted(file.relativePath)): \(message)"
+            writer.submit(.failed(path: file.relativePath, identity: file.identity, error: text, attempts: 1,
+                                  recipe: job.recipeFingerprint, failureClass: cls))
+            options.observer?.failure("segno: \(text)")
+            return RecordingResult(path: file.relativePath, status: .failed, duration: nil, seconds: 0, attempts: 1,
+                                   outputs: [], error: text, failureClass: cls, reasons: [])
+        }
+    }
+
+    /// Runs the plan's recordings on the worker pool until done, stopped or out of time; with a
+    /// shared store the threads take them from a `ClaimQueue` (claimed in batches). Recordings
+    /// another worker holds are tried again once this worker's own are done: that lease either
+    /// ends with the work done (then they are skipped) or expires (taken over). Returns the
+    /// results and whether `--max-time` ran out.
+    package func runWork(_ plan: [RecordingPlan], store: any StateBackend, writer: StateWriter, progress: RunProgress,
+                 uploaders: [any RecordingUploader], deadline: Date?) -> ([RecordingResult], Bool) {
+        let collected = Mutex<[RecordingResult]>([])
+        let timeUp = Mutex(false)
+        let shouldStop: @Sendable () -> Bool = { [stop] in
+            if stop.isStopped { return true }
+            if let deadline, Date() >= deadline { timeUp.withLock { $0 = true }; return true }
+            return false
+        }
+        var work = plan
+        var pause = 0.2
+        while !work.isEmpty && !shouldStop() {
+            let queue = ClaimQueue(work, store: store, workers: options.parallel ?? job.spec.workers)
+            WorkerPool.run(workers: options.parallel ?? job.spec.workers, shouldStop: shouldStop, next: queue.take) { [self] plan in
+                let r = process(plan, writer: writer, progress: progress, uploaders: uploaders)
+                if store.claimsRecordings && (r.status == .interrupted || r.status == .notReady) { store.release(r.path) }
+                collected.withLock { $0.append(r) }
+            }
+            queue.releaseUnstarted()
+            let (held, skipped) = queue.leftovers
+            for r in skipped {
+                progress.update { $0.planned -= 1 }
+                progress.end(r.path)
+                if let e = r.error { progress.error("segno: \(e)") }
+            }
+            collected.withLock { $0 += skipped }
+            work = held.sorted { $0.file.relativePath < $1.file.relativePath }
+            // Held recordings usually finish within moments: ask again soon, then less often.
+            if !work.isEmpty && !shouldStop() {
+                Thread.sleep(forTimeInterval: pause)
+                pause = min(pause * 2, min(2, max(0.2, job.spec.leaseSeconds / 4)))
+            }
+        }
+        return (collected.withLock { $0 }, timeUp.withLock { $0 })
+    }
+
+    /// Counts the results into the summary.
+    package func summarise(_ summary: inout RunSummary, timeUp: Bool) {
+        for r in summary.results {
+            switch r.status {
+            case .done: summary.done += 1
+            case .failed, .partial: summary.failed += 1
+            case .interrupted: summary.interrupted += 1
+            case .unchanged: summary.skipped += 1; summary.planned -= 1
+            case .notReady: summary.settling += 1; summary.planned -= 1
+            case .elsewhere: summary.skipped += 1; summary.planned -= 1
+            }
+        }
+        if let sig = stop.signal { summary.stop = .signal(sig) } else if timeUp { summary.stop = .timeUp }
+        summary.finishedAt = Date()
+    }
+
+    package func runStatus(_ summary: RunSummary) -> RunStatus {
+        switch summary.stop {
+        case .signal: return .interrupted
+        case .timeUp: return .timeUp
+        case .none: return summary.failed > 0 ? .failures : .done
+        }
+    }
+
+    /// Processes one recording; transient failures are retried with back-off, and a retry reruns
+    /// only the taps and uploads that did not finish. Called on a worker thread.
+    package func process(_ plan: RecordingPlan, writer: StateWriter, progress: RunProgress, uploaders: [any RecordingUploader]) -> RecordingResult {
+        guard case .run(let tapIndices, let uploadIndices, let reasons) = plan.action else { fatalError("only runnable plans are processed") }
+        let started = Date()
+        let priorAttempts = plan.prior?.status.hasFailure == true ? plan.prior?.attempts ?? 0 : 0
+        var result = RecordingResult(path: plan.file.relativePath, status: .failed, duration: nil, seconds: 0,
+                                     attempts: 0, outputs: [], error: nil, reasons: reasons.map(\.description))
+        defer { result.seconds = Date().timeIntervalSince(started) }
+        var runner = RecordingJob(job: job, plan: plan, source: source, uploaders: uploaders, stop: stop)
+        let path = plan.file.relativePath
+        progress.begin(path)
+        defer { progress.end(path) }
+        runner.onDecoded = { seconds, total in progress.decoded(path, seconds: seconds, of: total) }
+        if let observer = options.observer { runner.onNote = { observer.warning("segno: warning: \(AudioError.quoted(path)): \($0)") } }
+        var outcome = RecordingOutcome()
+        var attempt = 0
+        while true {
+            attempt += 1
+            outcome.failures = []
+            do {
+                try runner.run(taps: tapIndices.filter { outcome.steps[job.taps[$0].identity] == nil },
+                               uploads: uploadIndices.filter { outcome.steps[job.uploads[$0].identity] == nil }, into: &outcome)
+            } catch {
+                result.status = .interrupted
+                result.attempts = attempt
+                return result
+            }
+            guard let cls = outcome.failureClass else { break }
+            if cls.retryWithinRun && attempt <= job.spec.retries && !stop.isStopped {
+                logger.debug("retrying after a transient failure", metadata: ["file.path": "\(plan.file.relativePath)", "error": "\(outcome.message)"])
+                Thread.sleep(forTimeInterval: min(8, 0.25 * pow(2, Double(attempt - 1))))
+                continue
+            }
+            break
+        }
+        result.attempts = attempt
+        result.duration = outcome.duration
+        result.outputs = outcome.written
+        result.salvaged = outcome.salvage.map { $0.report.json(sampleRate: $0.sampleRate) }
+        guard let cls = outcome.failureClass else {
+            writer.submit(.done(path: plan.file.relativePath, identity: plan.file.identity, contentHash: outcome.contentHash,
+                                duration: outcome.duration, steps: Array(outcome.steps.values), recipes: outcome.recipes))
+            submitArchive(outcome, path: plan.file.relativePath, to: writer)
+            result.status = .done
+            progress.update { $0.done += 1; $0.audioSeconds += outcome.duration ?? 0 }
+            return result
+        }
+        // A file that changed while it was read is still being written: not a failure.
+        if source.currentIdentity(plan.file) != plan.file.identity {
+            result.status = .notReady
+            progress.update { $0.planned -= 1 }
+            return result
+        }
+        let message = outcome.message
+        result.error = message
+        result.failureClass = cls
+        result.status = outcome.steps.isEmpty && (plan.prior?.steps.isEmpty ?? true) ? .failed : .partial
+        writer.submit(.failed(path: plan.file.relativePath, identity: plan.file.identity, error: message,
+                              attempts: priorAttempts + attempt, recipe: job.recipeFingerprint, failureClass: cls,
+                              steps: Array(outcome.steps.values), recipes: outcome.recipes))
+        submitArchive(outcome, path: plan.file.relativePath, to: writer)
+        progress.update { $0.failed += 1 }
+        progress.error("segno: \(message)")
+        return result
+    }
+
+    /// Queues the fingerprints and the search entry a recording's pass produced, after its steps:
+    /// a crash between the two leaves a step without its fingerprint row, which the planner reruns.
+    private func submitArchive(_ outcome: RecordingOutcome, path: String, to writer: StateWriter) {
+        if outcome.decoded {
+            writer.submit(.salvaged(path: path, report: outcome.salvage.map { $0.report.json(sampleRate: $0.sampleRate).serialized() }))
+        }
+        guard !outcome.fingerprints.isEmpty || outcome.catalog != nil else { return }
+        writer.submit(.archived(path: path, fingerprints: outcome.fingerprints, catalog: outcome.catalog))
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import SegnoAudio
+import SegnoCore
+import SegnoSources
+import SegnoSpeech
+import SegnoState
+
+/// `segno convert`: one file through a chain of transforms into one encode tap, with the same
+/// stages a spec uses.
+public enum Convert {
+    /// What a conversion did.
+    public struct Result: Sendable {
+        public var source: SourceInfo
+        public var output: String
+        public var sourceFrames: Int
+        /// Warnings from the chain (normalize missing its target), for stderr.
+        public var notes: [String] = []
+        /// What salvage recovered and lost (`damaged: .salvage` on a damaged input); nil when read whole.
+        public var salvaged: SalvageReport? = nil
+    }
+
+    /// Converts `input` to `output`. The output appears only when complete (temporary name,
+    /// renamed). `reference` is a healthy recording from the same recorder, for a damaged MP4
+    /// without its index (with `damaged: .salvage`). Throws `AudioError` or `StageStartError` naming the file.
+    public static func run(input: String, output: String, transforms: [any TransformConfig], encode: EncodeConfig,
+                           damaged: DamagedPolicy = .fail, reference: String? = nil, isCancelled: @escaping () -> Bool = { false }) throws -> Result {
+        let inAbs = URL(fileURLWithPath: input).standardizedFileURL.path
+        let outAbs = URL(fileURLWithPath: output).standardizedFileURL.path
+        if inAbs == outAbs {
+            throw AudioError.unsupportedOutput(path: output, detail: "is the input file; choose another output name")
+        }
+        let source = FileSource(path: input, damaged: damaged, reference: reference)
+        let decoder = try source.open(source.file)
+        var context = RecordingContext(sourcePath: inAbs, relativePath: (inAbs as NSString).lastPathComponent,
+                                       modified: Date(), source: decoder.info,
+                                       outputRoot: (outAbs as NSString).deletingLastPathComponent)
+        context.source = decoder.info
+        let carried = source.metadata(source.file, pictures: encode.tags.keep)
+        context.carry(carried)
+        var notes: [String] = carried.warnings.map { "tags: \($0)" }
+        var items: [ChainRecipe.Item] = transforms.map { .transform($0) }
+        items.append(.tap(encode, paths: [outAbs]))
+        var frames = 0
+        var recipe = ChainRecipe(items: items)
+        recipe.notes = { notes.append($0) }
+        _ = try recipe.run(open: source.passes(of: source.file, first: decoder), context: context,
+                                              isCancelled: isCancelled) { frames = $0 }
+        return Result(source: decoder.info, output: outAbs, sourceFrames: frames, notes: notes, salvaged: decoder.salvage)
+    }
+}

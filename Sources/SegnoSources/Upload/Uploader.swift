@@ -1,0 +1,202 @@
+import Foundation
+import Logging
+import SegnoAudio
+import SegnoCore
+import SegnoS3
+
+/// Sends a recording's files for one upload stage: to S3 (through one shared `S3Client`) or to a
+/// folder. Built once per run (credentials resolved then); used by every worker.
+public final class Uploader: RecordingUploader {
+    public let config: UploadConfig
+    package let client: S3Client?
+    package let progressStore: (any MultipartProgressStore)?
+
+    /// Resolves credentials, region and endpoint from the spec and the environment
+    /// (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN, AWS_REGION, AWS_ENDPOINT_URL,
+    /// AWS_PROFILE with ~/.aws/credentials and config). Throws a message naming what is missing;
+    /// never one containing a secret.
+    public init(config: UploadConfig, environment: [String: String], progressStore: (any MultipartProgressStore)?, logger: Logger) throws {
+        self.config = config
+        self.progressStore = progressStore
+        guard case .s3 = config.target else { client = nil; return }
+        client = try Self.client(for: config.to, endpoint: config.endpoint, region: config.region, addressing: config.addressing,
+                                 environment: environment, logger: logger)
+    }
+
+    /// An S3 client from the spec's endpoint and region and the environment's credentials: for
+    /// uploads and for `s3://` inputs. `what` names the target in the message when credentials are missing.
+    static package func client(for what: String, endpoint url: URL?, region: String?, addressing: S3Addressing?,
+                       environment: [String: String], logger: Logger) throws -> S3Client {
+        let env = try AWSEnvironment.resolve(environment: environment)
+        guard let credentials = env.credentials else {
+            throw UploadError.configuration("\(what): no credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE with ~/.aws/credentials")
+        }
+        let region = region ?? env.region ?? "us-east-1"
+        let endpoint: S3Endpoint
+        if let url = url ?? env.endpoint {
+            endpoint = try S3Endpoint(url: url, region: region, addressing: addressing ?? .path)
+        } else {
+            endpoint = try S3Endpoint.aws(region: region)
+        }
+        return S3Client(endpoint: endpoint, credentials: credentials, logger: logger)
+    }
+
+    /// Where a file goes: (bucket, key) for S3, an absolute path for a folder.
+    package func destination(for file: String, context: RecordingContext) throws -> (bucket: String?, key: String) {
+        let name = (file as NSString).lastPathComponent
+        switch config.target {
+        case .s3(let bucket, let prefix):
+            let p = try prefix?.resolveRelative(context) ?? ""
+            let comps = p.split(separator: "/").filter { $0 != "." && !$0.isEmpty }
+            if comps.contains("..") { throw UploadError.configuration("\(config.to) resolves to \"\(p)\" with '..'") }
+            return (bucket, (comps.map(String.init) + [name]).joined(separator: "/"))
+        case .folder(let prefix):
+            let p = try prefix.resolveRelative(context)
+            let comps = p.split(separator: "/").filter { $0 != "." && !$0.isEmpty }
+            if comps.contains("..") { throw UploadError.configuration("\(config.to) resolves to \"\(p)\" with '..'") }
+            return (nil, "/" + (comps.map(String.init) + [name]).joined(separator: "/"))
+        }
+    }
+
+    /// Uploads `files` (absolute path and SHA-256 of each). Returns the remote URIs in order.
+    /// A file already at its destination with the same SHA-256 is not sent again.
+    /// Called on a worker thread after the recording's pass.
+    /// `recipe` (the upload step's fingerprint) is stored as `x-amz-meta-segno-recipe`: an object
+    /// is skipped only when both its SHA-256 and its recipe match, so changed metadata or storage
+    /// options do reach the server.
+    public func upload(files: [(path: String, digest: Data)], context: RecordingContext, recipe: String,
+                       shouldContinue: @escaping @Sendable () -> Bool) throws -> [String] {
+        var metadata: [String: String] = [Self.recipeKey: recipe]
+        for (k, t) in config.metadata {
+            do { metadata[k] = try t.resolveRelative(context) } catch { throw UploadError.configuration("metadata.\(k): \(error.message)") }
+        }
+        var uris: [String] = []
+        var seen: [String: String] = [:]
+        for (path, _) in files {
+            let key = try destination(for: path, context: context).key
+            if let other = seen[key] {
+                throw UploadError.configuration("\(AudioError.quoted(path)) and \(AudioError.quoted(other)) would both go to \(key); give the taps different file names or restrict files:")
+            }
+            seen[key] = path
+        }
+        for (path, digest) in files {
+            if !shouldContinue() { throw Interrupted() }
+            let sha = FileHash.hex(digest)
+            let dest = try destination(for: path, context: context)
+            if let bucket = dest.bucket, let client {
+                do {
+                    if case .verified(let info) = try client.verify(bucket: bucket, key: dest.key, sha256: sha),
+                       info.metadata[Self.recipeKey] == recipe {
+                        uris.append("s3://\(bucket)/\(dest.key)")
+                        continue
+                    }
+                } catch let e as S3Error {
+                    throw UploadError.failed("\(AudioError.quoted(path)) → s3://\(bucket)/\(dest.key): \(e)", FailureClass.failureClass(of: e))
+                }
+                var options = UploadOptions(multipartThreshold: config.multipartThreshold, partSize: config.partSize,
+                                            storageClass: config.storageClass, overwrite: config.overwrite, sha256: sha)
+                options.shouldContinue = shouldContinue
+                do {
+                    _ = try client.upload(file: URL(fileURLWithPath: path), bucket: bucket, key: dest.key, metadata: metadata,
+                                          contentType: config.contentType ?? UploadConfig.contentType(forPath: path),
+                                          options: options, progressStore: progressStore)
+                } catch let e as S3Error {
+                    if case .cancelled = e { throw Interrupted() }
+                    throw UploadError.failed("\(AudioError.quoted(path)) → s3://\(bucket)/\(dest.key): \(e)", FailureClass.failureClass(of: e))
+                }
+                uris.append("s3://\(bucket)/\(dest.key)")
+            } else {
+                try copy(path, to: dest.key, digest: digest)
+                uris.append("file://" + dest.key)
+            }
+        }
+        return uris
+    }
+
+    /// `segno state rebuild`: the URIs of `files` when every one is already at its destination with
+    /// the same SHA-256 (and, for S3, the same `segno-recipe`), else nil. Sends nothing.
+    public func inPlace(files: [(path: String, digest: Data)], context: RecordingContext, recipe: String) throws -> [String]? {
+        var uris: [String] = []
+        for (path, digest) in files {
+            let dest = try destination(for: path, context: context)
+            if let bucket = dest.bucket, let client {
+                guard case .verified(let info) = try client.verify(bucket: bucket, key: dest.key, sha256: FileHash.hex(digest)),
+                      info.metadata[Self.recipeKey] == recipe else { return nil }
+                uris.append("s3://\(bucket)/\(dest.key)")
+            } else {
+                guard access(dest.key, F_OK) == 0, (try? FileHash.sha256(path: dest.key).digest) == digest else { return nil }
+                uris.append("file://" + dest.key)
+            }
+        }
+        return uris
+    }
+
+    /// User-metadata key holding the upload step's fingerprint.
+    static package let recipeKey = "segno-recipe"
+
+    /// Copies into the folder target (temporary name, sync, rename), unless the same bytes are there.
+    package func copy(_ source: String, to target: String, digest: Data) throws {
+        if FileManager.default.fileExists(atPath: target), let have = try? FileHash.sha256(path: target).digest, have == digest { return }
+        if !config.overwrite && FileManager.default.fileExists(atPath: target) {
+            throw UploadError.failed("\(AudioError.quoted(target)) exists and overwrite is false", .spec)
+        }
+        do {
+            let out = try OutputFile(finalPath: target)
+            do {
+                try out.copy(from: source)
+                guard try FileHash.sha256(path: out.tempPath).digest == digest else {
+                    out.discard()
+                    throw UploadError.failed("\(AudioError.quoted(target)): copy does not match its source", .transient)
+                }
+                try out.commit()
+            } catch let e as AudioError { out.discard(); throw e }
+        } catch let e as AudioError {
+            throw UploadError.failed("\(e)", e.failureClass)
+        }
+    }
+
+    /// Deletes an uploaded object or file (prune). Missing is fine.
+    public func delete(uri: String) throws {
+        switch StoredOutput(uri) {
+        case .object(let bucket, let key): try client?.deleteObject(bucket: bucket, key: key)
+        case .file(let path): unlink(path)
+        case .relative: break
+        }
+    }
+
+    /// Aborts multipart uploads this store started more than a day ago. Called once per run.
+    public func abortStale(store: any StateBackend) {
+        guard let client, let stale = try? store.multipartStarted(before: Date().addingTimeInterval(-86400)) else { return }
+        for (key, progress) in stale {
+            try? client.abortMultipartUpload(bucket: key.bucket, key: key.key, uploadId: progress.uploadId)
+            try? store.clear(key)
+        }
+    }
+}
+
+/// Why an upload failed.
+public enum UploadError: Error, Sendable, CustomStringConvertible {
+    /// The spec or environment does not allow uploading (no credentials, bad target).
+    case configuration(String)
+    /// Sending a file failed; the class says whether this run or the next tries again.
+    case failed(String, FailureClass)
+
+    public var description: String {
+        switch self {
+        case .configuration(let m): return "upload: \(m)"
+        case .failed(let m, _): return "upload: \(m)"
+        }
+    }
+}
+
+extension UploadError: ClassifiedError {
+    /// A target that cannot be set up or written (a folder that cannot be created, credentials)
+    /// is the environment's; refused keys and collisions are the spec's.
+    public var failureClass: FailureClass {
+        switch self {
+        case .configuration: return .spec
+        case .failed(_, let cls): return cls
+        }
+    }
+}
+

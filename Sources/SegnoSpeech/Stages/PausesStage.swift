@@ -1,0 +1,156 @@
+import Foundation
+import SegnoAudio
+import SegnoCore
+import SegnoDSP
+
+/// `pauses: { trim: true, shorten: { longer_than: 2s, to: 0.7s }, vad: silero, cuts: "{dir}/{stem}.cuts.json" }`
+/// (shorthand `pauses: true`): cuts the silence before and after the speech (`trim`) and
+/// shortens long pauses inside it (`shorten`, or `shorten: false`), with 10 ms fades at every cut
+/// inside the recording. Speech is found by Silero VAD (`vad: silero`, the default) or WebRTC's
+/// (`vad: webrtc`); `PauseRules.padBefore` (0.4 s) and `padAfter` (0.25 s) are kept around it. The cut list (source → output
+/// times) is written by a tap the spec loader places just before this stage (`companionsBefore`).
+public struct PausesConfig: TransformConfig, CompanionStages {
+    public let rules: PauseRules
+    public let engine: VoiceActivityEngine
+    /// The cut list's path template.
+    public let cuts: PathTemplate
+    package let locator: SpeechLocator
+    public var name: String { "pauses" }
+    public var version: Int { 1 }
+    public var options: [(String, String)] {
+        [("trim", String(rules.trim)), ("longer_than", rules.longerThan.map(canonicalNumber) ?? "none"),
+         ("to", canonicalNumber(rules.to)), ("vad", engine.rawValue)]
+    }
+    public static let defaultCuts = "{dir}/{stem}.cuts.json"
+    static package var standardCuts: PathTemplate { try! PathTemplate(defaultCuts) }
+
+    public init(rules: PauseRules, engine: VoiceActivityEngine = .standard, cuts: PathTemplate, locator: SpeechLocator = .standard) {
+        self.rules = rules
+        self.engine = engine
+        self.cuts = cuts
+        self.locator = locator
+    }
+
+    public func makeTransform() throws -> any Transform {
+        PausesTransform(editor: try PauseEditor(rules: rules, engine: engine, locator: locator, keepsAudio: true))
+    }
+
+    /// The cut-list tap, observing the same stream just before this stage.
+    public var companionsBefore: [any StageConfig] { [CutListConfig(pauses: self)] }
+}
+
+
+/// One recording's pause editing: the editor holds what is not yet decided and gives the rest.
+final package class PausesTransform: Transform {
+    package let editor: PauseEditor
+    /// The edited frames, swapped with the block (no allocation per block once grown).
+    private var out = AudioBlock(channels: 1)
+
+    package init(editor: PauseEditor) { self.editor = editor }
+
+    package func start(_ input: AudioFormat) throws -> AudioFormat {
+        try editor.start(input)
+        out = AudioBlock(channels: input.channels, capacity: 8192)
+        return input
+    }
+
+    package func process(_ block: inout AudioBlock) throws {
+        out.frames = 0
+        try editor.feed(block, into: &out)
+        swap(&block, &out)
+    }
+
+    package func finish(_ block: inout AudioBlock) throws {
+        block.frames = 0
+        try editor.finish(into: &block)
+    }
+}
+
+/// The `pauses` stage's cut list: `{"version":1,"sample_rate":…,"source_duration":…,
+/// "output_duration":…,"cuts":[{"source_start","source_end","output_at"}],"kept":[{"source_start",
+/// "source_end","output_start"}]}` in seconds (6 decimals). Output time t inside a kept stretch maps
+/// back to source time `source_start + (t − output_start)`.
+public struct CutListConfig: TapConfig {
+    public let pauses: PausesConfig
+    public var pathTemplate: PathTemplate { pauses.cuts }
+    public var name: String { "cuts" }
+    public var version: Int { 1 }
+    public var options: [(String, String)] { [("path", pauses.cuts.text)] + pauses.options }
+
+    public func makeTap(paths: [String], context: RecordingContext) throws -> any Tap {
+        do {
+            return CutListTap(path: paths[0], editor: try PauseEditor(rules: pauses.rules, engine: pauses.engine, locator: pauses.locator, keepsAudio: false))
+        } catch let e as SpeechError { throw e.naming(context.relativePath) }
+    }
+}
+
+final package class CutListTap: Tap {
+    package let path: String
+    package let editor: PauseEditor
+    private var none = AudioBlock(channels: 1)
+
+    package init(path: String, editor: PauseEditor) {
+        self.path = path
+        self.editor = editor
+    }
+
+    package func start(_ format: AudioFormat) throws { try editor.start(format) }
+    package func observe(_ block: AudioBlock) throws { try editor.feed(block, into: &none) }
+
+    package func finish() throws -> [ProducedFile] {
+        try editor.finish(into: &none)
+        let r = Double(editor.rate)
+        func t(_ frames: Int) -> JSONValue { JSONValue.rounded(Double(frames) / r, places: 6) }
+        var kept: [JSONValue] = []
+        var from = 0
+        for c in editor.cuts + [PauseCut(source: editor.inputFrames..<editor.inputFrames, at: editor.outputFrames)] {
+            if c.source.lowerBound > from {
+                kept.append(.object([("source_start", t(from)), ("source_end", t(c.source.lowerBound)),
+                                     ("output_start", t(c.at - (c.source.lowerBound - from)))]))
+            }
+            from = c.source.upperBound
+        }
+        let json = JSONValue.object([
+            ("version", .int(1)), ("sample_rate", .int(editor.rate)),
+            ("source_duration", t(editor.inputFrames)), ("output_duration", t(editor.outputFrames)),
+            ("cuts", .array(editor.cuts.map { .object([("source_start", t($0.source.lowerBound)), ("source_end", t($0.source.upperBound)), ("output_at", t($0.at))]) })),
+            ("kept", .array(kept)),
+        ])
+        try OutputFile.write(Array((json.serialized() + "\n").utf8), to: path)
+        return [ProducedFile(stage: "cuts", path: path, values: ["cuts": String(editor.cuts.count)])]
+    }
+
+    package func abandon() {}
+}
+
+extension PausesConfig {
+    /// The spec's options for this stage: every check, before any audio flows (SoX's getopts).
+    static package func parse(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
+        let standardShorten = (2.0, 0.7)
+        if v.isScalar {
+            guard try v.bool() else { throw v.error("pauses: false does nothing; remove the stage instead") }
+            return PausesConfig(rules: PauseRules(trim: true, longerThan: standardShorten.0, to: standardShorten.1),
+                                cuts: standardCuts)
+        }
+        let o = try v.options(allowed: ["trim", "shorten", "vad", "cuts"])
+        let trim = try o["trim"]?.bool() ?? true
+        var longer: Double? = standardShorten.0, to = standardShorten.1
+        if let s = o["shorten"] {
+            if s.isScalar {
+                if !(try s.bool()) { longer = nil }
+            } else {
+                let so = try s.options(allowed: ["longer_than", "to"])
+                longer = try so["longer_than"]?.duration() ?? standardShorten.0
+                to = try so["to"]?.duration() ?? standardShorten.1
+                guard to >= 0.1 else { throw (so["to"] ?? s).error("to must be at least 0.1s (a pause needs room for its fades)") }
+                guard longer! > to else { throw (so["longer_than"] ?? s).error("longer_than (\(canonicalNumber(longer!))s) must be more than to (\(canonicalNumber(to))s)") }
+                guard longer! <= 600 else { throw so["longer_than"]!.error("longer_than is at most 10m (the stage holds a pause that long in memory)") }
+            }
+        }
+        if !trim && longer == nil { throw v.error("trim: false and shorten: false leave nothing to do; remove the stage instead") }
+        var cuts = standardCuts
+        if let x = o["cuts"] { cuts = try StageRegistry.parseTemplate(x) }
+        return PausesConfig(rules: PauseRules(trim: trim, longerThan: longer, to: to),
+                            engine: try o["vad"]?.choice(VoiceActivityEngine.self) ?? .standard, cuts: cuts)
+    }
+}

@@ -1,0 +1,176 @@
+import CSoxr
+import Foundation
+import SegnoAudio
+import SegnoCore
+import SegnoDSP
+
+/// `transcribe: { path: "{dir}/{stem}", formats: [vtt, srt, json], model: tiny.en, language: auto, from: source }`
+/// writes what was said in the stream at its place in the chain — or, with `from: source`, in
+/// the recording as decoded, whatever transforms come before it (the loader moves such a tap to
+/// the head of the chain). One file per format: `path` + `.vtt` (WebVTT), `.srt` (SubRip),
+/// `.json` (segments and words with times in seconds and confidence, language). Whisper through
+/// faster-whisper in a helper process (`TranscribeHelper`).
+public struct TranscribeConfig: TapConfig, SourceObservingStage {
+    public enum Format: String, Sendable, CaseIterable { case vtt, srt, json }
+    public let pathTemplate: PathTemplate
+    public let formats: [Format]
+    public let model: String
+    public let language: String
+    public let observesSource: Bool
+    package let locator: SpeechLocator
+    /// The helpers of this stage, with the model loaded, kept between recordings.
+    package let helpers = TranscribeHelperPool()
+    public var name: String { "transcribe" }
+    public var version: Int { 1 }
+    public var options: [(String, String)] {
+        [("path", pathTemplate.text), ("formats", formats.map(\.rawValue).joined(separator: ",")), ("model", model),
+         ("language", language), ("from", observesSource ? "source" : "here")]
+    }
+
+    public init(path: PathTemplate, formats: [Format] = Format.allCases, model: String = TranscribeModels.standard,
+                language: String = "auto", observesSource: Bool = false, locator: SpeechLocator = .standard) {
+        self.pathTemplate = path
+        self.formats = formats
+        self.model = model
+        self.language = language
+        self.observesSource = observesSource
+        self.locator = locator
+    }
+
+    public func resolvePaths(_ context: RecordingContext) throws(TemplateError) -> [String] {
+        let base = try pathTemplate.resolve(context)
+        return formats.map { base + "." + $0.rawValue }
+    }
+
+    public var providesSpokenText: Bool { true }
+
+    /// The `text` of the transcript JSON among `paths`, or the cues of the WebVTT/SRT file.
+    public func spokenText(fromOutputs paths: [String]) -> String? {
+        for p in paths where p.hasSuffix(".json") {
+            if let data = FileManager.default.contents(atPath: p),
+               let o = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let text = o["text"] as? String { return text }
+        }
+        return nil
+    }
+
+    public func makeTap(paths: [String], context: RecordingContext) throws -> any Tap {
+        TranscribeTap(config: self, paths: paths, file: context.relativePath)
+    }
+}
+
+
+/// One recording's transcription: mono, 16 kHz (libsoxr HQ), streamed to the helper.
+final package class TranscribeTap: Tap {
+    package let config: TranscribeConfig
+    package let paths: [String]
+    private var helper: TranscribeHelper?
+    private let resampler = SoxrResampleTransform(rate: 16000, recipe: UInt(SOXR_HQ))
+    private var mono = AudioBlock(channels: 1)
+
+    /// The recording, for messages.
+    package let file: String
+
+    package init(config: TranscribeConfig, paths: [String], file: String) {
+        self.config = config
+        self.paths = paths
+        self.file = file
+    }
+
+    /// Runs `body`, naming the recording in a `SpeechError` it throws.
+    private func naming<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch let e as SpeechError { throw e.naming(file) }
+    }
+
+    package func start(_ format: AudioFormat) throws {
+        _ = try resampler.start(AudioFormat(sampleRate: format.sampleRate, channels: 1))
+        mono = AudioBlock(channels: 1, capacity: 4096)
+        helper = try naming { try config.helpers.take(model: config.model, language: config.language, locator: config.locator) }
+    }
+
+    package func observe(_ block: AudioBlock) throws {
+        let n = block.frames, ch = block.channels
+        mono.reset(channels: 1, capacity: n)
+        block.samples.withUnsafeBufferPointer { s in
+            mono.samples.withUnsafeMutableBufferPointer { m in
+                for f in 0..<n {
+                    var sum: Float = 0
+                    for c in 0..<ch { sum += s[f * ch + c] }
+                    m[f] = sum / Float(ch)
+                }
+            }
+        }
+        mono.frames = n
+        try resampler.process(&mono)
+        try send(mono)
+    }
+
+    private func send(_ b: AudioBlock) throws {
+        guard b.frames > 0 else { return }
+        try naming { try b.samples.withUnsafeBufferPointer { try helper?.send(UnsafeBufferPointer(rebasing: $0[0..<b.frames])) } }
+    }
+
+    package func finish() throws -> [ProducedFile] {
+        var tail = AudioBlock(channels: 1, capacity: 0)
+        try resampler.finish(&tail)
+        try send(tail)
+        guard let helper else { return [] }
+        // The helper goes back to the pool once it answered; one that died is gone.
+        self.helper = nil
+        let answer: Result<Transcript, SpeechError>
+        do { answer = try helper.finish() } catch {
+            helper.terminate()
+            throw error.naming(file)
+        }
+        config.helpers.checkIn(helper)
+        let t = try naming { try answer.get() }
+        var produced: [ProducedFile] = []
+        for (format, path) in zip(config.formats, paths) {
+            let text: String
+            switch format {
+            case .vtt: text = t.webVTT
+            case .srt: text = t.srt
+            case .json: text = t.json(model: config.model)
+            }
+            try OutputFile.write(Array(text.utf8), to: path)
+            var file = ProducedFile(stage: "transcribe", path: path, values: ["language": t.language, "segments": String(t.segments.count),
+                                                                              "from": config.observesSource ? "source" : "here"])
+            if produced.isEmpty { file.spoken = t.segments.map(\.text).joined(separator: " ") }
+            produced.append(file)
+        }
+        return produced
+    }
+
+    package func abandon() { helper?.terminate() }
+}
+
+extension TranscribeConfig {
+    /// The spec's options for this stage: every check, before any audio flows (SoX's getopts).
+    static package func parse(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
+        let o = try v.options(allowed: ["path", "formats", "model", "language", "from"], required: ["path"])
+        var formats = Format.allCases
+        if let f = o["formats"] {
+            formats = try f.list(allowSingle: true).map { x throws(SpecError) in try x.choice(Format.self) }
+            if formats.isEmpty { throw f.error("give at least one of vtt, srt, json") }
+            if Set(formats).count != formats.count { throw f.error("a format is listed twice") }
+        }
+        let model = try o["model"]?.string() ?? TranscribeModels.standard
+        if model.isEmpty { throw o["model"]!.error("model is a known name (\(TranscribeModels.known.map(\.name).joined(separator: ", "))) or a model folder") }
+        let language = try o["language"]?.string() ?? "auto"
+        guard language == "auto" || (2...3).contains(language.count) && language.allSatisfy({ $0.isLowercase && $0.isASCII }) else {
+            throw o["language"]!.error("language is auto or a language code such as en, ko, de")
+        }
+        if model.hasSuffix(".en") && language != "auto" && language != "en" {
+            throw o["language"]!.error("the model \(model) knows English only; give a multilingual model for \(language)")
+        }
+        var fromSource = false
+        if let f = o["from"] {
+            switch try f.string() {
+            case "source": fromSource = true
+            case "here": fromSource = false
+            case let s: throw f.error("from is source (the recording as decoded) or here (the stream at this place), not \"\(s)\"")
+            }
+        }
+        return TranscribeConfig(path: try StageRegistry.parseTemplate(o["path"]!), formats: formats, model: model,
+                                language: language, observesSource: fromSource)
+    }
+}

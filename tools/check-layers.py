@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""The layering rules the compiler cannot keep by itself (docs/layout.md), checked by `make test`:
+
+1. SegnoCore imports no system C library, GRDB or libpq (CLinux, libc's headers, is allowed).
+2. No source file casts to (`as?`, `as!`, `is`) a concrete type of another of segno's modules
+   (errors excepted: they are caught by type): what one module needs to know of another's
+   values — a source, a state backend, a stage config — is a property of a protocol.
+
+Exits 1 listing every breach as FILE:LINE: what.
+"""
+import os, re, sys
+
+root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Sources")
+own = [m for m in sorted(os.listdir(root)) if m.startswith("Segno") or m == "segno"]
+decl = re.compile(r"^\s*(?:@\w+\s+)*(?:(?:public|package|internal|final|indirect)\s+)*(struct|class|enum|actor|protocol)\s+([A-Z]\w*)([^{\n]*)", re.M)
+cast = re.compile(r"\b(as[?!]?|is)\s+(?:any\s+)?([A-Z]\w*)")
+allowed_core_imports = {"Foundation", "Dispatch", "Synchronization", "Glibc", "CLinux", "Logging", "Yams",
+                        "Crypto", "SegnoDSP", "SegnoWaveform", "SegnoS3"}
+
+def swift_files(module):
+    for d, _, files in os.walk(os.path.join(root, module)):
+        for f in files:
+            if f.endswith(".swift"):
+                yield os.path.join(d, f)
+
+concrete = {}  # type name -> module
+for m in own:
+    for path in swift_files(m):
+        for kind, name, rest in decl.findall(open(path, encoding="utf-8").read()):
+            # Errors are caught by type everywhere; the rule is about sources, state and stages.
+            if kind != "protocol" and "Error" not in rest:
+                concrete.setdefault(name, m)
+
+breaches = []
+for m in own:
+    for path in swift_files(m):
+        rel = os.path.relpath(path, os.path.join(root, ".."))
+        for n, line in enumerate(open(path, encoding="utf-8"), 1):
+            code = line.split("//", 1)[0]
+            if m == "SegnoCore":
+                imp = re.match(r"\s*(?:@testable\s+)?import\s+(\w+)", code)
+                if imp and imp.group(1) not in allowed_core_imports:
+                    breaches.append(f"{rel}:{n}: SegnoCore imports {imp.group(1)}")
+            for _, name in cast.findall(code):
+                owner = concrete.get(name)
+                if owner and owner != m:
+                    breaches.append(f"{rel}:{n}: casts to {name}, a concrete type of {owner}")
+
+for b in breaches:
+    print(b)
+if breaches:
+    sys.exit(1)
+print(f"layers: {len(own)} modules, {len(concrete)} concrete types, no breach")
