@@ -28,7 +28,7 @@ struct StatusCommand: ParsableCommand {
         // (their outputs stay until a run with `prune: true` removes them).
         var counts: [String: Int] = [:]
         var gone: [String] = []
-        var present: (String) -> Bool = { FileManager.default.fileExists(atPath: s.input.root + "/" + $0) }
+        var present: (String) -> Bool = { FileNameBytes.exists(s.input.root + "/" + $0) }
         if s.input.isObjectStore {
             // Objects are listed (one ListObjectsV2 per 1,000); without credentials nothing counts as gone.
             let listed = try? s.makeSource(environment: ProcessInfo.processInfo.environment, logger: Logger(label: "segno")).scan()
@@ -59,19 +59,19 @@ struct StatusCommand: ParsableCommand {
                     ("status", .string(r.status.rawValue)), ("planned", .int(r.planned)), ("done", .int(r.done)), ("failed", .int(r.failed)), ("skipped", .int(r.skipped)),
                     ("repeats", .int(r.repeats)),
                 ]) })),
-                ("pruned", .array(pruned.map { p in .object([("path", .string(p.path)), ("run", .int(Int(p.runId))), ("at", .string(date(p.at)))]) })),
+                ("pruned", .array(pruned.map { p in .object([("path", .string(FileNameBytes.escaped(p.path))), ("run", .int(Int(p.runId))), ("at", .string(date(p.at)))]) })),
                 ("workers", .array(fleet.map { w in .object([("worker", .string(w.worker)), ("host", .string(w.host)), ("pid", .int(w.pid)),
                                                              ("claimed", .int(w.claimed)), ("expired", .bool(w.expired))]) })),
             ]
             if !salvaged.isEmpty {
                 // What salvage recovered of each damaged recording processed (`input.damaged: salvage`).
                 obj.append(("salvaged_recordings", .array(salvaged.map { r in
-                    .object([("path", .string(r.path)), ("report", .string(r.report)), ("at", .string(date(r.at)))])
+                    .object([("path", .string(FileNameBytes.escaped(r.path))), ("report", .string(r.report)), ("at", .string(date(r.at)))])
                 })))
             }
             if failed {
                 obj.append(("failures", .array(failures.map { f in .object([
-                    ("path", .string(f.path)), ("status", .string(f.status.rawValue)), ("class", .string(f.failureClass.rawValue)),
+                    ("path", .string(FileNameBytes.escaped(f.path))), ("status", .string(f.status.rawValue)), ("class", .string(f.failureClass.rawValue)),
                     ("error", .string(f.error)), ("attempts", .int(f.attempts)), ("at", .string(date(f.at))), ("next", .string(f.nextRun)),
                 ]) })))
             }

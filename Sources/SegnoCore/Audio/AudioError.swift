@@ -102,6 +102,8 @@ public enum AudioError: Error, Sendable, CustomStringConvertible, Equatable {
             default:
                 if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
                     out += "\\x" + String(scalar.value, radix: 16)
+                } else if FileNameBytes.isByte(scalar) {
+                    out += FileNameBytes.escaped(String(scalar))  // a byte of a name that is not UTF-8
                 } else {
                     out.unicodeScalars.append(scalar)
                 }

@@ -33,7 +33,7 @@ public enum TagReader {
 
     /// True when an Ogg file's first packet is an Opus header.
     static package func isOpus(path: String) -> Bool {
-        guard let f = FileHandle(forReadingAtPath: path) else { return false }
+        guard let f = FileNameBytes.reading(path) else { return false }
         defer { try? f.close() }
         guard let d = try? f.read(upToCount: 64) else { return false }
         return d.range(of: Data("OpusHead".utf8)) != nil
