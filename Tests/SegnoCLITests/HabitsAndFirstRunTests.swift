@@ -54,6 +54,32 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: ws["a.mp3"]))
     }
 
+    /// `status` after `kill -9`: the run left `running` shows as killed, with the recordings it
+    /// finished counted — as many as the next run finds up to date, and no more than the outputs
+    /// on disk (one may be in place without its record, and is redone).
+    @Test func statusCountsWhatAKilledRunFinished() throws {
+        let ws = try RunWorkspace()
+        for i in 0..<5 { try RunWorkspace.writeTone(to: ws["in/m\(i).wav"], rate: 44100, channels: 2, seconds: 4) }
+        try ws.writeSpec("version: 1\ninput: { root: in, settle: 0s }\noutput: { root: out }\nparallel: 1\nstages:\n  - pitch: { semitones: 3 }\n  - encode: { path: \"{stem}.flac\" }\n")
+        func flacs() -> Int {
+            ((try? FileManager.default.contentsOfDirectory(atPath: ws["out"])) ?? []).filter { $0.hasSuffix(".flac") && !$0.hasPrefix(".") }.count
+        }
+        let run = try ws.start(["run", "spec.yaml", "--quiet"])
+        let deadline = Date().addingTimeInterval(120)
+        while flacs() < 1 && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        Thread.sleep(forTimeInterval: 0.3)  // its record follows the rename
+        run.send(SIGKILL)
+        #expect(run.wait().signalled, "killed mid-run, not already finished")
+        let onDisk = flacs()
+        let last = try #require((try ws.status()["runs"] as? [[String: Any]])?.first)
+        #expect(last["status"] as? String == "killed", "\(last)")
+        let done = last["done"] as? Int ?? -1
+        #expect(done >= 1 && done <= onDisk && onDisk < 5, "\(done) counted, \(onDisk) on disk")
+        #expect(try ws.segno(["status", "spec.yaml"]).stdout.contains("killed: \(done) done, 0 failed"))
+        let next = try ws.segno(["run", "spec.yaml"])
+        #expect(next.exited(0) && next.stdout.contains("\(5 - done) done, 0 failed, \(done) up to date"), "\(next.stdout)")
+    }
+
     @Test func aBareNormalizeTargetIsLUFS() throws {
         let ws = try RunWorkspace()
         try RunWorkspace.writeTone(to: ws["a.wav"], rate: 48000, seconds: 3)
