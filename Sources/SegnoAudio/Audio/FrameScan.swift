@@ -74,6 +74,24 @@ package enum FrameScan {
         return nil
     }
 
+    /// The first offset from `from` where three MPEG audio frames at `rate` follow each other
+    /// (or two and the end of the file), and the first of them; nil when there is none.
+    static package func mp3NextChain(path: String, from: Int64, rate: Int) -> (at: Int64, frame: MPEGFrame)? {
+        guard let r = ByteSource(path: path) else { return nil }
+        var at = max(0, from)
+        while at + 4 <= r.size {
+            defer { at += 1 }
+            guard let h = r.bytes(at, 4), let f = MPEGFrame(h), f.rate == rate else { continue }
+            var next = at + Int64(f.length), chained = 1
+            while chained < 3, let n = r.bytes(next, 4), let g = MPEGFrame(n), (g.version, g.layer, g.rate) == (f.version, f.layer, f.rate) {
+                chained += 1
+                next += Int64(g.length)
+            }
+            if chained == 3 || (chained == 2 && next >= r.size) { return (at, f) }
+        }
+        return nil
+    }
+
     /// True when the first MP3 frame carries a Xing/Info/VBRI header: mpg123's length then comes
     /// from it (with the LAME tag's encoder delay and padding), not from an estimate.
     static package func mp3HasLengthHeader(path: String) -> Bool {

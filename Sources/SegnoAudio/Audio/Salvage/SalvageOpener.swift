@@ -43,7 +43,7 @@ package enum SalvageOpener {
             return try FLACSalvageDecoder(path: path)
         case .mp3:
             if let bad = FrameScan.mp3TagPastEnd(path: path) { return try openPastBadTag(path: path, bad) }
-            do { return try Mpg123Decoder(path: path, salvage: true) } catch let e as AudioError {
+            do { return try MP3SalvageDecoder(path: path) } catch let e as AudioError {
                 guard case .unrecognised = e else { throw e }
                 return nil
             }

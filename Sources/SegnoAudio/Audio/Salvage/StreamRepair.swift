@@ -34,7 +34,7 @@ public enum StreamRepair {
         let kind = ContentSniffer.sniff(path: input)
         guard kind == .adts || kind == .mp3 else { return nil }
         let output = URL(fileURLWithPath: output).standardizedFileURL.path
-        if RecordingJob.sameFile(input, output) { throw RepairError.output(output, "is the damaged file itself; segno never writes over it") }
+        if OutputFile.sameFile(input, output) { throw RepairError.output(output, "is the damaged file itself; segno never writes over it") }
         if OutputFile.exists(output), !overwrite, !OutputFile.isMarked(output) {
             throw RepairError.output(output, "exists and segno did not write it; choose another name (or --overwrite)")
         }
