@@ -236,6 +236,7 @@ import Testing
         try ws.writeSpec(Self.spec(stages: ["encode: { path: \"{stem}.flac\" }", "waveform: { path: \"{stem}.json\" }"]))
         let first = try ws.segno(["run", "spec.yaml"])
         #expect(first.exited(0), "\(first.stderr)")
+        #expect(first.stderr.isEmpty, "TagLib and every reader get the name's bytes: \(first.stderr)")
         #expect(Set(Self.names(ws["out"])).isSuperset(of: [caf + Array(".flac".utf8), caf + Array(".json".utf8), Array("ok.flac".utf8)]),
                 "\(Self.names(ws["out"]).map { String(decoding: $0, as: UTF8.self) })")
         // SoX, given the same bytes, reads 0.5 s at 16 kHz.
