@@ -342,7 +342,7 @@ public final class BatchRunner: Sendable {
         let path = plan.file.relativePath
         progress.begin(path)
         defer { progress.end(path) }
-        runner.onDecoded = { seconds, total in progress.decoded(path, seconds: seconds, of: total) }
+        runner.onDecoded = { seconds, total, passes in progress.decoded(path, seconds: seconds, of: total, passes: passes) }
         if let observer = options.observer { runner.onNote = { observer.warning("segno: warning: \(AudioError.quoted(path)): \($0)") } }
         var outcome = RecordingOutcome()
         var attempt = 0

@@ -150,4 +150,11 @@ public enum RunError: Error, Sendable, CustomStringConvertible {
         case .upload(let m): return m
         }
     }
+
+    /// The message for a person who ran `segno … SPEC`: the `state rebuild` hint names `spec`,
+    /// the spec path as given (shell-quoted when it needs it).
+    public func message(spec: String) -> String {
+        guard case .stateLost = self else { return description }
+        return description.replacingOccurrences(of: "`segno state rebuild SPEC`", with: "`segno state rebuild \(ReportData.shellQuoted(spec))`")
+    }
 }
