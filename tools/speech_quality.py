@@ -235,7 +235,7 @@ def pauses_table(segno, utts):
 def transcribe_table(segno, utts, repeat):
     import jiwer
     print(f"\n## transcribe: word error rate against the LibriVox transcripts (tiny.en, from the stream as given); speed and CPU: median of {repeat} interleaved runs, load average {os.getloadavg()[0]:.1f} at the start\n")
-    print("| input | WER | audio s per wall s, 2 workers (one helper per worker) | CPU s per audio s (segno and helpers) |\n|---|---|---|---|")
+    print("| input (tiny.en unless said) | WER | audio s per wall s, 2 workers (one helper per worker) | CPU s per audio s (segno and helpers) |\n|---|---|---|---|")
     refs = {k: r for k, _, r in utts}
     gap = np.zeros(RATE // 2)
     joined = np.concatenate([np.concatenate([c, gap]) for _, c, _ in utts])
@@ -245,13 +245,18 @@ def transcribe_table(segno, utts, repeat):
              ("clean, joined into one 27 s file", {"joined": joined}),
              ("clean, the joined file 4 times (4 files)", {f"joined{i}": joined for i in range(4)})]
 
-    def run(files):
+    def run(files, model="tiny.en", language="en"):
         def go():
             with tempfile.TemporaryDirectory() as tmp:
-                out, cpu, wall = segno_run(segno, ['transcribe: { path: "{stem}", formats: json, language: en }'], files, tmp, parallel=2)
+                out, cpu, wall = segno_run(segno, [f'transcribe: {{ path: "{{stem}}", formats: json, model: {model}, language: {language} }}'], files, tmp, parallel=2)
                 return {k: json.load(open(os.path.join(out, k + ".json")))["text"] for k in files}, cpu, wall
         return go
-    results = interleaved({label: run(files) for label, files in cases}, repeat)
+    runs = {label: run(files) for label, files in cases}
+    if os.path.exists("/usr/local/lib/segno/speech/models/whisper-base/model.bin"):  # make deps-multilingual
+        for label, files in cases[:3]:
+            cases.append((label + "; model base, language auto", files))
+            runs[cases[-1][0]] = run(files, "base", "auto")
+    results = interleaved(runs, repeat)
     norm = jiwer.Compose([jiwer.ToLowerCase(), jiwer.RemovePunctuation(), jiwer.RemoveMultipleSpaces(), jiwer.Strip(), jiwer.ReduceToListOfListOfWords()])
     for label, files in cases:
         hyp, cpu, wall = results[label]

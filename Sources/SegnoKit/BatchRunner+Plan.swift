@@ -61,7 +61,7 @@ extension BatchRunner {
         }
         for file in scan.unreadableNames {
             if planner.isKnownFailure(file) { plan.knownFailures += 1; continue }
-            let message = "file name is not valid UTF-8 (its other bytes shown as \\xNN); segno needs text names for templates and state: rename it (e.g. convmv -f latin1 -t utf8)"
+            let message = "file name holds a code point of U+10FF80…U+10FFFF, which segno uses to carry names that are not UTF-8: rename it"
             plan.refused.append((file, message, .input))
             if verbose { plan.lines.append("fail \(AudioError.quoted(file.relativePath)): \(message)") }
         }

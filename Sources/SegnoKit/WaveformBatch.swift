@@ -58,8 +58,7 @@ public struct WaveformBatch: Sendable {
         }
         if case .file = destination {
             let dir = (out as NSString).deletingLastPathComponent
-            var isDir: ObjCBool = false
-            if !dir.isEmpty && !(FileManager.default.fileExists(atPath: dir, isDirectory: &isDir) && isDir.boolValue) {
+            if !dir.isEmpty && !FileNameBytes.isDirectory(dir) {
                 throw .refused(path: out, detail: "its folder \(AudioError.quoted(dir)) does not exist; segno creates no folder for -o")
             }
         }
@@ -128,8 +127,7 @@ public struct WaveformBatch: Sendable {
         var problems: [String] = []
         for raw in inputs {
             let abs = URL(fileURLWithPath: raw).standardizedFileURL.path
-            var isDir: ObjCBool = false
-            if FileManager.default.fileExists(atPath: abs, isDirectory: &isDir), isDir.boolValue {
+            if FileNameBytes.isDirectory(abs) {
                 let input = JobSpec.Input(root: abs, include: JobSpec.defaultInclude.map { try! Glob($0) },
                                           exclude: JobSpec.defaultExclude.map { try! Glob($0) }, settle: 0,
                                           followLinks: false, verify: .metadata)

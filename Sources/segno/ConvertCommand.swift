@@ -32,7 +32,8 @@ struct ConvertCommand: ParsableCommand {
     @Flag(help: "Keep what a damaged IN holds (cut short, sizes unwritten, lost frames) instead of failing; gaps become silence.") var salvage = false
     @Option(help: ArgumentHelp("A healthy recording from the same recorder, whose settings rebuild the index of an MP4/M4A that lost it (implies --salvage).", valueName: "GOOD")) var reference: String?
     @Flag(help: "Replace OUT even when segno did not write it (without it, only files segno wrote are replaced).") var overwrite = false
-    @Option(help: ArgumentHelp("AAC bitrate, e.g. 128k (default: 64k per channel).", valueName: "bits/s")) var bitrate: String?
+    @Option(help: ArgumentHelp("AAC bitrate, e.g. 128k (default: 64k per channel); MP3 constant bitrate in kb/s as LAME's -b, e.g. 128.", valueName: "rate")) var bitrate: String?
+    @Option(name: .customShort("V"), help: ArgumentHelp("MP3 variable bitrate quality as LAME's -V: 0 (best) … 9 (smallest).", valueName: "N")) var vbr: Double?
     @Option(name: .customLong("tag"), help: ArgumentHelp("Set a tag on OUT (repeatable): title=Meeting; the value may use {title}, {tag:NAME}, {date} and the other template variables; an empty value removes the tag.", valueName: "KEY=VALUE")) var setTags: [String] = []
     @Flag(name: .customLong("no-tags"), help: "Carry no tags, pictures, bext or iXML from IN to OUT (--tag still applies).") var noTags = false
 
@@ -54,9 +55,18 @@ struct ConvertCommand: ParsableCommand {
         if let t = tempo, !PitchConfig.tempoRange.contains(t) { throw ValidationError("--tempo must be 0.25…4") }
         if let q = encodeQuality, !(0...1).contains(q) { throw ValidationError("--encode-quality must be 0…1") }
         let resolved = format.flatMap { OutputFormat(rawValue: $0.lowercased()) } ?? OutputFormat(extensionOf: output)
-        if let bitrate {
-            guard resolved == .aac else { throw ValidationError("--bitrate applies to aac output only (.m4a or --format aac)") }
+        if let bitrate, resolved == .mp3 {
+            if EncodeConfig.parseMP3Bitrate(bitrate) == nil { throw ValidationError("--bitrate: " + EncodeConfig.mp3BitrateRule) }
+        } else if let bitrate {
+            guard resolved == .aac else { throw ValidationError("--bitrate applies to aac and mp3 output only") }
             if EncodeConfig.parseBitrate(bitrate) == nil { throw ValidationError("--bitrate must be bits per second, or kb/s with k: 8k…512k (e.g. 128k)") }
+        }
+        if let vbr {
+            guard resolved == .mp3 else { throw ValidationError("-V (LAME's VBR quality) applies to mp3 output only") }
+            guard EncodeConfig.vbrRange.contains(vbr) else { throw ValidationError("-V must be 0…9 (0 is best), as LAME's") }
+        }
+        if resolved == .mp3, [bitrate != nil, vbr != nil, encodeQuality != nil].filter({ $0 }).count > 1 {
+            throw ValidationError("give one of --bitrate, -V and --encode-quality for mp3")
         }
         if encodeQuality != nil, resolved == .aac { throw ValidationError("aac takes --bitrate (e.g. --bitrate 128k), not --encode-quality") }
         if encodeQuality != nil, resolved == .alac { throw ValidationError("alac is lossless and has no --encode-quality") }
@@ -114,7 +124,8 @@ struct ConvertCommand: ParsableCommand {
         let template = try PathTemplate(output.lastComponent)
         let encode = EncodeConfig(path: template, format: format.flatMap { OutputFormat(rawValue: $0.lowercased()) },
                                   bits: bits.flatMap(SampleBits.init(text:)), quality: encodeQuality,
-                                  bitrate: bitrate.flatMap(EncodeConfig.parseBitrate), tags: try Self.tagPolicy(setTags, noTags: noTags))
+                                  bitrate: bitrate.flatMap(resolved == .mp3 ? EncodeConfig.parseMP3Bitrate : EncodeConfig.parseBitrate),
+                                  vbr: vbr, tags: try Self.tagPolicy(setTags, noTags: noTags))
         let watcher = SignalWatcher()
         let stop = watcher.flag
         do {

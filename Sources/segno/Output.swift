@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 
 /// Unbuffered line output to stdout/stderr (safe from any thread).
 struct FileHandleOutput {
@@ -23,7 +24,6 @@ func printOut(_ s: String) { FileHandleOutput.standardOutput.write(s + "\n") }
 /// ffmpeg: a typo in a folder name is an error, not a new tree); nil when it exists.
 func missingFolder(of path: String) -> String? {
     let dir = (path as NSString).deletingLastPathComponent
-    var isDir: ObjCBool = false
-    if dir.isEmpty || (FileManager.default.fileExists(atPath: dir, isDirectory: &isDir) && isDir.boolValue) { return nil }
+    if dir.isEmpty || FileNameBytes.isDirectory(dir) { return nil }
     return dir
 }

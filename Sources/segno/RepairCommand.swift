@@ -8,11 +8,12 @@ import SegnoSpeech
 import SegnoState
 
 /// `segno repair`: rebuilds the lost index of MP4/M4A/MOV/3GP recordings (a recorder that died
-/// before writing `moov`) into new, playable files; the damaged files are only read.
+/// before writing `moov`) into new, playable files, and copies the whole frames of a damaged
+/// ADTS AAC stream or an MP3 behind a broken ID3v2 tag; the damaged files are only read.
 struct RepairCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "repair",
-        abstract: "Rebuild the lost index of damaged MP4/M4A/MOV/3GP recordings into new playable files (same codec, no re-encoding).")
+        abstract: "Rebuild the lost index of damaged MP4/M4A/MOV/3GP recordings, or copy the whole frames of damaged ADTS AAC or MP3 behind a broken tag, into new playable files (same codec, no re-encoding).")
 
     @Argument(help: "Damaged recordings (never changed).") var damaged: [String]
     @Option(help: "A healthy recording from the same recorder: its codec settings rebuild the index (without it, AAC-LC 44.1/48 kHz mono/stereo are tried).") var reference: String?
@@ -35,6 +36,10 @@ struct RepairCommand: ParsableCommand {
             let target = output ?? outDir.map { ($0 as NSString).appendingPathComponent(repairedName) }
                 ?? ((path as NSString).deletingLastPathComponent as NSString).appendingPathComponent(repairedName)
             do {
+                if let copied = try StreamRepair.repair(input: path, output: target, overwrite: overwrite) {
+                    printOut(copied.summary(input: path) + " → " + AudioError.quoted(target))
+                    continue
+                }
                 let outcome = try MP4Repair.repair(input: path, reference: reference, output: target, overwrite: overwrite)
                 printOut(outcome.summary(input: path) + " → " + AudioError.quoted(target))
             } catch {

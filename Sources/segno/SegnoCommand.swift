@@ -62,7 +62,11 @@ func printError(_ message: String) {
 enum Main {
     static func main() {
         LoggingSystem.bootstrap { _ in LineLogHandler() }
-        var args = Array(CommandLine.arguments.dropFirst())
+        // From the raw argv, so a file name that is not UTF-8 keeps its bytes (`FileNameBytes`);
+        // `CommandLine.arguments` replaces them with U+FFFD.
+        var args = (1..<Int(CommandLine.argc)).map { i in
+            CommandLine.unsafeArgv[i].flatMap { FileNameBytes.string(cString: $0) } ?? CommandLine.arguments[i]
+        }
         // Only options before a `--` terminator; after it, "--force" could be a file name.
         let end = args.firstIndex(of: "--") ?? args.count
         // `--force waveform` is `--force=waveform` when the next word names a stage that can be
@@ -71,7 +75,7 @@ enum Main {
         var i = 0, last = end
         while i < last {
             if args[i] == "--force" {
-                if i + 1 < last, forcible.contains(args[i + 1]), !FileManager.default.fileExists(atPath: args[i + 1]) {
+                if i + 1 < last, forcible.contains(args[i + 1]), !FileNameBytes.exists(args[i + 1]) {
                     args[i] = "--force=" + args[i + 1]
                     args.remove(at: i + 1)
                     last -= 1

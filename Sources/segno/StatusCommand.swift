@@ -17,6 +17,23 @@ struct StatusCommand: ParsableCommand {
     @Flag(help: "List failed recordings with their messages.") var failed = false
     @Flag(help: "Print one JSON object.") var json = false
 
+    /// Runs as stored, with a killed run's counts filled in: a run left `running` while no process
+    /// holds the lock (`lockFree`) was killed, and a run the next one marked `killed` never wrote
+    /// its counts. Each gets the recordings finished (done or failed) between its start and the
+    /// next run's, from their `updatedAt`. `runs` is newest first.
+    static func countingKilled(_ runs: [RunRecord], recordings: [RecordingState], lockFree: Bool) -> [RunRecord] {
+        var out = runs
+        for i in out.indices where out[i].status == .killed || (out[i].status == .running && lockFree) {
+            let from = out[i].startedAt
+            let to = i > 0 ? out[i - 1].startedAt : .infinity
+            let finished = recordings.filter { $0.updatedAt >= from && $0.updatedAt < to }
+            out[i].status = .killed
+            out[i].done = finished.filter { $0.status == .done }.count
+            out[i].failed = finished.filter { $0.status == .failed }.count
+        }
+        return out
+    }
+
     func run() throws {
         // Read-only: never migrates, creates or changes a file in the state folder.
         let (s, opened) = try openStateForReading(spec: spec)
@@ -28,20 +45,26 @@ struct StatusCommand: ParsableCommand {
         // (their outputs stay until a run with `prune: true` removes them).
         var counts: [String: Int] = [:]
         var gone: [String] = []
-        var present: (String) -> Bool = { FileManager.default.fileExists(atPath: s.input.root + "/" + $0) }
+        var present: (String) -> Bool = { FileNameBytes.exists(s.input.root + "/" + $0) }
         if s.input.isObjectStore {
             // Objects are listed (one ListObjectsV2 per 1,000); without credentials nothing counts as gone.
             let listed = try? s.makeSource(environment: ProcessInfo.processInfo.environment, logger: Logger(label: "segno")).scan()
             let names = listed.map { Set($0.files.map(\.relativePath) + $0.settlingPaths) }
             present = { names?.contains($0) ?? true }
         }
-        for (path, rec) in try store.loadAll() {
+        let all = try store.loadAll()
+        for (path, rec) in all {
             if present(path) { counts[rec.status.rawValue, default: 0] += 1 } else { gone.append(path) }
         }
         gone.sort()
         let failures = try store.failures()
         let salvaged = try store.salvagedRecordings()
-        let runs = try store.recentRuns(limit: 5)
+        // Only with a lock file (SQLite: one run at a time; PostgreSQL's runs overlap). Free before
+        // and after reading the runs: a run that starts or ends meanwhile is not taken for killed.
+        let freeBefore = RunLock.isFree(statePath: s.statePath)
+        let stored = try store.recentRuns(limit: 5)
+        let runs = freeBefore == nil ? stored
+            : Self.countingKilled(stored, recordings: all.map(\.1), lockFree: freeBefore == true && RunLock.isFree(statePath: s.statePath) == true)
         let pruned = try store.recentlyPruned(limit: 20)
         let fleet = try store.fleet()
         let iso = ISO8601DateFormatter()
@@ -59,19 +82,19 @@ struct StatusCommand: ParsableCommand {
                     ("status", .string(r.status.rawValue)), ("planned", .int(r.planned)), ("done", .int(r.done)), ("failed", .int(r.failed)), ("skipped", .int(r.skipped)),
                     ("repeats", .int(r.repeats)),
                 ]) })),
-                ("pruned", .array(pruned.map { p in .object([("path", .string(p.path)), ("run", .int(Int(p.runId))), ("at", .string(date(p.at)))]) })),
+                ("pruned", .array(pruned.map { p in .object([("path", .string(FileNameBytes.escaped(p.path))), ("run", .int(Int(p.runId))), ("at", .string(date(p.at)))]) })),
                 ("workers", .array(fleet.map { w in .object([("worker", .string(w.worker)), ("host", .string(w.host)), ("pid", .int(w.pid)),
                                                              ("claimed", .int(w.claimed)), ("expired", .bool(w.expired))]) })),
             ]
             if !salvaged.isEmpty {
                 // What salvage recovered of each damaged recording processed (`input.damaged: salvage`).
                 obj.append(("salvaged_recordings", .array(salvaged.map { r in
-                    .object([("path", .string(r.path)), ("report", .string(r.report)), ("at", .string(date(r.at)))])
+                    .object([("path", .string(FileNameBytes.escaped(r.path))), ("report", .string(r.report)), ("at", .string(date(r.at)))])
                 })))
             }
             if failed {
                 obj.append(("failures", .array(failures.map { f in .object([
-                    ("path", .string(f.path)), ("status", .string(f.status.rawValue)), ("class", .string(f.failureClass.rawValue)),
+                    ("path", .string(FileNameBytes.escaped(f.path))), ("status", .string(f.status.rawValue)), ("class", .string(f.failureClass.rawValue)),
                     ("error", .string(f.error)), ("attempts", .int(f.attempts)), ("at", .string(date(f.at))), ("next", .string(f.nextRun)),
                 ]) })))
             }

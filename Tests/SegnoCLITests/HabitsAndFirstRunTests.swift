@@ -26,6 +26,60 @@ import Testing
         #expect(kept.exited(0) && !kept.stderr.contains("resampling"), "\(kept.stderr)")
     }
 
+    /// MP3 as LAME is driven: `--bitrate 96` (kb/s, LAME's -b) gives a constant 96 kb/s and
+    /// `-V 2` LAME's VBR quality 2, as mutagen reads them back from the LAME tag; MPEG-2 rates too.
+    @Test(arguments: [(["--bitrate", "96"], 44100, "CBR", "-b 96"), (["--bitrate", "128k"], 48000, "CBR", "-b 128"),
+                      (["--bitrate", "64"], 22050, "CBR", "-b 64"), (["-V", "2"], 44100, "VBR", "-V 2"), (["-V", "7"], 44100, "VBR", "-V 7")])
+    func mp3TakesLAMEsBitrateAndVBRQuality(options: [String], rate: Int, mode: String, settings: String) throws {
+        let ws = try RunWorkspace()
+        try RunWorkspace.writeTone(to: ws["a.wav"], rate: rate, channels: 2, seconds: 2)
+        let r = try ws.segno(["convert", ws["a.wav"], ws["a.mp3"]] + options)
+        #expect(r.exited(0), "\(r.stderr)")
+        let read = try CLI.tool("python3", ["-c", "import sys, mutagen.mp3; i = mutagen.mp3.MP3(sys.argv[1]).info; print(str(i.bitrate_mode).split('.')[-1], i.encoder_settings, sep='|')", ws["a.mp3"]])
+        #expect(read.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "\(mode)|\(settings)", "\(read.stdout) \(read.stderr)")
+        if mode == "CBR" {
+            let probe = try CLI.tool("ffprobe", ["-v", "error", "-show_entries", "stream=bit_rate", "-of", "csv=p=0", ws["a.mp3"]])
+            #expect(Int(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) == Int(settings.dropFirst(3))! * 1000, "\(probe.stdout)")
+        }
+    }
+
+    @Test func mp3RateOptionsAreCheckedBeforeAnyAudio() throws {
+        let ws = try RunWorkspace()
+        try RunWorkspace.writeTone(to: ws["a.wav"], rate: 44100, seconds: 1)
+        for (args, words) in [(["--bitrate", "400"], "8…320"), (["-V", "10"], "0…9"), (["-V", "2", "--bitrate", "96"], "one of"),
+                              (["-V", "2", "--format", "flac"], "mp3 output only")] {
+            let r = try ws.segno(["convert", ws["a.wav"], ws["a.mp3"]] + args)
+            #expect(r.exited(2) && r.stderr.contains(words), "\(args): \(r.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: ws["a.mp3"]))
+    }
+
+    /// `status` after `kill -9`: the run left `running` shows as killed, with the recordings it
+    /// finished counted — as many as the next run finds up to date, and no more than the outputs
+    /// on disk (one may be in place without its record, and is redone).
+    @Test func statusCountsWhatAKilledRunFinished() throws {
+        let ws = try RunWorkspace()
+        for i in 0..<5 { try RunWorkspace.writeTone(to: ws["in/m\(i).wav"], rate: 44100, channels: 2, seconds: 4) }
+        try ws.writeSpec("version: 1\ninput: { root: in, settle: 0s }\noutput: { root: out }\nparallel: 1\nstages:\n  - pitch: { semitones: 3 }\n  - encode: { path: \"{stem}.flac\" }\n")
+        func flacs() -> Int {
+            ((try? FileManager.default.contentsOfDirectory(atPath: ws["out"])) ?? []).filter { $0.hasSuffix(".flac") && !$0.hasPrefix(".") }.count
+        }
+        let run = try ws.start(["run", "spec.yaml", "--quiet"])
+        let deadline = Date().addingTimeInterval(120)
+        while flacs() < 1 && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        Thread.sleep(forTimeInterval: 0.3)  // its record follows the rename
+        run.send(SIGKILL)
+        #expect(run.wait().signalled, "killed mid-run, not already finished")
+        let onDisk = flacs()
+        let last = try #require((try ws.status()["runs"] as? [[String: Any]])?.first)
+        #expect(last["status"] as? String == "killed", "\(last)")
+        let done = last["done"] as? Int ?? -1
+        #expect(done >= 1 && done <= onDisk && onDisk < 5, "\(done) counted, \(onDisk) on disk")
+        #expect(try ws.segno(["status", "spec.yaml"]).stdout.contains("killed: \(done) done, 0 failed"))
+        let next = try ws.segno(["run", "spec.yaml"])
+        #expect(next.exited(0) && next.stdout.contains("\(5 - done) done, 0 failed, \(done) up to date"), "\(next.stdout)")
+    }
+
     @Test func aBareNormalizeTargetIsLUFS() throws {
         let ws = try RunWorkspace()
         try RunWorkspace.writeTone(to: ws["a.wav"], rate: 48000, seconds: 3)

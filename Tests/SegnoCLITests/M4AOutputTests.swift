@@ -51,7 +51,7 @@ import Testing
         let rate = try ws.segno(["convert", "memo.wav", "low.m4a", "--bitrate", "48k", "--mix", "mono", "--rate", "22050"])
         #expect(rate.exited(0), "\(rate.stderr)")
         #expect(try Self.probe(ws["low.m4a"]).durationTS == 33_075)
-        for (args, message) in [(["--bitrate", "128k"], "--bitrate applies to aac output only"),
+        for (args, message) in [(["--bitrate", "128k"], "--bitrate applies to aac and mp3 output only"),
                                 (["--format", "alac", "--encode-quality", "0.5"], "alac is lossless")] {
             let r = try ws.segno(["convert", "memo.wav", "bad.flac"] + args)
             #expect(r.exited(2) && r.stderr.contains(message), "\(args): \(r.stderr)")

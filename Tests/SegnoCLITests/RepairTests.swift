@@ -99,6 +99,59 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: dir.path + "/talk.json"))
     }
 
+    /// ADTS AAC with junk over its middle and a cut last frame: the whole frames are copied as
+    /// they are; ffmpeg decodes the repaired file to the original's samples up to the junk, and the
+    /// rest is the original's frames after it (checked at the frame the junk's end leads to).
+    @Test func anADTSStreamIsRepairedByCopyingItsWholeFrames() throws {
+        let wav = dir.path + "/src-adts.wav", aac = dir.path + "/memo.aac"
+        _ = try Audio.output(of: "sox", ["-R", "-n", "-r", "48000", "-c", "1", "-b", "16", wav, "synth", "6", "sine", "300-3000", "vol", "0.5"], what: "make a WAV")
+        _ = try Audio.output(of: "ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", wav, "-c:a", "aac", "-b:a", "96k", "-aac_pns", "0", aac], what: "encode ADTS")
+        var b = [UInt8](try Data(contentsOf: URL(fileURLWithPath: aac)))
+        let junkAt = b.count / 2
+        for i in junkAt..<(junkAt + 1500) { b[i] = UInt8((i * 131 + 7) & 0xFF) }
+        let damaged = dir.path + "/memo.damaged.aac"
+        try Data(b.prefix(b.count - 100)).write(to: URL(fileURLWithPath: damaged))
+        let before = try Data(contentsOf: URL(fileURLWithPath: damaged))
+        let run = try CLI.segno(["repair", damaged, "-o", dir.path + "/memo.fixed.aac"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("frames") && run.stdout.contains("left out"), "\(run.stdout)")
+        let reference = try Self.ffmpegDecode(aac)
+        let got = try Self.ffmpegDecode(dir.path + "/memo.fixed.aac")
+        // Frames lost: those the junk touched (about 1500 / 290 bytes, plus two cut into) and the cut last one.
+        #expect(got.count < reference.count && got.count > reference.count - 12 * 1024, "\(got.count) of \(reference.count)")
+        let head = reference.count / 2 - 4 * 1024
+        #expect(Array(got.prefix(head)) == Array(reference.prefix(head)), "the frames before the junk differ")
+        // After the junk: the original's frames, shifted by the whole frames left out.
+        let tailAt = got.count - 48000
+        let shift = (0...16).first { k in
+            maxAbsDifference(Array(got[tailAt..<(tailAt + 20000)]), Array(reference[(tailAt + k * 1024)..<(tailAt + k * 1024 + 20000)])) == 0
+        }
+        #expect(shift != nil && shift! >= 4, "the frames after the junk are not the original's (shift \(String(describing: shift)))")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: damaged)) == before)
+        // A healthy stream has nothing to repair.
+        let healthy = try CLI.segno(["repair", aac, "-o", dir.path + "/x.aac"])
+        #expect(healthy.status == 1 && healthy.stderr.contains("nothing to repair"), "\(healthy.stderr)")
+    }
+
+    /// An MP3 whose ID3v2 tag declares 4 MiB (past the end of the file): ffmpeg reads nothing of
+    /// it; the repaired file keeps the tag (its size set right) and decodes to the original.
+    @Test func anMP3BehindATagSizedPastTheEndIsRepaired() throws {
+        let wav = dir.path + "/src-mp3.wav", mp3 = dir.path + "/talk.mp3"
+        _ = try Audio.output(of: "sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", wav, "synth", "4", "pinknoise", "vol", "0.5"], what: "make a WAV")
+        _ = try Audio.output(of: "ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", wav, "-b:a", "128k", "-id3v2_version", "3", "-metadata", "title=Talk", mp3], what: "encode MP3")
+        var b = [UInt8](try Data(contentsOf: URL(fileURLWithPath: mp3)))
+        let size = 4 << 20
+        b[6] = UInt8((size >> 21) & 0x7F); b[7] = UInt8((size >> 14) & 0x7F); b[8] = UInt8((size >> 7) & 0x7F); b[9] = UInt8(size & 0x7F)
+        let damaged = dir.path + "/talk.badtag.mp3"
+        try Data(b).write(to: URL(fileURLWithPath: damaged))
+        let run = try CLI.segno(["repair", damaged, "--out-dir", dir.path + "/fixed"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let fixed = dir.path + "/fixed/talk.badtag.repaired.mp3"
+        #expect(try Self.ffmpegDecode(fixed) == Self.ffmpegDecode(mp3))
+        let probe = try Audio.output(of: "ffprobe", ["-v", "error", "-show_entries", "format_tags=title", "-of", "csv=p=0", fixed], what: "probe")
+        #expect(String(decoding: probe, as: UTF8.self).contains("Talk"))
+    }
+
     @Test func anALACRecordingIsRebuiltFromAReferenceBitForBit() throws {
         let original = try encode("song.m4a", codec: "alac", rate: 44100, channels: 2)
         let damaged = try damage(original, cutInto: 3000)

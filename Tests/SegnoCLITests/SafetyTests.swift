@@ -221,21 +221,55 @@ import Testing
         #expect(try Self.failures(ws).first?["class"] as? String == "spec")
     }
 
-    @Test func aNameThatIsNotUTF8FailsWithAMessageOnce() throws {
+    /// A Latin-1 name from an old Windows share (`caf\xe9.wav`: byte 0xE9, not UTF-8) is processed
+    /// like any other: scanned, kept in the state, its outputs named with the same bytes (listed
+    /// with readdir, read by SoX); `info`, `convert` and `waveform` take it on the command line
+    /// (through sh and printf, as raw bytes); messages write the byte as `\xe9`.
+    @Test func aNameThatIsNotUTF8IsProcessedAndKeepsItsBytes() throws {
         let ws = try RunWorkspace()
         try RunWorkspace.writeTone(to: ws["in/ok.wav"], seconds: 0.5)
         try RunWorkspace.writeTone(to: ws["latin.wav"], seconds: 0.5)
-        let name: [UInt8] = Array(ws["in/caf"].utf8) + [0xE9] + Array(".wav".utf8) + [0]
+        let caf: [UInt8] = Array("caf".utf8) + [0xE9]
+        let name: [UInt8] = Array(ws["in/"].utf8) + caf + Array(".wav".utf8) + [0]
         let renamed = name.withUnsafeBufferPointer { rename(ws["latin.wav"], UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self)) }
         #expect(renamed == 0)
-        try ws.writeSpec(Self.spec(stages: ["encode: { path: \"{stem}.flac\" }"]))
+        try ws.writeSpec(Self.spec(stages: ["encode: { path: \"{stem}.flac\" }", "waveform: { path: \"{stem}.json\" }"]))
         let first = try ws.segno(["run", "spec.yaml"])
-        #expect(first.exited(1))
-        #expect(first.stderr.contains("caf\\xe9.wav") && first.stderr.contains("not valid UTF-8"), "\(first.stderr)")
-        #expect(access(ws["out/ok.flac"], F_OK) == 0)
+        #expect(first.exited(0), "\(first.stderr)")
+        #expect(first.stderr.isEmpty, "TagLib and every reader get the name's bytes: \(first.stderr)")
+        #expect(Set(Self.names(ws["out"])).isSuperset(of: [caf + Array(".flac".utf8), caf + Array(".json".utf8), Array("ok.flac".utf8)]),
+                "\(Self.names(ws["out"]).map { String(decoding: $0, as: UTF8.self) })")
+        // SoX, given the same bytes, reads 0.5 s at 16 kHz.
+        #expect(try Self.sh(#"sox --i -s "$(printf 'out/caf\351.flac')""#, in: ws).stdout.hasPrefix("8000"))
         let second = try ws.segno(["run", "spec.yaml"])
-        #expect(second.exited(0), "\(second.stderr)")
-        #expect(second.stdout.contains("1 known failures"), "\(second.stdout)")
+        #expect(second.exited(0) && second.stdout.contains("2 recordings up to date"), "\(second.stdout)")
+        let status = try ws.segno(["status", "spec.yaml"])
+        #expect(status.stdout.contains("recordings 2: 2 done"), "\(status.stdout)")
+
+        let info = try Self.sh(#"segno info "$(printf 'in/caf\351.wav')""#, in: ws)
+        #expect(info.status == 0 && info.stdout.hasPrefix("in/caf\\xe9.wav: WAV PCM_16, 16000 Hz, 1 ch, 8000 frames"), "\(info.stdout) \(info.stderr)")
+        let made = try Self.sh(#"segno convert "$(printf 'in/caf\351.wav')" "$(printf 'caf\351.mp3')" && segno waveform -i "$(printf 'in/caf\351.wav')" -o "$(printf 'caf\351.dat')""#, in: ws)
+        #expect(made.status == 0, "\(made.stderr)")
+        #expect(Set(Self.names(ws.root)).isSuperset(of: [caf + Array(".mp3".utf8), caf + Array(".dat".utf8)]))
+        let missing = try Self.sh(#"segno info "$(printf 'gone\351.wav')""#, in: ws)
+        #expect(missing.status == 1 && missing.stderr.contains("gone\\xe9.wav: no such file"), "\(missing.stderr)")
+    }
+
+    /// The names in `dir`, as readdir gives their bytes.
+    static func names(_ dir: String) -> [[UInt8]] {
+        guard let d = opendir(dir) else { return [] }
+        defer { closedir(d) }
+        var out: [[UInt8]] = []
+        while let e = readdir(d) {
+            out.append(withUnsafeBytes(of: e.pointee.d_name) { Array($0.prefix { $0 != 0 }) })
+        }
+        return out
+    }
+
+    /// Runs a shell command in the workspace with `segno` on PATH.
+    static func sh(_ script: String, in ws: RunWorkspace) throws -> ProcessResult {
+        let bin = (try CLI.segnoPath() as NSString).deletingLastPathComponent
+        return try CLI.run("/bin/sh", ["-c", "cd \"$0\" && PATH=\"$1:$PATH\" && " + script, ws.root, bin])
     }
 
     // MARK: prune

@@ -85,7 +85,8 @@ final package class ChildProcess {
         posix_spawnattr_setpgroup(&attr, 0)
         posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
 
-        let argv = ([executable] + arguments).map { strdup($0) }
+        // Each word's own bytes: a file name that is not UTF-8 reaches ffmpeg as it is (`FileNameBytes`).
+        let argv = ([executable] + arguments).map { FileNameBytes.withCPath($0) { strdup($0) } }
         defer { argv.forEach { free($0) } }
         var cArgs: [UnsafeMutablePointer<CChar>?] = argv + [nil]
         var child: pid_t = 0

@@ -18,7 +18,7 @@ public enum ContentSniffer {
 
     /// Reads up to 64 bytes of `path` and classifies them; `.unknown` when unreadable.
     public static func sniff(path: String) -> Kind {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return .unknown }
+        guard let handle = FileNameBytes.reading(path) else { return .unknown }
         defer { try? handle.close() }
         let data = (try? handle.read(upToCount: 64)) ?? Data()
         return sniff(Array(data))

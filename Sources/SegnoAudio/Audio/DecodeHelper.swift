@@ -82,7 +82,7 @@ final package class DecodeHelper: @unchecked Sendable {
         var payload = [UInt8]()
         withUnsafeBytes(of: UInt32(rate)) { payload += $0 }
         withUnsafeBytes(of: UInt32(channels)) { payload += $0 }
-        payload += Array(path.utf8)
+        payload += FileNameBytes.bytes(path)  // the name's own bytes, not UTF-8 only
         var msg: [UInt8] = [type.rawValue, 0, 0, 0]
         withUnsafeBytes(of: UInt32(payload.count)) { msg += $0 }
         try Self.withoutSIGPIPE { try child.writeStdin(msg + payload) }

@@ -121,7 +121,7 @@ package enum ContainerPeek {
 
     /// The first audio sample entry of the `moov` box ("AAC", "ALAC", "AMR-NB"), or nil.
     static package func mp4AudioCodec(path: String) -> String? {
-        guard let h = FileHandle(forReadingAtPath: path) else { return nil }
+        guard let h = FileNameBytes.reading(path) else { return nil }
         defer { try? h.close() }
         var offset: UInt64 = 0
         // Walk the top-level boxes by their headers: the index may sit after the audio data.
@@ -159,7 +159,7 @@ package enum ContainerPeek {
 
     /// The CAF `desc` chunk's format ID ("AAC", "ALAC", "IMA4", "PCM"), or nil.
     static package func cafCodec(path: String) -> String? {
-        guard let h = FileHandle(forReadingAtPath: path) else { return nil }
+        guard let h = FileNameBytes.reading(path) else { return nil }
         defer { try? h.close() }
         // 'caff' + version + flags (8 bytes), 'desc' + 64-bit size (12), sample rate (8), format ID.
         guard let d = try? h.read(upToCount: 32), d.count == 32 else { return nil }

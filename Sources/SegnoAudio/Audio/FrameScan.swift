@@ -74,6 +74,24 @@ package enum FrameScan {
         return nil
     }
 
+    /// The first offset from `from` where three MPEG audio frames at `rate` follow each other
+    /// (or two and the end of the file), and the first of them; nil when there is none.
+    static package func mp3NextChain(path: String, from: Int64, rate: Int) -> (at: Int64, frame: MPEGFrame)? {
+        guard let r = ByteSource(path: path) else { return nil }
+        var at = max(0, from)
+        while at + 4 <= r.size {
+            defer { at += 1 }
+            guard let h = r.bytes(at, 4), let f = MPEGFrame(h), f.rate == rate else { continue }
+            var next = at + Int64(f.length), chained = 1
+            while chained < 3, let n = r.bytes(next, 4), let g = MPEGFrame(n), (g.version, g.layer, g.rate) == (f.version, f.layer, f.rate) {
+                chained += 1
+                next += Int64(g.length)
+            }
+            if chained == 3 || (chained == 2 && next >= r.size) { return (at, f) }
+        }
+        return nil
+    }
+
     /// True when the first MP3 frame carries a Xing/Info/VBRI header: mpg123's length then comes
     /// from it (with the LAME tag's encoder delay and padding), not from an estimate.
     static package func mp3HasLengthHeader(path: String) -> Bool {
@@ -81,72 +99,6 @@ package enum FrameScan {
         let at = id3v2Size(r)
         guard let h = r.bytes(at, 4), let f = MPEGFrame(h) else { return false }
         return hasLengthHeader(r, at, f)
-    }
-
-    /// Frames in an ADTS AAC stream, as ffmpeg decodes it: 1024 per raw data block at the
-    /// header's rate, scaled to `decodedRate` (HE-AAC decodes at twice the header's rate).
-    static package func adts(path: String, decodedRate: Int) -> Int? {
-        guard let r = ByteSource(path: path) else { return nil }
-        var at = id3v2Size(r)
-        var blocks = 0
-        var rate = 0
-        let rates = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350]
-        while at < r.size {
-            guard let h = r.bytes(at, 7), h[0] == 0xFF, h[1] & 0xF6 == 0xF0 else {
-                return trailingTag(r, at) && blocks > 0 ? blocks * 1024 * decodedRate / max(rate, 1) : nil
-            }
-            let index = Int((h[2] >> 2) & 0x0F)
-            let length = Int(h[3] & 0x03) << 11 | Int(h[4]) << 3 | Int(h[5] >> 5)
-            guard index < rates.count, length >= 7, at + Int64(length) <= r.size,
-                  rate == 0 || rate == rates[index] else { return nil }
-            rate = rates[index]
-            blocks += Int(h[6] & 0x03) + 1
-            at += Int64(length)
-        }
-        guard blocks > 0, rate > 0, (blocks * 1024 * decodedRate) % rate == 0 else { return nil }
-        return blocks * 1024 * decodedRate / rate
-    }
-
-    /// Frames in a single-channel AMR-NB (160 per frame) or AMR-WB (320) file. Nil when it holds
-    /// comfort-noise or no-data frames, which ffmpeg's AMR decoders reject.
-    static package func amr(path: String) -> Int? {
-        guard let r = ByteSource(path: path), let magic = r.bytes(0, 9) else { return nil }
-        let wide = Array(magic) == Array("#!AMR-WB\n".utf8)
-        guard wide || Array(magic.prefix(6)) == Array("#!AMR\n".utf8) else { return nil }
-        // Bytes after the table-of-contents byte, per frame type; speech types are 0–7 (NB), 0–8 (WB).
-        let sizes = wide ? [17, 23, 32, 36, 40, 46, 50, 58, 60] : [12, 13, 15, 17, 19, 20, 26, 31]
-        var at: Int64 = wide ? 9 : 6
-        var frames = 0
-        while at < r.size {
-            guard let toc = r.bytes(at, 1) else { return nil }
-            let type = Int(toc[0] >> 3) & 0x0F
-            guard type < sizes.count, at + 1 + Int64(sizes[type]) <= r.size else { return nil }
-            frames += 1
-            at += 1 + Int64(sizes[type])
-        }
-        return frames > 0 ? frames * (wide ? 320 : 160) : nil
-    }
-
-    /// The frames a CAF file's packet table (`pakt`) declares: packets × frames per packet less
-    /// the encoder's priming and remainder frames (its "valid frames"). Nil without a `pakt`.
-    static package func cafValidFrames(path: String) -> Int? {
-        guard let r = ByteSource(path: path), let head = r.bytes(0, 8), Array(head.prefix(4)) == Array("caff".utf8) else { return nil }
-        var at: Int64 = 8
-        for _ in 0..<256 {
-            guard let c = r.bytes(at, 12) else { return nil }
-            let type = String(decoding: c.prefix(4), as: UTF8.self)
-            let size = Int64(bitPattern: be64(Array(c), 4))
-            if type == "pakt" {
-                guard let p = r.bytes(at + 12, 24) else { return nil }
-                let b = Array(p)
-                let valid = Int64(bitPattern: be64(b, 8))
-                return valid > 0 && valid < Int64(Int32.max) * 4096 ? Int(valid) : nil
-            }
-            // A `data` chunk of size -1 runs to the end of the file: nothing after it.
-            guard size >= 0 else { return nil }
-            at += 12 + size
-        }
-        return nil
     }
 
     // MARK: - Shared

@@ -89,7 +89,7 @@ public enum FileInfo {
         case .success(let i):
             return JSONValue.object(successFields(path: path, i, estimated: estimated, metadata: metadata)).serialized()
         case .failure(let e):
-            var fields: [(String, JSONValue)] = [("path", .string(path)), ("ok", .bool(false)), ("error", .string(e.description))]
+            var fields: [(String, JSONValue)] = [("path", .string(FileNameBytes.escaped(path))), ("ok", .bool(false)), ("error", .string(e.description))]
             if let s = SalvageOpener.describe(path: path) { fields.append(("salvage", .string(s))) }
             return JSONValue.object(fields).serialized()
         }
@@ -132,7 +132,7 @@ public enum FileInfo {
 
     private static func successFields(path: String, _ i: SourceInfo, estimated: Bool, metadata: RecordingMetadata?) -> [(String, JSONValue)] {
         var fields: [(String, JSONValue)] = [
-            ("path", .string(path)), ("ok", .bool(true)), ("container", .string(i.container)),
+            ("path", .string(FileNameBytes.escaped(path))), ("ok", .bool(true)), ("container", .string(i.container)),
             ("codec", .string(i.codec)), ("sample_rate", .int(i.sampleRate)), ("channels", .int(i.channels)),
             ("frames", .int(i.frames)), ("duration", JSONValue.rounded(i.duration, places: 3)),
         ]

@@ -42,6 +42,10 @@ public final class Mpg123Decoder: AudioDecoder {
     private var unread = 0
     /// Bytes of the file after the point where libmpg123 ended the stream.
     private var remaining = 0
+    /// Where in the file libmpg123 ended the stream (bytes; −1 before the end), and where the
+    /// last frame it decoded ends: for salvage to resume after them (`MP3SalvageDecoder`).
+    package private(set) var streamEnd: Int64 = -1
+    package private(set) var decodedEnd: Int64 = 0
     /// True when a Xing/Info/VBRI header declares the length (else it was scanned at open).
     private let declaresLength: Bool
     /// Salvaging (`damaged: salvage`): no limit on the junk searched through, errors read past,
@@ -243,6 +247,7 @@ public final class Mpg123Decoder: AudioDecoder {
             }
         }
         lastEnd = end
+        decodedEnd = Int64(end)
     }
 
     /// At the end: a stream that stops well before the end of the file, where MPEG frames go on,
@@ -252,6 +257,7 @@ public final class Mpg123Decoder: AudioDecoder {
         var st = stat()
         guard fstat(fd, &st) == 0 else { return }
         let at = Int(mpg123_tell_stream(mh))
+        streamEnd = Int64(at)
         remaining = Int(st.st_size) - at
         if remaining > Self.tailAllowance, framesRead + Self.lengthSlack >= info.frames,
            FrameScan.mp3FramesFollow(path: path, from: Int64(at), within: Int64(Self.resyncLimit)) {

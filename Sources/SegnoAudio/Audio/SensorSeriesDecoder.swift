@@ -203,7 +203,7 @@ public final class SensorSeriesDecoder: AudioDecoder {
     /// True when `path` has a sensor extension and its first bytes are text (not audio in disguise).
     static package func looksLikeSeries(path: String) -> Bool {
         guard extensions.contains((path as NSString).pathExtension.lowercased()) else { return false }
-        guard let h = FileHandle(forReadingAtPath: path) else { return false }
+        guard let h = FileNameBytes.reading(path) else { return false }
         defer { try? h.close() }
         let head = (try? h.read(upToCount: 512)) ?? Data()
         return !head.isEmpty && head.allSatisfy { $0 == 9 || $0 == 10 || $0 == 13 || ($0 >= 32 && $0 != 127) || $0 >= 0x80 }

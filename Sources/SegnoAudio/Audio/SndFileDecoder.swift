@@ -194,7 +194,7 @@ public final class SndFileDecoder: Int16Decoding {
         }
         if (st.st_mode & S_IFMT) != S_IFREG { throw AudioError.notAFile(path: path) }
         if st.st_size == 0 { throw AudioError.empty(path: path) }
-        let fd = Foundation.open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
         if fd < 0 { throw AudioError.unreadable(path: path, reason: String(cString: strerror(errno))) }
         return fd
     }

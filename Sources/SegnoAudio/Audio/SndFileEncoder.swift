@@ -33,8 +33,9 @@ public final class SndFileEncoder {
     ///   - quality: 0…1 for lossy codecs (higher is better), compression effort for FLAC.
     ///   - tags: what the file carries besides audio (`TagWriter`); its `bext` already counted at
     ///     the stream's rate.
+    ///   - mp3Rate: for MP3, a constant bitrate or LAME's `-V` quality instead of `quality`.
     public init(path: String, format: OutputFormat, bits: SampleBits?, quality: Double?, stream: AudioFormat,
-                tags: TagPlan? = nil) throws {
+                tags: TagPlan? = nil, mp3Rate: MP3Rate? = nil) throws {
         if format.needsFFmpeg {
             throw AudioError.unsupportedOutput(path: path, detail: "\(format.rawValue) is written through ffmpeg, not libsndfile")
         }
@@ -75,7 +76,7 @@ public final class SndFileEncoder {
         }
         output = try OutputFile(finalPath: path)
         errno = 0
-        guard let h = sf_open(output.tempPath, Int32(SFM_WRITE), &info) else {
+        guard let h = FileNameBytes.withCPath(output.tempPath, { sf_open($0, Int32(SFM_WRITE), &info) }) else {
             let code = errno
             let reason = String(cString: sf_strerror(nil))
             output.discard()
@@ -94,7 +95,34 @@ public final class SndFileEncoder {
                 sf_command(h, Int32(SFC_SET_COMPRESSION_LEVEL), &q, Int32(MemoryLayout<Double>.size))
             }
         }
+        if let mp3Rate { Self.set(mp3Rate, h, rate: stream.sampleRate) }
         if let tags, !tags.isEmpty { tagNotes = TagWriter.beforeAudio(h, format: format, plan: tags, held: held) }
+    }
+
+    /// How an MP3 is sized: LAME's `-b` (constant, kb/s) or `-V` (variable, 0 best … 9 smallest).
+    public enum MP3Rate: Sendable, Equatable {
+        case constant(kbps: Int)
+        case variable(v: Double)
+    }
+
+    /// Sets the bitrate mode, then the compression level libsndfile turns into LAME's setting:
+    /// `-V` is level × 10; a constant bitrate is `top − level × (top − 8 or 32)` kb/s, top 320
+    /// (MPEG-1, 32 kHz and up), 160 (MPEG-2) or 64 (MPEG-2.5); LAME takes the nearest legal rate.
+    private static func set(_ r: MP3Rate, _ h: OpaquePointer, rate: Int) {
+        var mode: Int32
+        var level: Double
+        switch r {
+        case .variable(let v):
+            mode = Int32(SF_BITRATE_MODE_VARIABLE)
+            level = v / 10
+        case .constant(let kbps):
+            mode = Int32(SF_BITRATE_MODE_CONSTANT)
+            let (top, bottom): (Double, Double) = rate >= 32000 ? (320, 32) : rate >= 16000 ? (160, 8) : (64, 8)
+            // Half a kb/s under the target, so libsndfile's truncation to int lands on it.
+            level = max(0, min(1, (top - Double(kbps) - 0.5) / (top - bottom)))
+        }
+        sf_command(h, Int32(SFC_SET_BITRATE_MODE), &mode, Int32(MemoryLayout<Int32>.size))
+        sf_command(h, Int32(SFC_SET_COMPRESSION_LEVEL), &level, Int32(MemoryLayout<Double>.size))
     }
 
     deinit { abandon() }

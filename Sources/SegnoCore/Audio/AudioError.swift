@@ -68,9 +68,9 @@ public enum AudioError: Error, Sendable, CustomStringConvertible, Equatable {
     /// `.decodeFailed` that is damage.
     public static let salvageHint = " (to keep what it holds: `segno repair`, --salvage, or input: { damaged: salvage })"
     /// The way out for the damaged recording at `path`: `segno repair` only for the MP4 family
-    /// (by extension), the one it rebuilds; salvage for every format.
+    /// and ADTS AAC (by extension), which it repairs; salvage for every format.
     static func salvageHint(for path: String) -> String {
-        let mp4 = ["m4a", "mp4", "m4b", "mov", "3gp", "3g2", "m4v"].contains((path as NSString).pathExtension.lowercased())
+        let mp4 = ["m4a", "mp4", "m4b", "mov", "3gp", "3g2", "m4v", "aac"].contains((path as NSString).pathExtension.lowercased())
         return mp4 ? salvageHint : " (to keep what it holds: --salvage, or input: { damaged: salvage })"
     }
 
@@ -102,6 +102,8 @@ public enum AudioError: Error, Sendable, CustomStringConvertible, Equatable {
             default:
                 if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
                     out += "\\x" + String(scalar.value, radix: 16)
+                } else if FileNameBytes.isByte(scalar) {
+                    out += FileNameBytes.escaped(String(scalar))  // a byte of a name that is not UTF-8
                 } else {
                     out.unicodeScalars.append(scalar)
                 }

@@ -8,7 +8,7 @@ public enum ReportWaveform {
     /// Reads an audiowaveform JSON file and folds it to `columns` pairs (channels merged: the
     /// lowest min and highest max); nil when the file is missing or not waveform JSON.
     public static func fromPeaksFile(_ path: String, columns: Int) -> String? {
-        guard let handle = FileHandle(forReadingAtPath: path), let data = try? handle.readToEnd() else { return nil }
+        guard let handle = FileNameBytes.reading(path), let data = try? handle.readToEnd() else { return nil }
         try? handle.close()
         guard let w = try? WaveformJSON.decode(Array(data)), w.length > 0 else { return nil }
         let full = Double(w.bits == 8 ? 128 : 32768)

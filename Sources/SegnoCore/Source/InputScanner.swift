@@ -48,8 +48,9 @@ public struct ScanResult: Sendable {
     public var files: [ScannedFile] = []
     /// What could not be read (a non-empty list holds `prune` back).
     public var problems: [ScanProblem] = []
-    /// Files whose names are not valid UTF-8 (Latin-1 names from old Windows shares), with the
-    /// name's bytes escaped (`caf\xe9.wav`): they fail with a message asking for a rename.
+    /// Files whose names `FileNameBytes` cannot carry (UTF-8 that already holds its private-use
+    /// code points), with the name's bytes escaped: they fail with a message asking for a rename.
+    /// A plain Latin-1 name (`caf\xe9.wav`) is not here: it is processed like any other.
     public var unreadableNames: [ScannedFile] = []
     /// Files modified within `settle`: picked up by a later run.
     public var settling: Int { settlingPaths.count }
@@ -124,8 +125,10 @@ public struct InputScanner {
             }
             let dfd = dirfd(dir)
             while let entry = readdir(dir) {
+                // A name that is not UTF-8 is taken as its bytes (`FileNameBytes`); only one that
+                // cannot be mapped back to them is left for a rename.
                 let name = withUnsafePointer(to: entry.pointee.d_name) {
-                    $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(validatingCString: $0) }
+                    $0.withMemoryRebound(to: CChar.self, capacity: 256) { FileNameBytes.string(cString: $0) }
                 }
                 guard let name else {
                     let bytes = withUnsafePointer(to: entry.pointee.d_name) {

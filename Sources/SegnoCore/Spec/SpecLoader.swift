@@ -17,7 +17,7 @@ public enum SpecLoader {
         if Int(st.st_size) > maxBytes {
             throw SpecError(file: path, message: "spec is \(st.st_size) bytes; the limit is \(maxBytes) (1 MB)")
         }
-        guard let handle = FileHandle(forReadingAtPath: path), let data = try? handle.readToEnd() ?? Data() else {
+        guard let handle = FileNameBytes.reading(path), let data = try? handle.readToEnd() ?? Data() else {
             throw SpecError(file: path, message: "cannot read spec: \(String(cString: strerror(errno)))")
         }
         try? handle.close()

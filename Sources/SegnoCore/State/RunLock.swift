@@ -27,6 +27,18 @@ public final class RunLock: RunHold {
         (try? String(contentsOfFile: statePath + ".lock", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// True when a lock file is there and no process holds it (a run left `running` was killed);
+    /// nil without a lock file (no run yet, or a state without one). Opens it read-only and
+    /// changes nothing. Called by `status`.
+    public static func isFree(statePath: String) -> Bool? {
+        let fd = open(statePath + ".lock", O_RDONLY | O_CLOEXEC)
+        if fd < 0 { return nil }
+        defer { close(fd) }
+        guard flock(fd, LOCK_SH | LOCK_NB) == 0 else { return false }
+        flock(fd, LOCK_UN)
+        return true
+    }
+
     deinit {
         flock(fd, LOCK_UN)
         close(fd)

@@ -140,7 +140,7 @@ public final class OutputFile {
     /// Called before replacing an existing file; follows no symbolic link.
     public static func isMarked(_ path: String) -> Bool {
         var value: UInt8 = 0
-        return lgetxattr(path, markAttribute, &value, 1) == 1 && value == markValue[0]
+        return FileNameBytes.withCPath(path) { lgetxattr($0, markAttribute, &value, 1) } == 1 && value == markValue[0]
     }
 
     /// True when something (a file, link or folder) stands at `path`.

@@ -136,8 +136,8 @@ public final class Uploader: RecordingUploader {
 
     /// Copies into the folder target (temporary name, sync, rename), unless the same bytes are there.
     package func copy(_ source: String, to target: String, digest: Data) throws {
-        if FileManager.default.fileExists(atPath: target), let have = try? FileHash.sha256(path: target).digest, have == digest { return }
-        if !config.overwrite && FileManager.default.fileExists(atPath: target) {
+        if FileNameBytes.exists(target), let have = try? FileHash.sha256(path: target).digest, have == digest { return }
+        if !config.overwrite && FileNameBytes.exists(target) {
             throw UploadError.failed("\(AudioError.quoted(target)) exists and overwrite is false", .spec)
         }
         do {

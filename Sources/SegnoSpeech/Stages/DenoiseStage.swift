@@ -12,7 +12,7 @@ import SegnoDSP
 /// the input's frames, lined up with it.
 public struct DenoiseConfig: TransformConfig {
     public static let amountRange: ClosedRange<Double> = 1...100
-    /// 24 dB: on speech in pink noise at 5 dB SNR, DeepFilterNet's PESQ-WB is 1.39 limited to
+    /// 24 dB: on speech in pink noise at 5 dB SNR, DeepFilterNet's PESQ-WB is 1.38 limited to
     /// 12 dB, 1.86 at 24 and 1.97 unlimited (`tools/speech_quality.py`), while a floor 24 dB
     /// down keeps pauses from falling to dead silence.
     public static let defaultAmount = 24.0

@@ -261,7 +261,7 @@ import Testing
         #expect(message("encode: { path: a.m4a, quality: 0.5 }")?.contains("aac takes bitrate") == true)
         #expect(message("encode: { path: a.m4a, format: alac, quality: 0.5 }")?.contains("no quality setting") == true)
         #expect(message("encode: { path: a.m4a, format: alac, bits: 8 }")?.contains("alac cannot hold 8-bit samples") == true)
-        #expect(message("encode: { path: a.flac, bitrate: 128k }")?.contains("bitrate applies to aac only") == true)
+        #expect(message("encode: { path: a.flac, bitrate: 128k }")?.contains("bitrate applies to aac and mp3 only") == true)
         #expect(message("encode: { path: a.m4a, bitrate: fast }")?.contains("bitrate must be") == true)
     }
 }

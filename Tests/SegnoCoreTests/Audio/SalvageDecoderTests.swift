@@ -158,6 +158,33 @@ import Testing
         #expect(tailDiff < 1e-3, "the end is shifted or differs: \(tailDiff)")
     }
 
+    /// Junk holding a chain of MPEG-2 frame headers (another rate): libmpg123 takes them for
+    /// the start of another stream and ends there; salvage resumes at the next frames of the
+    /// stream, silence in between, so the rest keeps its time (about 1 in 30 noise MP3s with
+    /// plain junk did this before).
+    @Test func anMP3WhoseJunkHoldsForeignFrameHeadersResumesAfterThem() throws {
+        let wav = dir["g.wav"]
+        try Fixtures.sox(["-R", "-n", "-r", "44100", "-c", "2", "-b", "16", wav, "synth", "5", "pinknoise", "vol", "0.5"])
+        let source = dir["g.mp3"]
+        let enc = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", wav, "-b:a", "128k", "-y", source])
+        try #require(enc.status == 0, "\(enc.stderrText)")
+        let reference = try Self.ffmpegDecode(source)
+        var bytes = try Fixtures.bytes(source)
+        let junkAt = bytes.count / 3
+        for i in junkAt..<(junkAt + 3000) { bytes[i] = UInt8(i & 0x7F) }
+        // MPEG-2 layer III, 22050 Hz, 64 kb/s: 208-byte frames, chained four times.
+        for k in 0..<4 { bytes.replaceSubrange((junkAt + 500 + 208 * k)..<(junkAt + 504 + 208 * k), with: [0xFF, 0xF3, 0x84, 0xC4]) }
+        let path = try Fixtures.writeBytes(bytes, to: dir["foreign.mp3"])
+        let got = try salvage(path)
+        let report = try #require(got.report)
+        #expect(report.method.contains("restarted"), "\(report.method)")
+        #expect(report.losses.contains { $0.cause == SalvageReport.Cause.lostSync && $0.filled && $0.frames > 0 })
+        #expect(abs(got.samples.count - reference.count) <= 2 * 2 * 1152, "\(got.samples.count) vs \(reference.count)")
+        let from = reference.count * 2 / 3
+        let tailDiff = maxAbsDifference(Array(got.samples[from..<(from + 40000)]), Array(reference[from..<(from + 40000)]))
+        #expect(tailDiff < 1e-3, "the end is shifted or differs: \(tailDiff)")
+    }
+
     /// An MP3 whose ID3v2 tag header declares 4 MiB (past the end of the file): decoders skip the
     /// whole file as tag; salvage finds the MPEG frames after the tag and decodes all of them.
     @Test func anMP3WhoseTagSizeRunsPastTheEndIsReadFromItsFrames() throws {

@@ -493,6 +493,16 @@ import Testing
         #expect(noFormat.keyPath == "stages[0].encode.path")
         #expect(noFormat.message.contains("add format"))
         #expect(try load(Self.withStages("  - encode: { path: \"{stem}.bin\", format: wav }")).stages.count == 1)
+        // MP3 takes LAME's -b (kb/s) as bitrate and its -V as vbr, one at a time.
+        let cbr = try #require(try load(Self.withStages("  - encode: { path: a.mp3, bitrate: 96 }")).stages.first?.config as? EncodeConfig)
+        #expect(cbr.bitrate == 96_000 && cbr.vbr == nil)
+        let vbr = try #require(try load(Self.withStages("  - encode: { path: a.mp3, vbr: 2 }")).stages.first?.config as? EncodeConfig)
+        #expect(vbr.vbr == 2 && vbr.options.contains { $0 == ("vbr", "2") })
+        for (stage, key, words) in [("{ path: a.mp3, bitrate: 400 }", "bitrate", "8…320"), ("{ path: a.mp3, vbr: 2, bitrate: 96 }", "vbr", "one of"),
+                                    ("{ path: a.ogg, vbr: 2 }", "vbr", "mp3 only"), ("{ path: a.mp3, vbr: 12 }", "vbr", "9")] {
+            let e = try #require(failure(Self.withStages("  - encode: \(stage)")), "\(stage)")
+            #expect(e.keyPath == "stages[0].encode.\(key)" && e.message.contains(words), "\(stage): \(e.keyPath) \(e.message)")
+        }
     }
 
     @Test func pathTemplatesThatLeaveTheOutputRootAreRefused() throws {

@@ -110,6 +110,27 @@ import Testing
         #expect(config.helpers.idleProcessIDs.isEmpty)
     }
 
+    /// Whisper base (`make deps-multilingual`, which `make test-deps` runs): `language: auto`
+    /// detects English in English speech; a given language is what the model is told (the
+    /// transcript says `ko`); a spec may pair it with any language, unlike tiny.en.
+    @Test func theMultilingualBaseModelDetectsOrTakesTheLanguage() throws {
+        func json(_ language: String) throws -> [String: Any] {
+            let config = TranscribeConfig(path: try PathTemplate("{stem}"), formats: [.json], model: "base", language: language)
+            defer { config.helpers.shutdown() }
+            let text = try Self.transcribe(try Speech.utterance(Speech.amiable), rate: 16000, config: config)["json"] ?? ""
+            return try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] ?? [:]
+        }
+        let auto = try json("auto")
+        #expect(auto["language"] as? String == "en")
+        #expect(auto["model"] as? String == "base")
+        let said = auto["text"] as? String ?? ""
+        #expect(Self.wordErrorRate(said, reference: "he might even have been made amiable himself") <= 0.2, "\(said)")
+        #expect(try json("ko")["language"] as? String == "ko")
+        let stages = try loadStages("- transcribe: { path: x, model: base, language: ko }\n")
+        #expect(stages.first?.canonical == "transcribe@v1 path=x formats=vtt,srt,json model=base language=ko from=here")
+        #expect(SpeechEngineList.lines().contains { $0.hasPrefix("transcribe model base:") && $0.contains("installed: ") })
+    }
+
     @Test func timestampsAreFormattedForWebVTTAndSRT() {
         #expect(Transcript.timestamp(3723.4567, separator: ".") == "01:02:03.457")
         #expect(Transcript.timestamp(0, separator: ",") == "00:00:00,000")

@@ -43,7 +43,7 @@ package enum SalvageOpener {
             return try FLACSalvageDecoder(path: path)
         case .mp3:
             if let bad = FrameScan.mp3TagPastEnd(path: path) { return try openPastBadTag(path: path, bad) }
-            do { return try Mpg123Decoder(path: path, salvage: true) } catch let e as AudioError {
+            do { return try MP3SalvageDecoder(path: path) } catch let e as AudioError {
                 guard case .unrecognised = e else { throw e }
                 return nil
             }
@@ -64,7 +64,7 @@ extension SalvageOpener {
     static package func openPastBadTag(path: String, _ bad: (declared: Int64, audioAt: Int64)) throws -> any AudioDecoder {
         let scratch = NSTemporaryDirectory() + "/segno-salvage-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).mp3"
         do {
-            guard let from = FileHandle(forReadingAtPath: path) else { throw AudioError.unreadable(path: path, reason: "cannot open") }
+            guard let from = FileNameBytes.reading(path) else { throw AudioError.unreadable(path: path, reason: "cannot open") }
             defer { try? from.close() }
             guard FileManager.default.createFile(atPath: scratch, contents: nil), let to = FileHandle(forWritingAtPath: scratch) else {
                 throw AudioError.io(path: scratch, detail: "cannot create a scratch copy")

@@ -10,7 +10,7 @@ package enum ChunkTags {
     static package let limit = 4 << 20
 
     static package func read(path: String, kind: ContentSniffer.Kind, into m: inout RecordingMetadata) {
-        guard let f = FileHandle(forReadingAtPath: path) else { return }
+        guard let f = FileNameBytes.reading(path) else { return }
         defer { try? f.close() }
         let size = (try? f.seekToEnd()).map(Int64.init) ?? 0
         switch kind {

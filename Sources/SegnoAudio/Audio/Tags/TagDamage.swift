@@ -7,7 +7,7 @@ package enum TagDamage {
     /// An ID3v2 tag whose header is there but from which TagLib read no frame (a frame's size
     /// runs past the tag, say).
     static package func id3v2(path: String, read m: RecordingMetadata) -> String? {
-        guard let f = FileHandle(forReadingAtPath: path) else { return nil }
+        guard let f = FileNameBytes.reading(path) else { return nil }
         defer { try? f.close() }
         guard let head = try? f.read(upToCount: 10), head.count == 10, head.starts(with: Data("ID3".utf8)) else { return nil }
         let frames = m.raw.contains { $0.key.count >= 4 && !$0.key.hasPrefix("APE:") && !$0.key.hasPrefix("ID3v1:") }
@@ -17,7 +17,7 @@ package enum TagDamage {
     /// FLAC Vorbis comments that are not valid UTF-8: TagLib drops them, so they are decoded here
     /// with U+FFFD for the bad bytes, added under their name, and named in a warning.
     static package func flacComments(path: String, into m: inout RecordingMetadata) {
-        guard let f = FileHandle(forReadingAtPath: path) else { return }
+        guard let f = FileNameBytes.reading(path) else { return }
         defer { try? f.close() }
         guard let magic = try? f.read(upToCount: 4), magic == Data("fLaC".utf8) else { return }
         var at: UInt64 = 4

@@ -33,7 +33,7 @@ public enum TagReader {
 
     /// True when an Ogg file's first packet is an Opus header.
     static package func isOpus(path: String) -> Bool {
-        guard let f = FileHandle(forReadingAtPath: path) else { return false }
+        guard let f = FileNameBytes.reading(path) else { return false }
         defer { try? f.close() }
         guard let d = try? f.read(upToCount: 64) else { return false }
         return d.range(of: Data("OpusHead".utf8)) != nil
@@ -54,7 +54,7 @@ public enum TagReader {
     }
 
     private static func readTagLib(path: String, format: Int32, pictures: Pictures, into m: inout RecordingMetadata) {
-        guard let t = segno_tags_read(path, format, pictures == .load ? Int64(pictureLimit) : 0) else { return }
+        guard let t = FileNameBytes.withCPath(path, { segno_tags_read($0, format, pictures == .load ? Int64(pictureLimit) : 0) }) else { return }
         defer { segno_tags_free(t) }
         if let e = segno_tags_error(t) {
             m.warnings.append("tags not read: \(String(cString: e))")

@@ -110,7 +110,9 @@ package enum TagWriter {
         var error = [CChar](repeating: 0, count: 256)
         let rc: Int32 = withPictures(plan.pictures, mimes: mimes, descriptions: descriptions) { pictures in
             properties.withUnsafeBufferPointer { props in
-                segno_tags_write(temporary, f, props.baseAddress, props.count, pictures.baseAddress, pictures.count, &error, error.count)
+                FileNameBytes.withCPath(temporary) {
+                    segno_tags_write($0, f, props.baseAddress, props.count, pictures.baseAddress, pictures.count, &error, error.count)
+                }
             }
         }
         if rc != 0 {

@@ -12,8 +12,11 @@ public struct EncodeConfig: TapConfig {
     public let bits: SampleBits?
     /// 0…1: lossy quality (higher is better) or FLAC compression effort.
     public let quality: Double?
-    /// AAC's bitrate in bits per second (nil: `FFmpegEncoder.defaultBitrate`).
+    /// AAC's bitrate, or MP3's constant bitrate, in bits per second (nil: AAC
+    /// `FFmpegEncoder.defaultBitrate`; MP3 libsndfile's default or `quality`).
     public let bitrate: Int?
+    /// MP3 variable bitrate quality as LAME's `-V`: 0 (best) … 9 (smallest); nil: not VBR by request.
+    public let vbr: Double?
     /// Which tags, pictures, `bext` and `iXML` the output carries.
     public let tags: TagPolicy
     public var name: String { "encode" }
@@ -25,11 +28,13 @@ public struct EncodeConfig: TapConfig {
         if let bits { o.append(("bits", bits.rawValue)) }
         if let quality { o.append(("quality", canonicalNumber(quality))) }
         if let bitrate { o.append(("bitrate", String(bitrate))) }
+        if let vbr { o.append(("vbr", canonicalNumber(vbr))) }
         return o + tags.options
     }
 
     public init(path: PathTemplate, format: OutputFormat?, bits: SampleBits?, quality: Double?, bitrate: Int? = nil,
-                tags: TagPolicy = TagPolicy()) {
+                vbr: Double? = nil, tags: TagPolicy = TagPolicy()) {
+        self.vbr = vbr
         self.tags = tags
         self.pathTemplate = path
         self.format = format
@@ -55,7 +60,9 @@ public struct EncodeConfig: TapConfig {
         do { plan = try TagPlan(policy: tags, context: context) } catch {
             throw StageStartError(stage: "encode", "set: \(error.message)")
         }
-        return EncodeTap(path: path, format: f, bits: b, quality: quality, bitrate: bitrate, tags: plan)
+        let tap = EncodeTap(path: path, format: f, bits: b, quality: quality, bitrate: bitrate, tags: plan)
+        tap.vbr = vbr
+        return tap
     }
 }
 
@@ -65,6 +72,8 @@ final package class EncodeTap: Tap {
     package let bits: SampleBits?
     package let quality: Double?
     package let bitrate: Int?
+    /// MP3's `-V` quality (`EncodeConfig.vbr`).
+    package var vbr: Double?
     package let tags: TagPlan
     package var encoder: (any AudioEncoder)?
 
@@ -84,7 +93,8 @@ final package class EncodeTap: Tap {
             let ffmpeg = FFmpegTools.find("ffmpeg", in: ProcessInfo.processInfo.environment["PATH"])
             encoder = try FFmpegEncoder(path: path, format: self.format, bits: bits, bitrate: bitrate, stream: format, executable: ffmpeg, tags: plan)
         } else {
-            encoder = try SndFileEncoder(path: path, format: self.format, bits: bits, quality: quality, stream: format, tags: plan)
+            encoder = try SndFileEncoder(path: path, format: self.format, bits: bits, quality: quality, stream: format, tags: plan,
+                                         mp3Rate: self.format == .mp3 ? (bitrate.map { .constant(kbps: $0 / 1000) } ?? vbr.map { .variable(v: $0) }) : nil)
         }
     }
 
@@ -106,7 +116,7 @@ final package class EncodeTap: Tap {
 extension EncodeConfig {
     /// The spec\'s options for this stage: every check, before any audio flows (SoX\'s getopts).
     static package func parse(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
-        let o = try v.options(allowed: ["path", "format", "bits", "quality", "bitrate", "tags", "set"], required: ["path"])
+        let o = try v.options(allowed: ["path", "format", "bits", "quality", "bitrate", "vbr", "tags", "set"], required: ["path"])
         let template = try StageRegistry.parseTemplate(o["path"]!)
         let format = try o["format"]?.choice(OutputFormat.self)
         if format == nil, OutputFormat(extensionOf: template.text) == nil {
@@ -129,15 +139,25 @@ extension EncodeConfig {
             throw q.error(resolved == .aac ? "aac takes bitrate (e.g. bitrate: 128k), not quality" : "alac is lossless and has no quality setting")
         }
         var bitrate: Int? = nil
-        if let b = o["bitrate"] {
-            guard resolved == .aac else { throw b.error("bitrate applies to aac only (\(resolved.rawValue) \(resolved.isLossy ? "takes quality 0…1" : "is lossless"))") }
+        if let b = o["bitrate"], resolved == .mp3 {
+            guard let parsed = Self.parseMP3Bitrate(try b.string()) else { throw b.error(Self.mp3BitrateRule) }
+            bitrate = parsed
+        } else if let b = o["bitrate"] {
+            guard resolved == .aac else { throw b.error("bitrate applies to aac and mp3 only (\(resolved.rawValue) \(resolved.isLossy ? "takes quality 0…1" : "is lossless"))") }
             guard let parsed = Self.parseBitrate(try b.string()) else {
                 throw b.error("bitrate must be bits per second, or kb/s with k: 8k…512k (e.g. 128k)")
             }
             bitrate = parsed
         }
+        var vbr: Double? = nil
+        if let q = o["vbr"] {
+            guard resolved == .mp3 else { throw q.error("vbr (LAME's -V 0…9) applies to mp3 only") }
+            if o["bitrate"] != nil || o["quality"] != nil { throw q.error("give one of vbr, bitrate and quality") }
+            vbr = try q.double(in: Self.vbrRange)
+        }
+        if resolved == .mp3, o["bitrate"] != nil, o["quality"] != nil { throw o["bitrate"]!.error("give one of bitrate and quality") }
         return EncodeConfig(path: template, format: format, bits: bits, quality: try o["quality"]?.double(in: 0...1), bitrate: bitrate,
-                            tags: try parseTags(o["tags"], o["set"]))
+                            vbr: vbr, tags: try parseTags(o["tags"], o["set"]))
     }
 
     /// `tags: keep | none` and `set: { NAME: TEMPLATE }`: names are letters, digits, `_`, `-`,
@@ -165,6 +185,21 @@ extension EncodeConfig {
 
     /// "128k" or "128000" → 128000 (bits per second); nil when malformed or outside
     /// `FFmpegEncoder.bitrateRange`. Shared by the spec and `convert --bitrate`.
+    /// LAME's `-V` range: 0 (best, largest) … 9 (smallest).
+    public static let vbrRange = 0.0...9.0
+
+    /// What an MP3 bitrate may be, for messages.
+    public static let mp3BitrateRule = "mp3 bitrate is kb/s as LAME's -b: 8…320, e.g. 128 or 128k"
+
+    /// An MP3 constant bitrate as LAME's `-b` takes it (kb/s, `128` or `128k`) in bits per second;
+    /// nil outside 8…320 kb/s.
+    public static func parseMP3Bitrate(_ text: String) -> Int? {
+        var t = text.trimmingCharacters(in: .whitespaces).lowercased()
+        if t.hasSuffix("k") { t.removeLast() }
+        guard let kbps = Int(t), (8...320).contains(kbps) else { return nil }
+        return kbps * 1000
+    }
+
     public static func parseBitrate(_ text: String) -> Int? {
         var t = text.trimmingCharacters(in: .whitespaces).lowercased()
         var scale = 1

@@ -168,7 +168,7 @@ private final class WatchLoop {
             let dfd = dirfd(dir)
             while let entry = readdir(dir) {
                 let name = withUnsafePointer(to: entry.pointee.d_name) {
-                    $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(validatingCString: $0) }
+                    $0.withMemoryRebound(to: CChar.self, capacity: 256) { FileNameBytes.string(cString: $0) }  // names are bytes
                 }
                 guard let name, name != ".", name != ".." else { continue }
                 let childRel = rel.isEmpty ? name : rel + "/" + name
@@ -246,8 +246,8 @@ private final class WatchLoop {
                 continue
             }
             guard let rel = folders[e.wd], !e.name.isEmpty else { continue }
-            guard let name = String(validating: e.name, as: UTF8.self) else {
-                // The scan reports such a name (it asks for a rename); a pass says so.
+            guard let name = FileNameBytes.string(e.name) else {
+                // A name `FileNameBytes` cannot carry: the scan reports it (it asks for a rename); a pass says so.
                 blindDue = min(blindDue ?? .infinity, quietUntil(now))
                 continue
             }

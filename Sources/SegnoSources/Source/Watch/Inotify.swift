@@ -50,7 +50,7 @@ final package class Inotify {
     /// Watches one folder (following a symbolic link to it). Returns the watch descriptor; the
     /// kernel hands back the same one for a folder already watched.
     package func add(_ path: String) -> Result<Int32, AddFailure> {
-        let wd = inotify_add_watch(fd, path, Self.folderMask)
+        let wd = FileNameBytes.withCPath(path) { inotify_add_watch(fd, $0, Self.folderMask) }
         if wd >= 0 { return .success(wd) }
         return .failure(errno == ENOSPC ? .limit : .other(errno))
     }
