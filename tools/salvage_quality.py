@@ -14,7 +14,7 @@ and the share of mdat's audio recovered is printed. Usage: salvage_quality.py --
 """
 import statistics
 
-import argparse, os, subprocess, sys, tempfile
+import argparse, os, shutil, subprocess, sys, tempfile
 import numpy as np
 
 
@@ -104,7 +104,8 @@ def main():
     cut = os.path.join(tmp, "memo.cut.m4a")
     open(cut, "wb").write(b)
     r = subprocess.run([a.segno, "repair", cut, "--reference", m4a, "-o", os.path.join(tmp, "fixed.m4a")], capture_output=True, text=True)
-    print("moov-less m4a:", r.stdout.strip() or r.stderr.strip())
+    print("moov-less m4a:", (r.stdout.strip() or r.stderr.strip()).split(" → ")[0])
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -68,9 +68,9 @@ public enum AudioError: Error, Sendable, CustomStringConvertible, Equatable {
     /// `.decodeFailed` that is damage.
     public static let salvageHint = " (to keep what it holds: `segno repair`, --salvage, or input: { damaged: salvage })"
     /// The way out for the damaged recording at `path`: `segno repair` only for the MP4 family
-    /// and ADTS AAC (by extension), which it repairs; salvage for every format.
+    /// ADTS AAC and Ogg (by extension), which it repairs; salvage for every format.
     static func salvageHint(for path: String) -> String {
-        let mp4 = ["m4a", "mp4", "m4b", "mov", "3gp", "3g2", "m4v", "aac"].contains((path as NSString).pathExtension.lowercased())
+        let mp4 = ["m4a", "mp4", "m4b", "mov", "3gp", "3g2", "m4v", "aac", "ogg", "oga", "opus"].contains((path as NSString).pathExtension.lowercased())
         return mp4 ? salvageHint : " (to keep what it holds: --salvage, or input: { damaged: salvage })"
     }
 

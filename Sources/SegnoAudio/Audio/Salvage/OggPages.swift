@@ -168,3 +168,24 @@ package enum OggCRC {
         }
     }
 }
+
+/// Writes Ogg pages (for `segno repair`).
+enum OggPageWriter {
+    /// One page with its checksum.
+    static func page(serial: UInt32, sequence: UInt32, granule: Int64, continued: Bool, bos: Bool, eos: Bool,
+                     lacing: [UInt8], body: [UInt8]) -> [UInt8] {
+        var p: [UInt8] = Array("OggS".utf8) + [0, (continued ? 1 : 0) | (bos ? 2 : 0) | (eos ? 4 : 0)]
+        withUnsafeBytes(of: granule.littleEndian) { p += $0 }
+        withUnsafeBytes(of: serial.littleEndian) { p += $0 }
+        withUnsafeBytes(of: sequence.littleEndian) { p += $0 }
+        p += [0, 0, 0, 0, UInt8(lacing.count)] + lacing + body
+        stampCRC(&p)
+        return p
+    }
+
+    /// Sets the page's checksum field.
+    static func stampCRC(_ p: inout [UInt8]) {
+        let crc = p.withUnsafeBufferPointer { OggCRC.page($0.baseAddress!, count: $0.count) }
+        withUnsafeBytes(of: crc.littleEndian) { for i in 0..<4 { p[22 + i] = $0[i] } }
+    }
+}

@@ -32,12 +32,13 @@ public enum StreamRepair {
     /// Called once per damaged file by `segno repair`.
     public static func repair(input: String, output: String, overwrite: Bool = false) throws -> Outcome? {
         let kind = ContentSniffer.sniff(path: input)
-        guard kind == .adts || kind == .mp3 else { return nil }
+        guard kind == .adts || kind == .mp3 || kind == .ogg else { return nil }
         let output = URL(fileURLWithPath: output).standardizedFileURL.path
         if OutputFile.sameFile(input, output) { throw RepairError.output(output, "is the damaged file itself; segno never writes over it") }
         if OutputFile.exists(output), !overwrite, !OutputFile.isMarked(output) {
             throw RepairError.output(output, "exists and segno did not write it; choose another name (or --overwrite)")
         }
+        if kind == .ogg { return try repairOgg(input: input, output: output) }
         if kind == .mp3 {
             guard let bad = FrameScan.mp3TagPastEnd(path: input) else {
                 throw RepairError.damaged(input, "its MPEG frames need no repair to be read (--salvage reads past junk in them)")
@@ -92,6 +93,100 @@ public enum StreamRepair {
         guard frames > 0 else { throw RepairError.damaged(input, "no whole ADTS frame") }
         return Outcome(output: output, frames: frames, bytesKept: kept, bytesDropped: reader.fileSize - kept,
                        what: start > 0 ? "a tag or junk before the stream, junk between frames, a cut last frame" : "junk between frames, a cut last frame")
+    }
+
+    /// Ogg: the pages of the first stream that pass their checksum, in order; a packet that lost a
+    /// piece (a page missing before it, a continuation without its start, a page cut by the end
+    /// of the file) is taken out of its page, sequence numbers are renumbered, checksums
+    /// recomputed and the last page marked as the end. Granule positions are kept, so a player
+    /// that follows them keeps the time of what comes after a gap.
+    private static func repairOgg(input: String, output: String) throws -> Outcome {
+        // A dry pass first: a healthy file is refused before anything is written.
+        let dry = try oggPass(input: input) { _ in }
+        guard dry.pages > 0 else { throw RepairError.damaged(input, "no readable Ogg stream header page") }
+        guard dry.damaged else { throw RepairError.damaged(input, "every page passes its checksum and follows the one before; nothing to repair") }
+        var result = dry
+        try write(output) { out in result = try oggPass(input: input) { try out.write($0) } }
+        return Outcome(output: output, frames: 0, bytesKept: result.kept, bytesDropped: result.fileSize - result.kept,
+                       what: "junk, pages failing their checksum, pieces of packets whose other pieces are lost",
+                       note: "\(result.pages) pages written" + (result.dropped > 0 ? ", \(result.dropped) left empty dropped" : ""))
+    }
+
+    /// One pass over `input`'s pages, handing each repaired page to `emit`.
+    private static func oggPass(input: String, emit: ([UInt8]) throws -> Void) throws
+        -> (pages: Int, dropped: Int, kept: Int64, damaged: Bool, fileSize: Int64) {
+        let reader: OggPageReader
+        do { reader = try OggPageReader(path: input) } catch { throw RepairError.damaged(input, "\(error)") }
+        var serial: UInt32?
+        var lastSequence: UInt32?
+        var sequence: UInt32 = 0
+        var pages = 0, dropped = 0
+        var kept: Int64 = 0
+        var pending: [UInt8]?   // the page before, written when the next is known (to mark the last)
+        var damaged = false
+        // True while the last kept page's last packet goes on to the next page.
+        var open = false
+        while let page = reader.next() {
+            if serial == nil {
+                guard page.bos else { damaged = true; continue }
+                serial = page.serial
+            } else if page.serial != serial {
+                continue
+            }
+            let gap = page.skippedBefore > 0 || (lastSequence.map { page.sequence != $0 &+ 1 } ?? false)
+            if gap { damaged = true }
+            lastSequence = page.sequence
+            var lacing = page.lacing
+            var body = page.body
+            var continued = page.continued
+            var granule = page.granule
+            // A continuation whose start was lost: its piece goes.
+            if continued && (gap || !open) {
+                var n = 0, bytes = 0
+                while n < lacing.count { bytes += Int(lacing[n]); n += 1; if lacing[n - 1] < 255 { break } }
+                lacing.removeFirst(n)
+                body.removeFirst(bytes)
+                continued = false
+                damaged = true
+                if !lacing.contains(where: { $0 < 255 }) { granule = -1 }
+            }
+            // The packet left open on the page before, when this page does not go on with it.
+            if open && (!page.continued || gap), let last = pending {
+                pending = trimOpenPacket(last)
+                damaged = true
+            }
+            if lacing.isEmpty { dropped += 1; open = false; continue }
+            if let p = pending { try emit(p); kept += Int64(p.count) }
+            pending = OggPageWriter.page(serial: page.serial, sequence: sequence, granule: granule, continued: continued,
+                                         bos: page.bos, eos: false, lacing: lacing, body: body)
+            sequence &+= 1
+            pages += 1
+            open = lacing.last == 255
+        }
+        if reader.tailBytes > 0 { damaged = true }
+        if var last = pending {
+            if open { last = trimOpenPacket(last) }
+            last[5] |= 4   // the end of the stream
+            OggPageWriter.stampCRC(&last)
+            try emit(last)
+            kept += Int64(last.count)
+        }
+        return (pages, dropped, kept, damaged, reader.fileSize)
+    }
+
+    /// A written page less its last, unfinished packet (whose next piece is lost).
+    private static func trimOpenPacket(_ page: [UInt8]) -> [UInt8] {
+        let segments = Int(page[26])
+        var lacing = Array(page[27..<(27 + segments)])
+        var body = Array(page[(27 + segments)...])
+        var bytes = 0
+        while let l = lacing.last, l == 255 { bytes += 255; lacing.removeLast() }
+        body.removeLast(bytes)
+        let granule = page.withUnsafeBytes { Int64(littleEndian: $0.loadUnaligned(fromByteOffset: 6, as: Int64.self)) }
+        let serial = page.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 14, as: UInt32.self)) }
+        let sequence = page.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 18, as: UInt32.self)) }
+        return OggPageWriter.page(serial: serial, sequence: sequence, granule: granule, continued: page[5] & 1 != 0,
+                                  bos: page[5] & 2 != 0, eos: page[5] & 4 != 0, lacing: lacing, body: body)
     }
 
     private static func fileSize(_ path: String) -> Int64 {
