@@ -114,6 +114,11 @@ let package = Package(
             "SegnoCore", "SegnoAudio", "SegnoSpeech", "SegnoState", "SegnoSources", "SegnoDSP", "SegnoWaveform", "SegnoS3",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: ownSettings),
+        // For the tests only (no product): the test process's tools, in-memory source, decoder and
+        // state, the stage harness (blocks of 1, 7 and 4096 frames) and the CLI process runner.
+        .target(name: "SegnoTestSupport", dependencies: [
+            "SegnoCore", "SegnoAudio", "SegnoState", "SegnoSources", "SegnoKit", "SegnoDSP",
+        ], swiftSettings: ownSettings),
         .executableTarget(name: "segno", dependencies: [
             "SegnoCore", "SegnoAudio", "SegnoSpeech", "SegnoState", "SegnoSources", "SegnoKit", "SegnoDSP", "SegnoWaveform", "SegnoS3",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -125,7 +130,7 @@ let package = Package(
         .testTarget(name: "SegnoDSPTests", dependencies: ["SegnoDSP"], swiftSettings: ownSettings),
         .testTarget(name: "SegnoWaveformTests", dependencies: ["SegnoWaveform"], exclude: ["Fixtures"], swiftSettings: ownSettings),
         .testTarget(name: "SegnoS3Tests", dependencies: ["SegnoS3"], swiftSettings: ownSettings),
-        .testTarget(name: "SegnoCoreTests", dependencies: ["SegnoCore", "SegnoAudio", "SegnoSpeech", "SegnoState", "SegnoSources", "SegnoKit", "SegnoDSP", "SegnoWaveform", "SegnoS3"], swiftSettings: ownSettings),
-        .testTarget(name: "SegnoCLITests", dependencies: ["SegnoCore", "SegnoAudio", "SegnoSpeech", "SegnoState", "SegnoSources", "SegnoKit", "SegnoDSP", "SegnoS3", "SegnoWaveform"], swiftSettings: ownSettings),
+        .testTarget(name: "SegnoCoreTests", dependencies: ["SegnoCore", "SegnoAudio", "SegnoSpeech", "SegnoState", "SegnoSources", "SegnoKit", "SegnoTestSupport", "SegnoDSP", "SegnoWaveform", "SegnoS3"], swiftSettings: ownSettings),
+        .testTarget(name: "SegnoCLITests", dependencies: ["SegnoCore", "SegnoAudio", "SegnoSpeech", "SegnoState", "SegnoSources", "SegnoKit", "SegnoTestSupport", "SegnoDSP", "SegnoS3", "SegnoWaveform"], swiftSettings: ownSettings),
     ]
 )

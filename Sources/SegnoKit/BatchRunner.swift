@@ -80,17 +80,20 @@ public final class BatchRunner: Sendable {
     public let state: any StateLocation
     package let stop: StopFlag
     package let logger: Logger
+    /// The helper pools and `PATH` of the spec's own source; made and shut down by the caller.
+    package let tools: AudioTools
 
-    public init(job: Job, options: RunOptions, stop: StopFlag, logger: Logger,
+    public init(job: Job, options: RunOptions, stop: StopFlag, logger: Logger, tools: AudioTools,
                 source: (any RecordingSource)? = nil, state: (any StateLocation)? = nil) {
         self.job = job
+        self.tools = tools
         self.options = options
         self.stop = stop
         self.logger = logger
         let spec = job.spec
         // The spec's source; an `s3://` input needs credentials, so the CLI makes it (`makeSource`).
-        self.source = source ?? (try? spec.makeSource(environment: options.environment, logger: logger))
-            ?? FolderSource(input: spec.input, skipDirectories: [spec.outputRoot])
+        self.source = source ?? (try? spec.makeSource(environment: options.environment, tools: tools, logger: logger))
+            ?? FolderSource(input: spec.input, skipDirectories: [spec.outputRoot], tools: tools)
         if let state {
             self.state = state
         } else if let shard = options.shard, !spec.stateIsShared {

@@ -22,14 +22,14 @@ public enum Convert {
     /// Converts `input` to `output`. The output appears only when complete (temporary name,
     /// renamed). `reference` is a healthy recording from the same recorder, for a damaged MP4
     /// without its index (with `damaged: .salvage`). Throws `AudioError` or `StageStartError` naming the file.
-    public static func run(input: String, output: String, transforms: [any TransformConfig], encode: EncodeConfig,
+    public static func run(input: String, output: String, tools: AudioTools, transforms: [any TransformConfig], encode: EncodeConfig,
                            damaged: DamagedPolicy = .fail, reference: String? = nil, isCancelled: @escaping () -> Bool = { false }) throws -> Result {
         let inAbs = URL(fileURLWithPath: input).standardizedFileURL.path
         let outAbs = URL(fileURLWithPath: output).standardizedFileURL.path
         if inAbs == outAbs {
             throw AudioError.unsupportedOutput(path: output, detail: "is the input file; choose another output name")
         }
-        let source = FileSource(path: input, damaged: damaged, reference: reference)
+        let source = FileSource(path: input, tools: tools, damaged: damaged, reference: reference)
         let decoder = try source.open(source.file)
         var context = RecordingContext(sourcePath: inAbs, relativePath: (inAbs as NSString).lastPathComponent,
                                        modified: Date(), source: decoder.info,

@@ -18,8 +18,11 @@ public struct StateRebuild {
     package let logger: Logger
     /// The process environment as the CLI read it (S3 credentials for the uploads' checks).
     package let environment: [String: String]
+    /// The helper pools and `PATH` recordings are decoded with (to learn their formats).
+    package let tools: AudioTools
 
-    public init(job: Job, logger: Logger, environment: [String: String]) {
+    public init(job: Job, logger: Logger, environment: [String: String], tools: AudioTools) {
+        self.tools = tools
         self.job = job
         self.logger = logger
         self.environment = environment
@@ -93,7 +96,7 @@ public struct StateRebuild {
         var duration: Double? = nil
         let decodeVariables = ["duration", "rate", "channels", "title", "recorded"]
         if job.taps.contains(where: { t in decodeVariables.contains { t.config.pathTemplate.uses($0) } }) {
-            let decoder = try DecoderFactory.open(path: file.absolutePath)
+            let decoder = try DecoderFactory.open(path: file.absolutePath, tools: tools)
             context.source = decoder.info
             if decoder.info.sampleRate > 0 { duration = Double(decoder.info.frames) / Double(decoder.info.sampleRate) }
             decoder.close()

@@ -40,8 +40,12 @@ public struct WaveformBatch: Sendable {
     /// the segno-decode helper), for the audiowaveform form; false uses segno's MP3 decoder.
     public var decodesMP3AsAudiowaveform = false
 
-    public init(config: WaveformConfig, destination: Destination, workers: Int, overwrite: Bool = false) {
+    /// The helper pools and `PATH` inputs are decoded with; made and shut down by the caller.
+    public let tools: AudioTools
+
+    public init(config: WaveformConfig, destination: Destination, workers: Int, tools: AudioTools, overwrite: Bool = false) {
         self.config = config
+        self.tools = tools
         self.destination = destination
         self.workers = max(1, workers)
         self.overwrite = overwrite
@@ -200,7 +204,7 @@ public struct WaveformBatch: Sendable {
             case .levels: throw AudioError.unsupportedOutput(path: input, detail: "levels need audio input")
             }
             try checkTarget(out, input: input)
-            try WaveformTap.write(bytesOut, to: out)
+            try WaveformTap.write(bytesOut, to: out, standardOutput: config.standardOutput)
             return Outcome(input: input, outputs: [out], error: nil)
         } catch {
             return Outcome(input: input, outputs: [], error: "\(error)")
@@ -226,12 +230,12 @@ public struct WaveformBatch: Sendable {
         }
         do {
             try checkTarget(out, input: input)
-            let source = FileSource(path: input, damaged: damaged, reference: reference)
+            let source = FileSource(path: input, tools: tools, damaged: damaged, reference: reference)
             var raw: SndFileDecoder.RawFormat?
             if case .raw(let r) = inputKind { raw = r }
             let open: () throws -> any AudioDecoder = {
                 if let raw { return try SndFileDecoder(path: source.file.absolutePath, raw: raw) }
-                if decodesMP3AsAudiowaveform { return try AudiowaveformMP3Decoder.open(path: source.file.absolutePath) }
+                if decodesMP3AsAudiowaveform { return try AudiowaveformMP3Decoder.open(path: source.file.absolutePath, tools: tools) }
                 return try source.open(source.file)
             }
             let decoder = try open()

@@ -101,7 +101,7 @@ public struct AWSEnvironment: Sendable, CustomStringConvertible {
     /// - Throws: `S3Error.credentialsNotFound` when an explicitly named profile does not exist in
     ///   either file; `S3Error.invalidConfiguration` for an unreadable file or a bad endpoint URL.
     public static func resolve(
-        environment: [String: String] = ProcessInfo.processInfo.environment,
+        environment: [String: String],
         credentialsFile: String? = nil, configFile: String? = nil, profile explicitProfile: String? = nil
     ) throws -> AWSEnvironment {
         func env(_ name: String) -> String? {

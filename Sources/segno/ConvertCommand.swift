@@ -99,7 +99,7 @@ struct ConvertCommand: ParsableCommand {
         // opusenc and ffmpeg do, and said once (libsndfile would refuse the rate).
         let resolved = format.flatMap { OutputFormat(rawValue: $0.lowercased()) } ?? OutputFormat(extensionOf: self.output)
         if rate == nil, resolved == .opus, let allowed = OutputFormat.opus.allowedRates,
-           let source = try? DecoderFactory.open(path: input) {
+           let source = try? DecoderFactory.open(path: input, tools: ProcessContext.tools) {
             let from = source.info.sampleRate
             source.close()
             if !allowed.contains(from) {
@@ -125,11 +125,12 @@ struct ConvertCommand: ParsableCommand {
         let encode = EncodeConfig(path: template, format: format.flatMap { OutputFormat(rawValue: $0.lowercased()) },
                                   bits: bits.flatMap(SampleBits.init(text:)), quality: encodeQuality,
                                   bitrate: bitrate.flatMap(resolved == .mp3 ? EncodeConfig.parseMP3Bitrate : EncodeConfig.parseBitrate),
-                                  vbr: vbr, tags: try Self.tagPolicy(setTags, noTags: noTags))
+                                  vbr: vbr, tags: try Self.tagPolicy(setTags, noTags: noTags),
+                                  searchPath: ProcessContext.tools.searchPath)
         let watcher = SignalWatcher()
         let stop = watcher.flag
         do {
-            let result = try Convert.run(input: input, output: output, transforms: transforms, encode: encode,
+            let result = try Convert.run(input: input, output: output, tools: ProcessContext.tools, transforms: transforms, encode: encode,
                                          damaged: salvage || reference != nil ? .salvage : .fail, reference: reference, isCancelled: { stop.signal != nil })
             if let s = result.salvaged {
                 printError("segno: warning: \(AudioError.quoted(self.input)): salvaged: \(s.summary(sampleRate: result.source.sampleRate))")

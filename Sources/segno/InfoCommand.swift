@@ -43,14 +43,14 @@ struct InfoCommand: ParsableCommand {
 
     func run() throws {
         if formats {
-            DecoderFactory.availableDecoders(searchPath: ProcessInfo.processInfo.environment["PATH"]).forEach(printOut)
+            DecoderFactory.availableDecoders(tools: ProcessContext.tools).forEach(printOut)
             SpeechEngineList.lines().forEach(printOut)
         }
         var failed = false
         if fingerprint {
             for (n, path) in files.enumerated() {
                 do {
-                    let fp = try Chromaprinter.fingerprint(path: path, algorithm: algorithm, length: length)
+                    let fp = try Chromaprinter.fingerprint(path: path, tools: ProcessContext.tools, algorithm: algorithm, length: length)
                     if files.count > 1 { printOut((n > 0 ? "\n" : "") + "FILE=\(path)") }
                     printOut("DURATION=\(Int(fp.duration))")
                     printOut("FINGERPRINT=" + fp.items.map(String.init).joined(separator: ","))
@@ -68,7 +68,7 @@ struct InfoCommand: ParsableCommand {
                 if json { printOut(FileInfo.json(path: path, .failure(p))) } else { printError("segno: \(p)") }
                 continue
             }
-            let inspection = FileInfo.inspect(path: path, fast: fast)
+            let inspection = FileInfo.inspect(path: path, tools: ProcessContext.tools, fast: fast)
             let (line, bad) = FileInfo.text(path: path, inspection: inspection)
             if bad { failed = true }
             if json {

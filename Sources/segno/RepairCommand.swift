@@ -27,7 +27,7 @@ struct RepairCommand: ParsableCommand {
     }
 
     func run() throws {
-        defer { DecodeHelperPool.shutdownAll() }
+        defer { ProcessContext.tools.shutdown() }
         var failed = 0
         for path in damaged {
             let name = (path as NSString).lastPathComponent
@@ -40,7 +40,7 @@ struct RepairCommand: ParsableCommand {
                     printOut(copied.summary(input: path) + " → " + AudioError.quoted(target))
                     continue
                 }
-                let outcome = try MP4Repair.repair(input: path, reference: reference, output: target, overwrite: overwrite)
+                let outcome = try MP4Repair.repair(input: path, reference: reference, output: target, overwrite: overwrite, helpers: ProcessContext.tools.helpers)
                 printOut(outcome.summary(input: path) + " → " + AudioError.quoted(target))
             } catch {
                 failed += 1

@@ -55,7 +55,7 @@ struct RunFlags: ParsableArguments {
         o.maxTime = maxTime.flatMap(parseDuration)
         o.retryOnly = retryOnly
         o.observer = TerminalProgress(mode: TerminalProgress.mode(quiet: quiet))
-        o.environment = ProcessInfo.processInfo.environment
+        o.environment = ProcessContext.environment
         o.shard = shard.flatMap(Shard.init)
         return o
     }
@@ -106,7 +106,7 @@ struct RetryCommand: ParsableCommand {
 /// stops it, whatever failed on the way (each failure was printed when it happened).
 func runJob(spec path: String, flags: RunFlags, retryOnly: Bool, watchRescan: Double? = nil) throws {
     let spec: JobSpec
-    do { spec = try SpecLoader.load(path: path, registry: .standard) } catch {
+    do { spec = try SpecLoader.load(path: path, registry: .standard(tools: ProcessContext.tools), environment: ProcessContext.environment) } catch {
         printError("segno: \(error)")
         throw Exit.usage
     }
@@ -123,9 +123,9 @@ func runJob(spec path: String, flags: RunFlags, retryOnly: Bool, watchRescan: Do
     let source: any RecordingSource
     do {
         if let rescan = watchRescan {
-            source = try spec.makeWatchSource(rescan: rescan)
+            source = try spec.makeWatchSource(rescan: rescan, tools: ProcessContext.tools)
         } else {
-            source = try spec.makeSource(environment: ProcessInfo.processInfo.environment, logger: logger)
+            source = try spec.makeSource(environment: ProcessContext.environment, tools: ProcessContext.tools, logger: logger)
         }
     } catch {
         printError("segno: \(error)")
@@ -134,7 +134,7 @@ func runJob(spec path: String, flags: RunFlags, retryOnly: Bool, watchRescan: Do
     var options = flags.options(retryOnly: retryOnly)
     let watchLog = watchRescan.map { _ in WatchLog(quiet: flags.quiet, explain: flags.explain) }
     if let watchLog { options.onPass = { watchLog.passed($0) } }
-    let runner = BatchRunner(job: Job(spec: spec), options: options, stop: watcher.flag, logger: logger, source: source)
+    let runner = BatchRunner(job: Job(spec: spec), options: options, stop: watcher.flag, logger: logger, tools: ProcessContext.tools, source: source)
     let summary: RunSummary
     do { summary = try runner.run() } catch {
         printError("segno: \(error)")
@@ -145,7 +145,7 @@ func runJob(spec path: String, flags: RunFlags, retryOnly: Bool, watchRescan: Do
         default: throw Exit.failures
         }
     }
-    if ProcessInfo.processInfo.environment["SEGNO_STATE_STATS"] != nil, let st = summary.stateStatements {
+    if ProcessContext.environment["SEGNO_STATE_STATS"] != nil, let st = summary.stateStatements {
         // For bench/bench.py's fleet section: the cost of claims and state writes in this run.
         printError("segno: state statements: \(st.count) in \(String(format: "%.3f", st.seconds)) s for \(summary.done + summary.failed) recordings")
     }

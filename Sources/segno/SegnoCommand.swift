@@ -39,7 +39,7 @@ enum Exit {
 /// A bad spec exits 2, a damaged or missing state 65, another failure 1, each with one line.
 func openStateForReading(spec path: String) throws -> (JobSpec, (any StateBackend)?) {
     let spec: JobSpec
-    do { spec = try SpecLoader.load(path: path, registry: .standard) } catch {
+    do { spec = try SpecLoader.load(path: path, registry: .standard(tools: ProcessContext.tools), environment: ProcessContext.environment) } catch {
         printError("segno: \(error)")
         throw Exit.usage
     }
@@ -87,7 +87,7 @@ enum Main {
         }
         do {
             var command = try SegnoCommand.parseAsRoot(args)
-            defer { DecodeHelperPool.shutdownAll() }
+            defer { ProcessContext.tools.shutdown() }
             try command.run()
         } catch {
             // ArgumentParser exits with EX_USAGE (64) on bad usage; DESIGN.md §4 promises 2.

@@ -29,12 +29,12 @@ struct StateCommand: ParsableCommand {
 
         func run() throws {
             let s: JobSpec
-            do { s = try SpecLoader.load(path: spec, registry: .standard) } catch {
+            do { s = try SpecLoader.load(path: spec, registry: .standard(tools: ProcessContext.tools), environment: ProcessContext.environment) } catch {
                 printError("segno: \(error)")
                 throw Exit.usage
             }
             let summary: StateRebuild.Summary
-            do { summary = try StateRebuild(job: Job(spec: s), logger: Logger.segno(), environment: ProcessInfo.processInfo.environment).run() } catch {
+            do { summary = try StateRebuild(job: Job(spec: s), logger: Logger.segno(), environment: ProcessContext.environment, tools: ProcessContext.tools).run() } catch {
                 printError("segno: \(error)")
                 if case .locked = error { throw Exit.locked }
                 throw Exit.failures

@@ -48,7 +48,7 @@ struct StatusCommand: ParsableCommand {
         var present: (String) -> Bool = { FileNameBytes.exists(s.input.root + "/" + $0) }
         if s.input.isObjectStore {
             // Objects are listed (one ListObjectsV2 per 1,000); without credentials nothing counts as gone.
-            let listed = try? s.makeSource(environment: ProcessInfo.processInfo.environment, logger: Logger(label: "segno")).scan()
+            let listed = try? s.makeSource(environment: ProcessContext.environment, tools: ProcessContext.tools, logger: Logger(label: "segno")).scan()
             let names = listed.map { Set($0.files.map(\.relativePath) + $0.settlingPaths) }
             present = { names?.contains($0) ?? true }
         }

@@ -16,7 +16,7 @@ struct ValidateCommand: ParsableCommand {
 
     func run() throws {
         do {
-            let s = try SpecLoader.load(path: spec, registry: .standard)
+            let s = try SpecLoader.load(path: spec, registry: .standard(tools: ProcessContext.tools), environment: ProcessContext.environment)
             if let problem = s.inputRootProblem() {
                 printError("segno: \(spec): \(problem)")
                 throw Exit.usage

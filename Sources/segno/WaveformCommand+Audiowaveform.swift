@@ -76,7 +76,7 @@ extension WaveformCommand {
         if output != "-" { try refuseForeign(target) }
         let watcher = SignalWatcher()
         do {
-            try WAVExtract.run(input: input, raw: readsRaw ? try rawInput() : nil, mp3AsAudiowaveform: awfInputFormat == "mp3", output: target,
+            try WAVExtract.run(input: input, tools: ProcessContext.tools, raw: readsRaw ? try rawInput() : nil, mp3AsAudiowaveform: awfInputFormat == "mp3", output: target,
                                isCancelled: { watcher.flag.isStopped })
         } catch is Interrupted {
             throw watcher.flag.signal == SIGTERM ? Exit.sigterm : Exit.sigint

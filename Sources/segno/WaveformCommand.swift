@@ -323,6 +323,7 @@ struct WaveformCommand: ParsableCommand {
         var config = WaveformConfig(path: try PathTemplate("{stem}.json"), format: fmt, bits: dataBits(given), resolutions: resolutions,
                                     split: splitChannels, duration: duration, levels: levels, picture: picture)
         if fmt == .json || fmt == .dat { config.amplitude = amplitude }
+        config.standardOutput = StandardOutputSink { try FileHandle.standardOutput.write(contentsOf: $0) }
         // audiowaveform's PNG layout whenever its zoom, time or label flags are given; else the whole
         // file fits. Labels need a time per column, so alone they lay the whole file out as -z auto.
         let laidOut = awfForm || zoom != nil || pixelsPerSecond != nil || start != nil || end != nil
@@ -330,7 +331,7 @@ struct WaveformCommand: ParsableCommand {
         let destination: WaveformBatch.Destination = outputName.map { .file($0) } ?? outDir.map { .directory($0) } ?? .besideInput
         let watcher = SignalWatcher()
         var batch = WaveformBatch(config: config, destination: destination,
-                                  workers: parallel ?? ProcessInfo.processInfo.activeProcessorCount, overwrite: overwrite)
+                                  workers: parallel ?? ProcessInfo.processInfo.activeProcessorCount, tools: ProcessContext.tools, overwrite: overwrite)
         switch readsRaw ? "raw" : inputFormat {
         case "raw"?: batch.inputKind = .raw(try rawInput())
         case "dat"?: batch.inputKind = .dat

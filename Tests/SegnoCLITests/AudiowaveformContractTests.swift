@@ -5,6 +5,7 @@ import SegnoKit
 import SegnoSources
 import SegnoSpeech
 import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// The audiowaveform form of `segno waveform` (`-i`, or `--input-format` alone) keeps

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoTestSupport
 import Testing
 
 // `segno run` over AAC memos with the `segno-decode` helper built beside segno: a few helpers for

@@ -6,6 +6,7 @@ import SegnoKit
 import SegnoSources
 import SegnoSpeech
 import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// `segno duplicates` on a corpus built here: distinct pieces (espeak-ng speech and chord

@@ -5,6 +5,7 @@ import SegnoKit
 import SegnoSources
 import SegnoSpeech
 import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// `segno find`: words in Korean, with accents and punctuation, date ranges and places from

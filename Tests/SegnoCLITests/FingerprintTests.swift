@@ -6,6 +6,7 @@ import SegnoKit
 import SegnoSources
 import SegnoSpeech
 import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// Test signals for fingerprints: chord sequences (three notes with four harmonics each, a new
@@ -45,7 +46,7 @@ enum Pieces {
 
     /// Decodes a file to interleaved samples with segno's decoder.
     static func read(_ path: String) throws -> (samples: [Float], rate: Int, channels: Int) {
-        let d = try DecoderFactory.open(path: path)
+        let d = try DecoderFactory.open(path: path, tools: .forTests)
         defer { d.close() }
         var out: [Float] = []
         var block = AudioBlock(channels: d.info.channels, capacity: 4096)

@@ -5,6 +5,7 @@ import SegnoKit
 import SegnoSources
 import SegnoSpeech
 import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// What users of SoX, ffmpeg and opusenc type, and what a new user tripped over (issue 22).
@@ -106,7 +107,6 @@ import Testing
         """)
         #expect(try ws.segno(["run", spec, "--quiet"]).exited(0))
         let before = try RunWorkspace.stamps(ws["out"])
-        Thread.sleep(forTimeInterval: 0.05)
         let r = try ws.segno(["run", "--force", "waveform", spec, "--quiet"])
         #expect(r.exited(0), "\(r.stderr)")
         let after = try RunWorkspace.stamps(ws["out"])

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoTestSupport
 import Testing
 
 /// `segno info` decodes to the end and reports what decodes, whatever the header claims; `--fast`

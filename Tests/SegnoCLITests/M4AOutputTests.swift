@@ -5,6 +5,7 @@ import SegnoKit
 import SegnoSources
 import SegnoSpeech
 import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// `.m4a` output (AAC, ALAC) through the ffmpeg program, from `convert` and from a spec run.

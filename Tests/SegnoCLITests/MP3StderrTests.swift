@@ -5,6 +5,7 @@ import SegnoKit
 import SegnoSources
 import SegnoSpeech
 import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// Issue 12 item 8: no third-party library writes to segno's stderr. libmpg123 (through

@@ -5,6 +5,7 @@ import SegnoKit
 import SegnoSources
 import SegnoSpeech
 import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// Several `segno run` processes on one spec with PostgreSQL state (a real server started by
@@ -73,8 +74,9 @@ struct ManyWorkersTests {
         try ws.writeSpec(Self.spec(state: url, output: "out", lease: 2), name: "pg.yaml")
         let victim = try ws.start(["run", "pg.yaml", "--quiet"])
         let others = try (0..<2).map { try ws.start(["run", "pg.yaml", "--report", "r\($0).json", "--quiet"]) }
-        // Let the victim claim and start work, then kill it without a chance to clean up.
-        Thread.sleep(forTimeInterval: 1.0)
+        // Let the victim claim and start work (its first output appears), then kill it without a
+        // chance to clean up.
+        Wait.until(timeout: 60) { !((try? FileManager.default.contentsOfDirectory(atPath: ws["out"])) ?? []).isEmpty }
         victim.send(SIGKILL)
         #expect(victim.wait().signalled, "the victim was killed mid-run, not already finished")
         for w in others { #expect(w.wait(timeout: 300).exited(0)) }
@@ -108,7 +110,8 @@ struct ManyWorkersTests {
         let files = try ws.makeRecordings(count: 16, minSeconds: 1, maxSeconds: 2)
         try ws.writeSpec(Self.spec(state: url, output: "out", lease: 30), name: "pg.yaml")
         let workers = try (0..<2).map { try ws.start(["run", "pg.yaml", "--report", "r\($0).json", "--quiet"]) }
-        Thread.sleep(forTimeInterval: 1.0)
+        // The outage starts once the workers are at work (their first output appears).
+        Wait.until(timeout: 60) { !((try? FileManager.default.contentsOfDirectory(atPath: ws["out"])) ?? []).isEmpty }
         #expect(Self.shell("SEGNO_PG_DIR='\(dir)' bash '\(script)' pause >/dev/null 2>&1") == 0)
         Thread.sleep(forTimeInterval: 20)  // the outage: 20 s
         #expect(Self.shell("SEGNO_PG_DIR='\(dir)' bash '\(script)' resume >/dev/null 2>&1") == 0)

@@ -5,6 +5,7 @@ import SegnoKit
 import SegnoSources
 import SegnoSpeech
 import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// `segno waveform` and `segno convert` never lose a file (issue 22): two inputs mapping to one

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoTestSupport
 import Testing
 
 /// Every example in pipelines/ runs end to end on the bundled samples, writes what its taps

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoTestSupport
 import Testing
 
 /// `segno repair` on MP4s whose index (`moov`) was never written: made by ffmpeg's AAC and ALAC

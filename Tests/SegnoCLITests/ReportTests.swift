@@ -1,4 +1,5 @@
 import Foundation
+import SegnoTestSupport
 import Testing
 
 /// `segno report`: the page a real run writes, loaded in headless Chromium — no console errors,

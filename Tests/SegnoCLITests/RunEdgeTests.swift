@@ -6,6 +6,7 @@ import SegnoKit
 import SegnoSources
 import SegnoSpeech
 import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// Runner edge cases: two sources that would write one output, and a known failure retried
@@ -68,7 +69,7 @@ import Testing
         try enc.write(AudioBlock(interleaved: x, channels: 1))
         try enc.finish()
         #expect(try CLI.run(try CLI.segnoPath(), ["convert", dir["in/x.wav"], dir["x8.wav"], "--bits", "8"]).status == 0)
-        let d = try DecoderFactory.open(path: dir["x8.wav"])
+        let d = try DecoderFactory.open(path: dir["x8.wav"], tools: .forTests)
         var b = AudioBlock(channels: 1)
         _ = try d.read(into: &b, maxFrames: 16)
         let got = b.validSamples.map { Int(($0 * 128).rounded()) }

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoTestSupport
 import Testing
 
 /// Damaged recordings in a run and on the command line: `input.damaged: salvage` processes what

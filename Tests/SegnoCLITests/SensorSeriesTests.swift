@@ -1,4 +1,5 @@
 import Foundation
+import SegnoTestSupport
 import Testing
 
 /// Sensor series (CSV, JSON lines) as input: a synthetic gyroscope with known sines per axis, one

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoTestSupport
 import Testing
 
 /// pipelines/spoken-memos.yaml on its bundled LibriVox sample, then `segno find` by a spoken word:

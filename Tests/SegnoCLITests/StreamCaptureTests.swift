@@ -1,4 +1,5 @@
 import Foundation
+import SegnoTestSupport
 import Testing
 
 /// `segno run` with `input.streams` against a real Icecast 2 and a live HLS station on 127.0.0.1

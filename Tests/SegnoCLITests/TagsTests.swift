@@ -5,6 +5,7 @@ import SegnoKit
 import SegnoSources
 import SegnoSpeech
 import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// Everything a recording carries: tags made by mutagen and ffmpeg (Tests/support/tags.py) are

@@ -6,6 +6,7 @@ import SegnoS3
 import SegnoSources
 import SegnoSpeech
 import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// `segno run` with an upload stage against the real Ceph RGW that `make test` starts

@@ -5,6 +5,7 @@ import SegnoKit
 import SegnoSources
 import SegnoSpeech
 import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// Issue 12, what users meet: `validate`'s warnings, and the habits of the shell and the field.

@@ -5,6 +5,7 @@ import SegnoKit
 import SegnoSources
 import SegnoSpeech
 import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// `segno run --watch` as a service sees it, with the built binary: recordings processed once

@@ -33,7 +33,7 @@ public final class Chromaprinter {
     /// with a helper of `helpers`. Throws `FingerprintError`: `.helperMissing` when there is no
     /// usable `segno-decode`, `.start` when chromaprint refuses the format.
     public init(algorithm: Int = 2, format: AudioFormat, length: Double? = nil,
-                helpers: DecodeHelperPool = .forFingerprints) throws {
+                helpers: DecodeHelperPool) throws {
         guard Self.algorithms.contains(algorithm) else { throw FingerprintError.badAlgorithm(algorithm) }
         guard format.sampleRate > 0, format.channels > 0 else { throw FingerprintError.start("no audio format") }
         self.algorithm = algorithm
@@ -144,10 +144,10 @@ public final class Chromaprinter {
     }
 
     /// Fingerprints a whole file with segno's decoder (`segno info --fingerprint`).
-    public static func fingerprint(path: String, algorithm: Int = 2, length: Double? = nil) throws -> AudioFingerprint {
-        let decoder = try DecoderFactory.open(path: path)
+    public static func fingerprint(path: String, tools: AudioTools, algorithm: Int = 2, length: Double? = nil) throws -> AudioFingerprint {
+        let decoder = try DecoderFactory.open(path: path, tools: tools)
         defer { decoder.close() }
-        let printer = try Chromaprinter(algorithm: algorithm, format: decoder.info.format, length: length)
+        let printer = try Chromaprinter(algorithm: algorithm, format: decoder.info.format, length: length, helpers: tools.fingerprintHelpers)
         var block = AudioBlock(channels: decoder.info.channels, capacity: 4096)
         while !printer.isFull {
             let n = try decoder.read(into: &block, maxFrames: 4096)

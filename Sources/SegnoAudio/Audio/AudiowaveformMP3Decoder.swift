@@ -16,9 +16,9 @@ public final class AudiowaveformMP3Decoder: AudioDecoder {
 
     /// The libmad decoder when a helper is there, else segno's usual decoder for `path`.
     /// Called once per recording, by the audiowaveform form of `segno waveform`.
-    public static func open(path: String, helpers: DecodeHelperPool = .shared) throws -> any AudioDecoder {
-        if let d = try AudiowaveformMP3Decoder(path: path, helpers: helpers) { return d }
-        return try DecoderFactory.open(path: path)
+    public static func open(path: String, tools: AudioTools) throws -> any AudioDecoder {
+        if let d = try AudiowaveformMP3Decoder(path: path, helpers: tools.helpers) { return d }
+        return try DecoderFactory.open(path: path, tools: tools)
     }
 
     /// Learns the rate and channels from libmpg123, then counts libmad's frames with one pass

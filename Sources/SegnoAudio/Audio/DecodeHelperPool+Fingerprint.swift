@@ -5,15 +5,6 @@ import SegnoCore
 /// links libavcodec, with GPL parts), never in segno's process. Unlike decoding there is no other
 /// path: without a usable helper a fingerprint fails as an environment failure.
 extension DecodeHelperPool {
-    /// The pool fingerprints use: `shared`, unless `SEGNO_DECODE_HELPER=off` turned decoding
-    /// through the helper off — fingerprints then still use the helper found beside segno or on
-    /// `PATH` (there is no `ffmpeg`-program path for them), in a pool of their own.
-    public static let forFingerprints: DecodeHelperPool = {
-        let env = ProcessInfo.processInfo.environment
-        guard shared.executable == nil, env[environmentVariable] != nil else { return shared }
-        return DecodeHelperPool(executable: locateForFingerprints(environment: env))
-    }()
-
     /// Where the helper for fingerprints is: as `locate`, except that `off` is ignored.
     public static func locateForFingerprints(environment: [String: String]) -> String? {
         var env = environment
@@ -21,13 +12,6 @@ extension DecodeHelperPool {
             env[environmentVariable] = nil
         }
         return locate(environment: env)
-    }
-
-    /// Stops and reaps the idle helpers of `shared` and `forFingerprints` (the same pool unless
-    /// `SEGNO_DECODE_HELPER=off`). Called by the command line before it exits.
-    public static func shutdownAll() {
-        shared.shutdown()
-        if forFingerprints !== shared { forFingerprints.shutdown() }
     }
 
     /// A helper with chromaprint started for a stream of `rate` Hz and `channels` channels

@@ -38,9 +38,6 @@ public final class DecodeHelperPool: Sendable {
     /// path names the helper program to use.
     public static let environmentVariable = "SEGNO_DECODE_HELPER"
 
-    /// The process's pool, with the helper found by `locate`. Used by `DecoderFactory`.
-    public static let shared = DecodeHelperPool(executable: locate(environment: ProcessInfo.processInfo.environment))
-
     /// A pool for `executable` (nil: an empty pool that never serves).
     public init(executable: String?) {
         self.executable = executable
@@ -144,7 +141,7 @@ public final class DecodeHelperPool: Sendable {
     /// why files go to the `ffmpeg` program one process each, and whether fingerprints (made with
     /// the helper of `fingerprints`, the pool they use) can be made. Starts the helper once to
     /// read its greeting.
-    public func describe(fingerprints: DecodeHelperPool = .forFingerprints) -> String {
+    public func describe(fingerprints: DecodeHelperPool) -> String {
         let name = Self.programName
         let perFile = "each AAC/ALAC/AMR/WebM file starts an ffmpeg process"
         guard let executable else {

@@ -21,7 +21,7 @@ extension DecoderFactory {
     /// `damaged: .salvage` reads damaged files for what they hold (`SalvageOpener`); with `.fail`
     /// a damaged file throws an `AudioError` whose message names the way out.
     public static func open(path: String, searchPath: String?,
-                            helpers: DecodeHelperPool? = DecodeHelperPool.shared, damaged: DamagedPolicy = .fail,
+                            helpers: DecodeHelperPool?, damaged: DamagedPolicy = .fail,
                             reference: String? = nil) throws -> any AudioDecoder {
         // Missing, empty, unreadable or not a regular file (a FIFO would block the sniffer): say so.
         Glibc.close(try SndFileDecoder.openChecked(path))
@@ -85,7 +85,8 @@ extension DecoderFactory {
     /// One line per decoder for `segno info --formats`: libsndfile's version, whether ffmpeg
     /// (with ffprobe) is on `searchPath`, with its version line, and the `segno-decode` helper.
     /// Runs `ffmpeg -version` and the helper once.
-    public static func availableDecoders(searchPath: String?, helpers: DecodeHelperPool = .shared) -> [String] {
+    public static func availableDecoders(tools: AudioTools) -> [String] {
+        let searchPath = tools.searchPath
         var lines = ["libsndfile: \(String(cString: sf_version_string())) (WAV, RF64, AIFF, CAF with PCM/ALAC, FLAC, Ogg Vorbis/Opus); MP3/MP2 through libmpg123"]
         if let tools = FFmpegTools.locate(searchPath: searchPath) {
             let version = tools.versionLine() ?? "version unknown"
@@ -94,7 +95,7 @@ extension DecoderFactory {
             lines.append("ffmpeg: not found on PATH (AAC in .m4a/.3gp/.caf, AMR, WebM/Matroska cannot be read, .m4a not written; \(FFmpegTools.installHint))")
         }
         // Also without ffmpeg: the helper makes the fingerprints.
-        lines.append(helpers.describe())
+        lines.append(tools.helpers.describe(fingerprints: tools.fingerprintHelpers))
         return lines
     }
 }

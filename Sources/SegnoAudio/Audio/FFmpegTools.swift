@@ -24,11 +24,6 @@ public struct FFmpegTools: Sendable, Equatable {
         return FFmpegTools(ffmpeg: ffmpeg, ffprobe: ffprobe)
     }
 
-    /// The tools on this process's `PATH`.
-    public static func locate() -> FFmpegTools? {
-        locate(searchPath: ProcessInfo.processInfo.environment["PATH"])
-    }
-
     /// First executable regular file named `name` in `searchPath`'s folders (empty entries and
     /// relative folders are skipped: a relative PATH entry would depend on the working folder).
     static package func find(_ name: String, in searchPath: String?) -> String? {

@@ -33,9 +33,9 @@ public enum FileInfo {
     /// success carrying `problem` (the frames decoded before it, and the header's claim); one from
     /// which no audio decodes is a failure naming the file and the cause. With `fast`, only the
     /// header is read and the first block is not decoded.
-    public static func inspect(path: String, fast: Bool = false) -> Result<Inspection, AudioError> {
+    public static func inspect(path: String, tools: AudioTools, fast: Bool = false) -> Result<Inspection, AudioError> {
         do {
-            let d = try DecoderFactory.open(path: path)
+            let d = try DecoderFactory.open(path: path, tools: tools)
             defer { d.close() }
             var context = RecordingContext(sourcePath: path, relativePath: path, modified: Date(), source: d.info, outputRoot: "/")
             context.carry(TagReader.read(path: path))

@@ -30,7 +30,7 @@ package enum StreamInputParser {
     /// Shortest segment: one second (shorter would be all container overhead).
     static package let minimumSegment = 1.0
 
-    static package func parse(streams: SpecValue, record: SpecValue?, input: SpecValue, base: String) throws(SpecError) -> JobSpec.StreamInput {
+    static package func parse(streams: SpecValue, record: SpecValue?, input: SpecValue, base: String, environment: [String: String]) throws(SpecError) -> JobSpec.StreamInput {
         let items = try streams.list()
         if items.isEmpty { throw streams.error("no stations: add at least one { name: …, url: … }") }
         var stations: [JobSpec.StreamInput.Station] = []
@@ -56,7 +56,7 @@ package enum StreamInputParser {
         let timeout = try r["timeout"]?.duration() ?? 10
         if !(0.5...300).contains(timeout) { throw r["timeout"]!.error("timeout must be between 0.5 s and 5 m") }
         let captureText = try r["capture"]?.string() ?? "./captures"
-        let capture = SpecLoader.absolute(captureText, base: base)
+        let capture = SpecLoader.absolute(captureText, base: base, environment: environment)
         if capture == "/" { throw (r["capture"] ?? record).error("record.capture cannot be /") }
         return JobSpec.StreamInput(stations: stations, duration: duration, segment: segment, capture: capture, timeout: timeout)
     }

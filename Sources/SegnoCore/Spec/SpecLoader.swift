@@ -8,7 +8,7 @@ public enum SpecLoader {
     public static let maxBytes = 1 << 20
 
     /// Loads and checks `path`. Relative paths inside the spec are relative to the spec's folder.
-    public static func load(path: String, registry: StageRegistry, environment: [String: String] = ProcessInfo.processInfo.environment) throws(SpecError) -> JobSpec {
+    public static func load(path: String, registry: StageRegistry, environment: [String: String]) throws(SpecError) -> JobSpec {
         // Read with the system calls, so every failure is one line with its cause.
         var st = stat()
         guard stat(path, &st) == 0 else { throw SpecError(file: path, message: "cannot read spec: \(String(cString: strerror(errno)))") }
@@ -49,9 +49,9 @@ public enum SpecLoader {
         guard version == 1 else { throw o["version"]!.error("unsupported spec version \(version); this segno reads version 1") }
         let name = try o["name"]?.string() ?? URL(fileURLWithPath: file).deletingPathExtension().lastPathComponent
 
-        let input = try parseInput(o["input"]!, base: baseDirectory)
+        let input = try parseInput(o["input"]!, base: baseDirectory, environment: environment)
         let out = try o["output"]!.options(allowed: ["root"], required: ["root"])
-        let outputRoot = absolute(try out["root"]!.string(), base: baseDirectory)
+        let outputRoot = absolute(try out["root"]!.string(), base: baseDirectory, environment: environment)
         if outputRoot == "/" { throw out["root"]!.error("output.root cannot be /") }
         var statePath = outputRoot + "/.segno/state.sqlite"
         if let s = o["state"] {
@@ -61,7 +61,7 @@ public enum SpecLoader {
                 if url.password != nil { throw s.error("no password in the spec: set PGPASSWORD or use ~/.pgpass") }
                 statePath = text
             } else {
-                statePath = absolute(text, base: baseDirectory)
+                statePath = absolute(text, base: baseDirectory, environment: environment)
             }
         }
         var lease = 60.0
@@ -82,7 +82,7 @@ public enum SpecLoader {
             let ro = try r.options(allowed: ["path"], required: ["path"])
             let p = try ro["path"]!.string()
             if p.isEmpty || p.hasSuffix("/") { throw ro["path"]!.error("report.path names a file such as report.html") }
-            reportPath = absolute(p, base: baseDirectory)
+            reportPath = absolute(p, base: baseDirectory, environment: environment)
         }
 
         let stageList = try o["stages"]!.list()
@@ -146,7 +146,7 @@ public enum SpecLoader {
         return spec
     }
 
-    static package func parseInput(_ v: SpecValue, base: String) throws(SpecError) -> JobSpec.Input {
+    static package func parseInput(_ v: SpecValue, base: String, environment: [String: String]) throws(SpecError) -> JobSpec.Input {
         let o = try v.options(allowed: ["root", "streams", "record", "include", "exclude", "settle", "follow_links", "verify", "endpoint", "region", "damaged", "reference"], required: [])
         // `root` (a folder, or objects under s3://bucket/prefix/) and `streams` (stations recorded
         // into record.capture) are alternatives.
@@ -169,10 +169,10 @@ public enum SpecLoader {
                 }
             } else {
                 for key in ["endpoint", "region"] where o[key] != nil { throw o[key]!.error("\(key) goes with root: s3://bucket/prefix/") }
-                root = absolute(rootText, base: base)
+                root = absolute(rootText, base: base, environment: environment)
             }
         case (nil, let s?):
-            let parsed = try StreamInputParser.parse(streams: s, record: o["record"], input: v, base: base)
+            let parsed = try StreamInputParser.parse(streams: s, record: o["record"], input: v, base: base, environment: environment)
             root = parsed.capture
             streams = parsed
         case (_?, let s?):
@@ -190,7 +190,7 @@ public enum SpecLoader {
         }
         var reference: String? = nil
         if let r = o["reference"] {
-            let path = absolute(try r.string(), base: base)
+            let path = absolute(try r.string(), base: base, environment: environment)
             var st = stat()
             guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
                 throw r.error("\"\(path)\" is not a file: input.reference names a healthy recording from the same recorder")
@@ -257,7 +257,7 @@ public enum SpecLoader {
 
     /// `~/x` → home ($HOME, as the shell does; the password database only when it is unset),
     /// relative → against the spec's folder; the result is normalised.
-    static package func absolute(_ p: String, base: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    static package func absolute(_ p: String, base: String, environment: [String: String]) -> String {
         var path = p
         if path == "~" || path.hasPrefix("~/") {
             let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? FileManager.default.homeDirectoryForCurrentUser.path

@@ -14,7 +14,7 @@ import Foundation
 /// A real name that already holds one of those code points is not taken (`string` returns nil).
 public enum FileNameBytes {
     /// The code point standing for byte 0: a byte `b` of an invalid sequence is `base + b`.
-    static let base: UInt32 = 0x10FF00
+    static package let base: UInt32 = 0x10FF00
 
     /// The `String` for a name's bytes: valid UTF-8 as it is, each byte of an invalid sequence as
     /// U+10FF00 + byte. Nil when the valid UTF-8 already holds U+10FF80…U+10FFFF (the mapping
@@ -84,7 +84,7 @@ public enum FileNameBytes {
         return out
     }
 
-    static func isByte(_ s: Unicode.Scalar) -> Bool { s.value >= base + 0x80 && s.value <= base + 0xFF }
+    static package func isByte(_ s: Unicode.Scalar) -> Bool { s.value >= base + 0x80 && s.value <= base + 0xFF }
 }
 
 // The file calls segno makes with a `String` path, mapped back to the name's bytes. Swift picks

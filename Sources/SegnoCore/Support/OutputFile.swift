@@ -176,3 +176,11 @@ extension OutputFile {
         return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
     }
 }
+
+/// Where the library sends what its caller asked to see on standard output (`segno waveform -o -`):
+/// the library never writes to the process's standard streams itself. Made by the command line.
+public struct StandardOutputSink: Sendable {
+    /// Writes `data` whole; throws when the reader went away.
+    public let write: @Sendable (Data) throws -> Void
+    public init(_ write: @escaping @Sendable (Data) throws -> Void) { self.write = write }
+}

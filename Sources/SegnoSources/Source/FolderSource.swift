@@ -7,16 +7,16 @@ extension JobSpec {
     /// Where this job's recordings come from: objects under an `s3://` prefix, stations being
     /// recorded into a capture folder, or a folder.
     /// Throws (exit 2) when an object store cannot be reached for want of credentials.
-    public func makeSource(environment: [String: String], logger: Logger) throws -> any RecordingSource {
+    public func makeSource(environment: [String: String], tools: AudioTools, logger: Logger) throws -> any RecordingSource {
         if input.isObjectStore {
-            do { return try ObjectStoreSource(input: input, environment: environment, logger: logger) } catch {
+            do { return try ObjectStoreSource(input: input, environment: environment, tools: tools, logger: logger) } catch {
                 throw RunError.input("input.root \(input.root): \(error)")
             }
         }
         let skip: Set<String> = [outputRoot, (statePath as NSString).deletingLastPathComponent]
-        if let streams = input.streams { return StreamSource(input: input, streams: streams, skipDirectories: skip) }
+        if let streams = input.streams { return StreamSource(input: input, streams: streams, skipDirectories: skip, tools: tools) }
         if let problem = inputRootProblem() { throw RunError.input(problem) }
-        return FolderSource(input: input, skipDirectories: skip)
+        return FolderSource(input: input, skipDirectories: skip, tools: tools)
     }
 
     /// Why a folder `input.root` cannot be scanned (missing, not a folder, unreadable), or nil.
@@ -42,10 +42,13 @@ public struct FolderSource: RecordingSource {
     public let input: JobSpec.Input
     /// Folders never scanned: the output root and the state's folder.
     public let skipDirectories: Set<String>
+    /// The helper pool and `PATH` its recordings are decoded with.
+    public let tools: AudioTools
 
-    public init(input: JobSpec.Input, skipDirectories: Set<String>) {
+    public init(input: JobSpec.Input, skipDirectories: Set<String>, tools: AudioTools) {
         self.input = input
         self.skipDirectories = skipDirectories
+        self.tools = tools
     }
 
     public func scan() throws(RunError) -> ScanResult {
@@ -54,7 +57,7 @@ public struct FolderSource: RecordingSource {
         }
     }
 
-    public func open(_ file: ScannedFile) throws -> any AudioDecoder { try DecoderFactory.open(path: file.absolutePath, damaged: input.damaged, reference: input.reference) }
+    public func open(_ file: ScannedFile) throws -> any AudioDecoder { try DecoderFactory.open(path: file.absolutePath, tools: tools, damaged: input.damaged, reference: input.reference) }
 
     public func metadata(_ file: ScannedFile, pictures: Bool) -> RecordingMetadata {
         TagReader.read(path: file.absolutePath, pictures: pictures ? .load : .describe)
@@ -79,8 +82,11 @@ public struct FileSource: RecordingSource {
     public let damaged: DamagedPolicy
     /// `--reference`: a healthy recording from the same recorder, for rebuilding a lost MP4 index.
     public let reference: String?
+    /// The helper pool and `PATH` it is decoded with.
+    public let tools: AudioTools
 
-    public init(path: String, damaged: DamagedPolicy = .fail, reference: String? = nil) {
+    public init(path: String, tools: AudioTools, damaged: DamagedPolicy = .fail, reference: String? = nil) {
+        self.tools = tools
         self.damaged = damaged
         self.reference = reference
         let abs = URL(fileURLWithPath: path).standardizedFileURL.path
@@ -89,7 +95,7 @@ public struct FileSource: RecordingSource {
     }
 
     public func scan() throws(RunError) -> ScanResult { ScanResult(files: [file]) }
-    public func open(_ file: ScannedFile) throws -> any AudioDecoder { try DecoderFactory.open(path: file.absolutePath, damaged: damaged, reference: reference) }
+    public func open(_ file: ScannedFile) throws -> any AudioDecoder { try DecoderFactory.open(path: file.absolutePath, tools: tools, damaged: damaged, reference: reference) }
     public func metadata(_ file: ScannedFile, pictures: Bool) -> RecordingMetadata {
         TagReader.read(path: file.absolutePath, pictures: pictures ? .load : .describe)
     }

@@ -19,8 +19,12 @@ public final class ObjectStoreSource: RecordingSource, @unchecked Sendable {
     package let scratch: String
     static package let chunk: Int64 = 8 << 20
 
-    public init(input: JobSpec.Input, environment: [String: String], logger: Logger) throws {
+    /// The helper pool and `PATH` the downloaded copies are decoded with.
+    package let tools: AudioTools
+
+    public init(input: JobSpec.Input, environment: [String: String], tools: AudioTools, logger: Logger) throws {
         self.input = input
+        self.tools = tools
         let rest = input.root.dropFirst("s3://".count)
         bucket = String(rest.prefix { $0 != "/" })
         prefix = String(rest.dropFirst(bucket.count + 1))
@@ -90,7 +94,7 @@ public final class ObjectStoreSource: RecordingSource, @unchecked Sendable {
                 offset += Int64(data.count)
                 if data.isEmpty { break }
             }
-            return ScratchDecoder(try DecoderFactory.open(path: path, damaged: input.damaged, reference: input.reference), path: path)
+            return ScratchDecoder(try DecoderFactory.open(path: path, tools: tools, damaged: input.damaged, reference: input.reference), path: path)
         } catch {
             unlink(path)
             throw error

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoTestSupport
 import Testing
 
 /// Headless Chromium (Debian `chromium`, installed by `make test-deps`) loading a report page.

@@ -6,6 +6,7 @@ import SegnoKit
 import SegnoSources
 import SegnoSpeech
 import SegnoState
+import SegnoTestSupport
 import Testing
 
 // Fixtures for the `segno run` tests: a workspace with an input folder of generated recordings
@@ -32,6 +33,8 @@ final class SegnoChild {
     let process = Process()
     private let outPath: String
     private let errPath: String
+    /// Signalled once when the process exits.
+    private let exited = DispatchSemaphore(value: 0)
 
     /// Starts `segno arguments` in `directory`; logs go to `logs` (a folder). `environment` is added
     /// to (and overrides) this process's environment.
@@ -50,6 +53,7 @@ final class SegnoChild {
         }
         process.standardOutput = FileHandle(forWritingAtPath: outPath)
         process.standardError = FileHandle(forWritingAtPath: errPath)
+        process.terminationHandler = { [exited] _ in exited.signal() }
         try process.run()
     }
 
@@ -68,12 +72,12 @@ final class SegnoChild {
 
     /// Waits for the end; after `timeout` seconds the process is killed and an issue recorded.
     func wait(timeout: Double = 180, sourceLocation: SourceLocation = #_sourceLocation) -> ChildExit {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(2000) }
-        if process.isRunning {
+        if exited.wait(timeout: .now() + timeout) == .timedOut {
             Issue.record("segno \(process.arguments ?? []) still running after \(timeout) s; killed", sourceLocation: sourceLocation)
             kill(process.processIdentifier, SIGKILL)
+            exited.wait()
         }
+        exited.signal()  // a second `wait` returns at once
         process.waitUntilExit()
         let out = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
         let err = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoTestSupport
 
 /// The local Icecast and HLS station that `make test` starts (Tests/support/icecast.sh, hls.sh),
 /// and what tests do with them: feed a mount with ffmpeg, change its title, serve a playlist.
@@ -82,6 +83,8 @@ final class BackgroundRun {
     let started: Date
     let outPath: String
     let errPath: String
+    /// Signalled once when the process exits.
+    private let exited = DispatchSemaphore(value: 0)
 
     init(_ arguments: [String], environment: [String: String], in dir: TempDir, name: String = "run") throws {
         outPath = dir["\(name).out"]
@@ -94,6 +97,7 @@ final class BackgroundRun {
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle(forWritingAtPath: outPath)
         process.standardError = FileHandle(forWritingAtPath: errPath)
+        process.terminationHandler = { [exited] _ in exited.signal() }
         started = Date()
         try process.run()
     }
@@ -102,13 +106,14 @@ final class BackgroundRun {
 
     /// Waits for the exit, at most `limit` seconds; returns what it did.
     func wait(limit: Double = 90) -> ProcessResult {
-        let deadline = Date().addingTimeInterval(limit)
-        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        if exited.wait(timeout: .now() + limit) == .timedOut {
+            kill(process.processIdentifier, SIGKILL)
+            exited.wait()
+        }
         process.waitUntilExit()
         return ProcessResult(status: process.terminationStatus,
-                             stdout: (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "",
-                             stderr: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
+                             stdoutData: FileManager.default.contents(atPath: outPath) ?? Data(),
+                             stderrData: FileManager.default.contents(atPath: errPath) ?? Data())
     }
 }
 

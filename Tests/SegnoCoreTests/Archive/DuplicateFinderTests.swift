@@ -4,6 +4,7 @@
 @testable import SegnoSources
 @testable import SegnoSpeech
 @testable import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// The duplicate index on synthetic items: copies with flipped bits are found at their offset,

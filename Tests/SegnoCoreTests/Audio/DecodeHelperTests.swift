@@ -6,6 +6,7 @@ import SegnoDSP
 @testable import SegnoSources
 @testable import SegnoSpeech
 @testable import SegnoState
+import SegnoTestSupport
 import Testing
 
 // The `segno-decode` helper (built next to the test binary) against the `ffmpeg` program path,
@@ -19,7 +20,7 @@ import Testing
 
     init() throws {
         fx = try PhoneFixtures()
-        tools = try #require(FFmpegTools.locate())
+        tools = try #require(FFmpegTools.locate(searchPath: AudioTools.forTests.searchPath))
         helperPath = try #require(DecodeHelperPool.locate(environment: [:]), "segno-decode is built next to the tests")
     }
 
@@ -185,11 +186,12 @@ import Testing
             #expect(samples.count == 20_000)
             #expect(d.helperProcessID == nil && d.decoderProcessID != nil)
         }
-        #expect(missing.describe().contains("not used"))
-        #expect(impostor.describe().contains("not used"))
-        #expect(DecodeHelperPool(executable: helperPath).describe().contains("libavcodec"))
-        let lines = DecoderFactory.availableDecoders(searchPath: ProcessInfo.processInfo.environment["PATH"],
-                                                     helpers: DecodeHelperPool(executable: nil))
+        #expect(missing.describe(fingerprints: AudioTools.forTests.fingerprintHelpers).contains("not used"))
+        #expect(impostor.describe(fingerprints: AudioTools.forTests.fingerprintHelpers).contains("not used"))
+        #expect(DecodeHelperPool(executable: helperPath).describe(fingerprints: AudioTools.forTests.fingerprintHelpers).contains("libavcodec"))
+        let lines = DecoderFactory.availableDecoders(tools: AudioTools(helpers: DecodeHelperPool(executable: nil),
+                                                                       fingerprintHelpers: AudioTools.forTests.fingerprintHelpers,
+                                                                       searchPath: AudioTools.forTests.searchPath))
         #expect(lines.last?.hasPrefix("segno-decode: not found") == true)
     }
 }

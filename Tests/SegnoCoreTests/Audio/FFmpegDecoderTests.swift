@@ -6,6 +6,7 @@ import SegnoDSP
 @testable import SegnoSources
 @testable import SegnoSpeech
 @testable import SegnoState
+import SegnoTestSupport
 import Testing
 
 // Phone formats through the ffmpeg program. Every fixture is made here by ffmpeg from a WAV that
@@ -61,7 +62,7 @@ func decodeAll(_ decoder: any AudioDecoder, blockFrames: Int = 4096) throws -> [
 
 /// Opens through the factory (content sniffing, libsndfile first) and decodes everything.
 func factoryDecode(_ path: String, blockFrames: Int = 4096) throws -> (info: SourceInfo, samples: [Float], decoder: any AudioDecoder) {
-    let d = try DecoderFactory.open(path: path)
+    let d = try DecoderFactory.open(path: path, tools: .forTests)
     defer { d.close() }
     return (d.info, try decodeAll(d, blockFrames: blockFrames), d)
 }
@@ -100,7 +101,7 @@ func expectOneLine(_ e: AudioError, naming path: String, sourceLocation: SourceL
     @Test func aacMono48kLikeVoiceMemos() throws {
         let src = try fx.wav(rate: 48000, channels: 1, frames: 154_416)
         let m4a = try fx.ffmpeg(src.path, ["-c:a", "aac", "-b:a", "64k", "-movie_timescale", "48000"], to: "memo.m4a")
-        let d = try DecoderFactory.open(path: m4a)
+        let d = try DecoderFactory.open(path: m4a, tools: .forTests)
         #expect(d is FFmpegDecoder)
         #expect(d.info.container == "MP4")
         #expect(d.info.codec == "AAC")
@@ -163,7 +164,7 @@ func expectOneLine(_ e: AudioError, naming path: String, sourceLocation: SourceL
     @Test func pcmInCAFStaysWithLibsndfile() throws {
         let x = PhoneFixtures.signal(rate: 16000, channels: 1, frames: 1000)
         let caf = try Fixtures.write(x, rate: 16000, to: fx.dir["pcm.caf"])
-        let d = try DecoderFactory.open(path: caf)
+        let d = try DecoderFactory.open(path: caf, tools: .forTests)
         defer { d.close() }
         #expect(d is SndFileDecoder)
     }
@@ -247,7 +248,7 @@ func expectOneLine(_ e: AudioError, naming path: String, sourceLocation: SourceL
         let padded = (50_000 + 1024 + 1023) / 1024 * 1024 - 50_000 - 1024
         let value = String(format: " 00000000 00000400 %08X %016X 00000000 00000000", padded, 50_000)
         let tagged = try MP4Surgery.addFreeformTag(to: plain, name: "iTunSMPB", value: value, writing: fx.dir["smpb.m4a"])
-        let d = try DecoderFactory.open(path: tagged)
+        let d = try DecoderFactory.open(path: tagged, tools: .forTests)
         #expect(d.info.frames == 50_000)
         d.close()
         _ = try expectMatchesReference(tagged, originalFrames: 50_000, channels: 1)
@@ -260,7 +261,7 @@ func expectOneLine(_ e: AudioError, naming path: String, sourceLocation: SourceL
         let m4a = try fx.ffmpeg(src.path, ["-c:a", "aac", "-metadata", "title=Kitchen idea / v2",
                                            "-metadata", "creation_time=2024-05-01T09:30:12Z",
                                            "-metadata", "location=+37.3349-122.0090/"], to: "tagged.m4a")
-        let d = try DecoderFactory.open(path: m4a)
+        let d = try DecoderFactory.open(path: m4a, tools: .forTests)
         defer { d.close() }
         let tags = try #require(d.info.tags)
         #expect(tags["title"] == "Kitchen idea / v2")
@@ -306,7 +307,7 @@ func expectOneLine(_ e: AudioError, naming path: String, sourceLocation: SourceL
         let r = try Tool.run("ffmpeg", ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "testsrc=size=32x32:rate=5:duration=1",
                                         "-c:v", "mpeg4", "file:" + out])
         try #require(r.status == 0, "\(r.stderrText)")
-        let e = try #require(throws: AudioError.self) { try DecoderFactory.open(path: out) }
+        let e = try #require(throws: AudioError.self) { try DecoderFactory.open(path: out, tools: .forTests) }
         guard case .unrecognised(_, let like, let detail) = e else { Issue.record("got \(e)"); return }
         #expect(like == "MP4/M4A")
         #expect(detail.contains("no audio stream"))
@@ -326,7 +327,7 @@ func expectOneLine(_ e: AudioError, naming path: String, sourceLocation: SourceL
     @Test func cutInHalfWithTheIndexAtTheEnd() throws {
         let whole = try memo()
         let cut = try Fixtures.truncatedCopy(of: whole, bytes: try Fixtures.bytes(whole).count / 2, to: fx.dir["cut.m4a"])
-        let e = try #require(throws: AudioError.self) { try DecoderFactory.open(path: cut) }
+        let e = try #require(throws: AudioError.self) { try DecoderFactory.open(path: cut, tools: .forTests) }
         guard case .truncated(_, let detail) = e else { Issue.record("expected .truncated, got \(e)"); return }
         #expect(detail.contains("'moov'"))
         expectOneLine(e, naming: cut)
@@ -337,7 +338,7 @@ func expectOneLine(_ e: AudioError, naming path: String, sourceLocation: SourceL
         let cut = try Fixtures.truncatedCopy(of: whole, bytes: try Fixtures.bytes(whole).count / 2, to: fx.dir["cut.m4a"])
         // The index is whole, so the file opens; ffmpeg then stops early without complaint
         // (exit 0): the length check must catch it.
-        let d = try DecoderFactory.open(path: cut)
+        let d = try DecoderFactory.open(path: cut, tools: .forTests)
         defer { d.close() }
         #expect(d.info.frames == 96_000)
         let e = try #require(throws: AudioError.self) { _ = try decodeAll(d) }
@@ -352,7 +353,7 @@ func expectOneLine(_ e: AudioError, naming path: String, sourceLocation: SourceL
         var s: UInt64 = 77
         for i in (bytes.count / 2)..<(bytes.count / 2 + 3000) { s ^= s << 13; s ^= s >> 7; s ^= s << 17; bytes[i] = UInt8(truncatingIfNeeded: s) }
         let bad = try Fixtures.writeBytes(bytes, to: fx.dir["bad.m4a"])
-        let d = try DecoderFactory.open(path: bad)
+        let d = try DecoderFactory.open(path: bad, tools: .forTests)
         defer { d.close() }
         let e = try #require(throws: AudioError.self) { _ = try decodeAll(d) }
         guard case .decodeFailed(_, let detail) = e else { Issue.record("expected .decodeFailed, got \(e)"); return }
@@ -376,7 +377,7 @@ func expectOneLine(_ e: AudioError, naming path: String, sourceLocation: SourceL
     @Test func withoutFFmpegOnPATHOneClearLine() throws {
         let m4a = try memo(frames: 4800)
         for searchPath in ["/nonexistent:/also/missing", "", nil] as [String?] {
-            let e = try #require(throws: AudioError.self) { try DecoderFactory.open(path: m4a, searchPath: searchPath) }
+            let e = try #require(throws: AudioError.self) { try DecoderFactory.open(path: m4a, searchPath: searchPath, helpers: nil) }
             #expect(e == .missingDecoder(path: m4a, detail: "AAC in MP4 needs ffmpeg on PATH; install it with apt-get install ffmpeg"))
             #expect(e.description == "\(m4a): AAC in MP4 needs ffmpeg on PATH; install it with apt-get install ffmpeg")
         }
@@ -384,21 +385,21 @@ func expectOneLine(_ e: AudioError, naming path: String, sourceLocation: SourceL
         let bin = fx.dir["bin"]
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(atPath: bin + "/ffmpeg", withDestinationPath: try #require(Tool.find("ffmpeg")))
-        #expect(throws: AudioError.self) { try DecoderFactory.open(path: m4a, searchPath: bin) }
+        #expect(throws: AudioError.self) { try DecoderFactory.open(path: m4a, searchPath: bin, helpers: nil) }
         // Everything libsndfile reads still works.
         let wav = try Fixtures.write(PhoneFixtures.signal(rate: 8000, channels: 1, frames: 100), rate: 8000, to: fx.dir["w.wav"])
-        let d = try DecoderFactory.open(path: wav, searchPath: "/nonexistent")
+        let d = try DecoderFactory.open(path: wav, searchPath: "/nonexistent", helpers: nil)
         #expect(d.info.frames == 100)
         d.close()
         // A missing file is missing, not "needs ffmpeg".
-        #expect(throws: AudioError.missing(path: fx.dir["gone.m4a"])) { try DecoderFactory.open(path: fx.dir["gone.m4a"], searchPath: nil) }
+        #expect(throws: AudioError.missing(path: fx.dir["gone.m4a"])) { try DecoderFactory.open(path: fx.dir["gone.m4a"], searchPath: nil, helpers: nil) }
         // `info --formats` says ffmpeg is missing, and still names the helper (fingerprints need it).
-        let lines = DecoderFactory.availableDecoders(searchPath: "/nonexistent")
+        let lines = DecoderFactory.availableDecoders(tools: AudioTools(helpers: AudioTools.forTests.helpers, searchPath: "/nonexistent"))
         #expect(lines.count == 3)
         #expect(lines[0].hasPrefix("libsndfile: libsndfile-1."))
         #expect(lines[1].hasPrefix("ffmpeg: not found on PATH"))
         #expect(lines[2].hasPrefix("segno-decode: ") && lines[2].contains("fingerprints"), "\(lines[2])")
-        let found = DecoderFactory.availableDecoders(searchPath: ProcessInfo.processInfo.environment["PATH"])
+        let found = DecoderFactory.availableDecoders(tools: .forTests)
         #expect(found[1].contains("ffmpeg version"))
     }
 
@@ -510,7 +511,7 @@ func expectOneLine(_ e: AudioError, naming path: String, sourceLocation: SourceL
     init() throws { fx = try PhoneFixtures() }
 
     func probes(_ path: String) throws -> (native: StreamProbe?, ffprobe: StreamProbe) {
-        let tools = try #require(FFmpegTools.locate())
+        let tools = try #require(FFmpegTools.locate(searchPath: AudioTools.forTests.searchPath))
         let kind = ContentSniffer.sniff(path: path)
         return (MP4Probe.probe(path: path, kind: kind), try FFprobe.run(path: path, kind: kind, tools: tools))
     }

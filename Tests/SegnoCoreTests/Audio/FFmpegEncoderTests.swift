@@ -6,6 +6,7 @@ import SegnoDSP
 @testable import SegnoSources
 @testable import SegnoSpeech
 @testable import SegnoState
+import SegnoTestSupport
 import Testing
 
 // AAC and ALAC in .m4a through the ffmpeg program. ffprobe and ffmpeg's own decoder are the
@@ -19,8 +20,8 @@ import Testing
     func convert(_ input: String, to name: String, format: OutputFormat? = nil, bits: SampleBits? = nil,
                  bitrate: Int? = nil) throws -> String {
         let out = fx.dir[name]
-        _ = try Convert.run(input: input, output: out, transforms: [],
-                            encode: EncodeConfig(path: try PathTemplate(name), format: format, bits: bits, quality: nil, bitrate: bitrate))
+        _ = try Convert.run(input: input, output: out, tools: .forTests, transforms: [],
+                            encode: EncodeConfig(path: try PathTemplate(name), format: format, bits: bits, quality: nil, bitrate: bitrate, searchPath: AudioTools.forTests.searchPath))
         return out
     }
 
@@ -237,7 +238,7 @@ import Testing
 @Suite struct EncodeM4ASpecTests {
     func load(_ encode: String) throws(SpecError) -> EncodeConfig? {
         let yaml = "version: 1\ninput:\n  root: in\noutput:\n  root: out\nstages:\n  - \(encode)\n"
-        return try SpecLoader.parse(yaml, file: "spec.yaml", baseDirectory: "/base", registry: .standard).stages.last?.config as? EncodeConfig
+        return try SpecLoader.parse(yaml, file: "spec.yaml", baseDirectory: "/base", registry: .forTests).stages.last?.config as? EncodeConfig
     }
 
     func message(_ encode: String) -> String? {

@@ -6,6 +6,7 @@ import SegnoDSP
 @testable import SegnoSources
 @testable import SegnoSpeech
 @testable import SegnoState
+import SegnoTestSupport
 import Testing
 
 // `segno info` frames are exact: every file here is made by ffmpeg (or by hand, for AMR) and
@@ -21,7 +22,7 @@ import Testing
 
     /// Inspects `path` exactly and decodes it through the factory; returns (info frames, decoded).
     func infoAndDecoded(_ path: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> (info: Int, decoded: Int) {
-        let i = try FileInfo.inspect(path: path).get()
+        let i = try FileInfo.inspect(path: path, tools: .forTests).get()
         #expect(!i.estimated, sourceLocation: sourceLocation)
         let d = try factoryDecode(path)
         return (i.info.frames, d.samples.count / d.info.channels)
@@ -31,7 +32,7 @@ import Testing
         let (info, decoded) = try infoAndDecoded(path, sourceLocation: sourceLocation)
         #expect(info == decoded, "\(path): info says \(info), decoder yields \(decoded)", sourceLocation: sourceLocation)
         if ffmpegToo {
-            let channels = try FileInfo.inspect(path: path).get().info.channels
+            let channels = try FileInfo.inspect(path: path, tools: .forTests).get().info.channels
             let reference = try PhoneFixtures.reference(path).count / channels
             #expect(info == reference, "\(path): info says \(info), ffmpeg yields \(reference)", sourceLocation: sourceLocation)
         }
@@ -40,7 +41,7 @@ import Testing
     @Test func adtsCountsItsFrameHeaders() throws {
         let src = try fx.wav(rate: 44100, channels: 2, frames: Self.frames)
         let aac = try fx.ffmpeg(src.path, ["-c:a", "aac", "-b:a", "96k", "-f", "adts"], to: "voice.aac")
-        let fast = try FileInfo.inspect(path: aac, fast: true).get()
+        let fast = try FileInfo.inspect(path: aac, tools: .forTests, fast: true).get()
         #expect(fast.estimated)
         try expectExact(aac, ffmpegToo: true)
     }
@@ -48,7 +49,7 @@ import Testing
     @Test func alacInCAFUsesItsPacketTable() throws {
         let src = try fx.wav(rate: 44100, channels: 2, frames: Self.frames)
         let caf = try fx.ffmpeg(src.path, ["-c:a", "alac"], to: "voice.caf")
-        let fast = try FileInfo.inspect(path: caf, fast: true).get()
+        let fast = try FileInfo.inspect(path: caf, tools: .forTests, fast: true).get()
         #expect(fast.estimated)
         #expect(fast.info.frames % 4096 == 0)  // whole packets: the estimate
         let (info, decoded) = try infoAndDecoded(caf)
@@ -65,7 +66,7 @@ import Testing
         let src = try fx.wav(rate: rate, channels: channels, frames: Self.frames * rate / 44100)
         let mp3 = try fx.ffmpeg(src.path, ["-c:a", "libmp3lame", "-write_xing", "0"] + options, to: "voice.mp3")
         #expect(!FrameScan.mp3HasLengthHeader(path: mp3))
-        #expect(try FileInfo.inspect(path: mp3, fast: true).get().estimated)
+        #expect(try FileInfo.inspect(path: mp3, tools: .forTests, fast: true).get().estimated)
         try expectExact(mp3, ffmpegToo: true)
         // And no audio is lost: every frame of the stream is decoded.
         let (info, _) = try infoAndDecoded(mp3)
@@ -76,10 +77,10 @@ import Testing
         let src = try fx.wav(rate: 44100, channels: 2, frames: Self.frames)
         let mp3 = try fx.ffmpeg(src.path, ["-c:a", "libmp3lame", "-q:a", "4"], to: "voice.mp3")
         #expect(FrameScan.mp3HasLengthHeader(path: mp3))
-        let fast = try FileInfo.inspect(path: mp3, fast: true).get()
+        let fast = try FileInfo.inspect(path: mp3, tools: .forTests, fast: true).get()
         #expect(!fast.estimated)
         try expectExact(mp3)
-        #expect(try FileInfo.inspect(path: mp3).get().info.frames == Self.frames)  // the LAME tag's gapless length
+        #expect(try FileInfo.inspect(path: mp3, tools: .forTests).get().info.frames == Self.frames)  // the LAME tag's gapless length
     }
 
     /// 12.2 kbit/s AMR-NB frames of random bits (Debian's ffmpeg has no AMR encoder).
@@ -95,9 +96,9 @@ import Testing
 
     @Test func amrCountsItsFrames() throws {
         let path = try amr(frames: 1251)
-        #expect(try FileInfo.inspect(path: path, fast: true).get().estimated)
+        #expect(try FileInfo.inspect(path: path, tools: .forTests, fast: true).get().estimated)
         try expectExact(path, ffmpegToo: true)
-        #expect(try FileInfo.inspect(path: path).get().info.frames == 1251 * 160)
+        #expect(try FileInfo.inspect(path: path, tools: .forTests).get().info.frames == 1251 * 160)
     }
 
     /// What a browser's MediaRecorder uploads (Opus in WebM) and its Matroska cousins.
@@ -106,7 +107,7 @@ import Testing
         for (codec, name, container, label) in [("libopus", "memo.webm", "WebM", "Opus"), ("libvorbis", "memo.webm", "WebM", "Vorbis"),
                                                 ("libvorbis", "memo.mka", "Matroska", "Vorbis"), ("libopus", "memo.mka", "Matroska", "Opus")] {
             let path = try fx.ffmpeg(src.path, ["-c:a", codec], to: name)
-            let fast = try FileInfo.inspect(path: path, fast: true).get()
+            let fast = try FileInfo.inspect(path: path, tools: .forTests, fast: true).get()
             #expect(fast.estimated)
             #expect(fast.info.container == container && fast.info.codec == label, "\(fast.info)")
             #expect(fast.info.tags == nil, "\(String(describing: fast.info.tags))")
@@ -121,7 +122,7 @@ import Testing
         for (args, name) in [([String](), "a.flac"), (["-c:a", "libvorbis"], "a.ogg"), (["-c:a", "libopus", "-ar", "48000"], "a.opus"),
                              (["-c:a", "aac"], "a.m4a")] {
             let path = try fx.ffmpeg(src.path, args, to: name)
-            #expect(try !FileInfo.inspect(path: path, fast: true).get().estimated, "\(name)")
+            #expect(try !FileInfo.inspect(path: path, tools: .forTests, fast: true).get().estimated, "\(name)")
             try expectExact(path)
         }
     }
@@ -139,8 +140,8 @@ import Testing
         }
         for i in at..<b.count { b[i] = 0 }
         let bad = try Fixtures.writeBytes(b, to: fx.dir["bad.flac"])
-        #expect(try FileInfo.inspect(path: bad, fast: true).get().info.frames == Self.frames)
-        guard case .failure(let e) = FileInfo.inspect(path: bad) else { Issue.record("bad.flac passed as ok"); return }
+        #expect(try FileInfo.inspect(path: bad, tools: .forTests, fast: true).get().info.frames == Self.frames)
+        guard case .failure(let e) = FileInfo.inspect(path: bad, tools: .forTests) else { Issue.record("bad.flac passed as ok"); return }
         expectOneLine(e, naming: bad)
     }
 
@@ -154,8 +155,8 @@ import Testing
         let size = Int(be32(b, at - 4))
         for i in (at + 4)..<(at - 4 + size) { b[i] = 0 }
         let bad = try Fixtures.writeBytes(b, to: fx.dir["bad.m4a"])
-        #expect(try FileInfo.inspect(path: bad, fast: true).get().info.frames > 0)
-        guard case .failure(let e) = FileInfo.inspect(path: bad) else { Issue.record("bad.m4a passed as ok"); return }
+        #expect(try FileInfo.inspect(path: bad, tools: .forTests, fast: true).get().info.frames > 0)
+        guard case .failure(let e) = FileInfo.inspect(path: bad, tools: .forTests) else { Issue.record("bad.m4a passed as ok"); return }
         expectOneLine(e, naming: bad)
     }
 

@@ -6,6 +6,7 @@ import SegnoDSP
 @testable import SegnoSources
 @testable import SegnoSpeech
 @testable import SegnoState
+import SegnoTestSupport
 import Testing
 
 // MP3 through libmpg123 directly. libsndfile (which decodes MP3 with the same library, the same
@@ -60,7 +61,7 @@ import Testing
     func decodesWhatLibsndfileDecodes(rate: Int, channels: Int, options: [String]) throws {
         let path = try mp3(rate: rate, channels: channels, frames: 100_001 * rate / 44100, options)
         let old = try Self.libsndfile(path)
-        let d = try #require(try DecoderFactory.open(path: path) as? Mpg123Decoder)
+        let d = try #require(try DecoderFactory.open(path: path, tools: .forTests) as? Mpg123Decoder)
         let samples = try decodeAll(d, blockFrames: 1000)
         #expect(d.info.container == old.info.container && d.info.codec == old.info.codec, "\(d.info) vs \(old.info)")
         #expect(d.info.sampleRate == rate && d.info.channels == channels && d.info.sampleKind == .lossy)
@@ -75,7 +76,7 @@ import Testing
     @Test func mp2DecodesToo() throws {
         let src = try fx.wav(rate: 48000, channels: 2, frames: 48_000)
         let path = try fx.ffmpeg(src.path, ["-c:a", "mp2", "-b:a", "192k", "-f", "mp2"], to: "memo.mp3")
-        let d = try #require(try DecoderFactory.open(path: path) as? Mpg123Decoder)
+        let d = try #require(try DecoderFactory.open(path: path, tools: .forTests) as? Mpg123Decoder)
         #expect(d.info.codec == "MP2")
         #expect(try decodeAll(d) == (try Self.libsndfile(path).samples))
     }
@@ -145,7 +146,7 @@ import Testing
         let tagged = try Fixtures.writeBytes(Array("ID3".utf8) + [4, 0, 0, 0, 0, 0, 0] + (try Fixtures.bytes(adts)), to: fx.dir["tagged.mp3"])
         #expect(ContentSniffer.sniff(path: tagged) == .mp3)
         #expect(throws: AudioError.self) { _ = try Mpg123Decoder(path: tagged) }
-        let d = try DecoderFactory.open(path: tagged)
+        let d = try DecoderFactory.open(path: tagged, tools: .forTests)
         #expect(d is FFmpegDecoder)
         d.close()
     }

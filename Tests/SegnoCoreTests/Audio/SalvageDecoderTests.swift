@@ -6,6 +6,7 @@ import SegnoDSP
 @testable import SegnoSources
 @testable import SegnoSpeech
 @testable import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// Damaged recordings decoded with `damaged: salvage`: what is recovered is compared with the
@@ -16,7 +17,7 @@ import Testing
 
     /// Decodes `path` with salvage in blocks of `blockFrames`; returns the samples and the report.
     func salvage(_ path: String, blockFrames: Int = 4096) throws -> (info: SourceInfo, samples: [Float], report: SalvageReport?) {
-        let d = try DecoderFactory.open(path: path, damaged: .salvage)
+        let d = try DecoderFactory.open(path: path, tools: .forTests, damaged: .salvage)
         defer { d.close() }
         var block = AudioBlock(channels: d.info.channels, capacity: blockFrames)
         var out: [Float] = []
@@ -54,7 +55,7 @@ import Testing
         let reference = try Fixtures.soxDecode(source)
         // The default still fails, and names the way out.
         #expect(throws: AudioError.self) {
-            let d = try DecoderFactory.open(path: cut)
+            let d = try DecoderFactory.open(path: cut, tools: .forTests)
             var b = AudioBlock(channels: d.info.channels, capacity: 4096)
             while try d.read(into: &b, maxFrames: 4096) > 0 {}
         }

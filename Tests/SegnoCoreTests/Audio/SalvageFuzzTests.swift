@@ -6,6 +6,7 @@ import SegnoDSP
 @testable import SegnoSources
 @testable import SegnoSpeech
 @testable import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// Salvage on hostile bytes: every corpus file (WAV, AIFF, CAF, RF64, FLAC, MP3, M4A, Ogg Vorbis,
@@ -63,7 +64,7 @@ import Testing
                 }
                 let path = try Fixtures.writeBytes(bytes, to: dir["fuzz." + (file as NSString).pathExtension])
                 do {
-                    let d = try DecoderFactory.open(path: path, damaged: .salvage)
+                    let d = try DecoderFactory.open(path: path, tools: .forTests, damaged: .salvage)
                     defer { d.close() }
                     var block = AudioBlock(channels: d.info.channels, capacity: 4096)
                     var frames = 0
@@ -90,7 +91,7 @@ import Testing
                 if file.hasSuffix(".m4a"), run % 8 == 0 {
                     // Rebuilding the index from whatever is left (often nothing decodes: an error).
                     do {
-                        _ = try MP4Repair.repair(input: path, reference: nil, output: dir["fixed.m4a"], overwrite: true)
+                        _ = try MP4Repair.repair(input: path, reference: nil, output: dir["fixed.m4a"], overwrite: true, helpers: AudioTools.forTests.helpers)
                         repaired += 1
                     } catch {
                         // No frame decodes, or the file is no MP4 any more: an error, as it should be.

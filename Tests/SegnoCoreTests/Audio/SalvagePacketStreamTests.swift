@@ -6,6 +6,7 @@ import SegnoDSP
 @testable import SegnoSources
 @testable import SegnoSpeech
 @testable import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// Damaged Ogg Vorbis, Ogg Opus and ADTS AAC recordings (made by ffmpeg) decoded with
@@ -16,7 +17,7 @@ import Testing
     init() throws { dir = try TempDir() }
 
     func salvage(_ path: String, blockFrames: Int = 4096) throws -> (info: SourceInfo, samples: [Float], report: SalvageReport) {
-        let d = try DecoderFactory.open(path: path, damaged: .salvage)
+        let d = try DecoderFactory.open(path: path, tools: .forTests, damaged: .salvage)
         defer { d.close() }
         var block = AudioBlock(channels: d.info.channels, capacity: blockFrames)
         var out: [Float] = []

@@ -6,6 +6,7 @@ import SegnoKit
 import SegnoSources
 import SegnoSpeech
 import SegnoState
+import SegnoTestSupport
 import Testing
 
 @Suite struct SndFileEncoderTests {
@@ -14,9 +15,9 @@ import Testing
 
     /// Converts with the same code path as `segno convert`, keeping the source's depth.
     func convert(_ input: String, _ output: String) throws {
-        _ = try Convert.run(input: input, output: output, transforms: [],
+        _ = try Convert.run(input: input, output: output, tools: .forTests, transforms: [],
                             encode: EncodeConfig(path: try PathTemplate((output as NSString).lastPathComponent),
-                                                 format: nil, bits: nil, quality: nil))
+                                                 format: nil, bits: nil, quality: nil, searchPath: AudioTools.forTests.searchPath))
     }
 
     @Test(arguments: [16, 24])

@@ -5,6 +5,7 @@ import SegnoKit
 import SegnoSources
 import SegnoSpeech
 import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// The progress line tells the truth with a long memo in flight (issue 12): audio decoded so

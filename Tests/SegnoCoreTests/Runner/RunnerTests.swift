@@ -6,54 +6,9 @@ import Logging
 @testable import SegnoSources
 @testable import SegnoSpeech
 @testable import SegnoState
+import SegnoTestSupport
 import Synchronization
 import Testing
-
-/// Recordings held in memory: a name, an identity the test changes at will, and either samples
-/// or an error that opening throws. The runner sees only `RecordingSource`.
-final class MemorySource: RecordingSource, @unchecked Sendable {
-    struct Item {
-        var samples: [Float]
-        var channels: Int = 1
-        var rate: Int = 8000
-        var identity: FileIdentity
-        var openError: AudioError? = nil
-    }
-    private let items = Mutex<[String: Item]>([:])
-    private let opened = Mutex(0)
-
-    /// Adds or replaces a recording; `version` makes a new identity (a changed file).
-    func put(_ name: String, seconds: Double = 0.25, channels: Int = 1, version: Int64 = 1, openError: AudioError? = nil) {
-        let frames = Int(seconds * 8000)
-        let samples = Signal.sine(frequency: 440, rate: 8000, frames: frames, channels: channels).map { $0 * 0.5 }
-        items.withLock {
-            $0[name] = Item(samples: samples, channels: channels,
-                            identity: FileIdentity(size: Int64(frames), mtimeNs: version, inode: Int64(abs(name.hashValue % 100_000))),
-                            openError: openError)
-        }
-    }
-
-    func remove(_ name: String) { _ = items.withLock { $0.removeValue(forKey: name) } }
-
-    /// How many decoders were opened so far.
-    var opens: Int { opened.withLock { $0 } }
-
-    func scan() throws(RunError) -> ScanResult {
-        let files = items.withLock { $0 }.map { ScannedFile(relativePath: $0.key, absolutePath: "memory:" + $0.key, identity: $0.value.identity) }
-        return ScanResult(files: files.sorted { $0.relativePath < $1.relativePath })
-    }
-
-    func open(_ file: ScannedFile) throws -> any AudioDecoder {
-        guard let item = items.withLock({ $0[file.relativePath] }) else { throw AudioError.missing(path: file.relativePath) }
-        opened.withLock { $0 += 1 }
-        if let e = item.openError { throw e }
-        return MemoryDecoder(item.samples, channels: item.channels, rate: item.rate)
-    }
-
-    func contentHash(_ file: ScannedFile) throws -> Data { Data(file.relativePath.utf8) }
-
-    func currentIdentity(_ file: ScannedFile) -> FileIdentity? { items.withLock { $0[file.relativePath]?.identity } }
-}
 
 /// The planner and the runner against an in-memory source and an in-memory state store: fast,
 /// exact, no process or folder of recordings involved (outputs go to a temporary folder).
@@ -70,13 +25,13 @@ final class MemorySource: RecordingSource, @unchecked Sendable {
     func job(_ stages: [String], extra: String = "") throws -> Job {
         let text = "version: 1\ninput: { root: \(dir.path)/in, settle: 0s }\noutput: { root: \(dir.path)/out }\nretries: 1\n\(extra)stages:\n"
             + stages.map { "  - \($0)\n" }.joined()
-        return Job(spec: try SpecLoader.parse(text, file: "test.yaml", baseDirectory: dir.path, registry: .standard))
+        return Job(spec: try SpecLoader.parse(text, file: "test.yaml", baseDirectory: dir.path, registry: .forTests))
     }
 
     func run(_ job: Job, _ configure: (inout RunOptions) -> Void = { _ in }) throws -> RunSummary {
         var options = RunOptions()
         configure(&options)
-        return try BatchRunner(job: job, options: options, stop: StopFlag(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
+        return try BatchRunner(job: job, options: options, stop: StopFlag(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }), tools: .forTests,
                                source: source, state: state).run()
     }
 
@@ -253,7 +208,7 @@ final class MemorySource: RecordingSource, @unchecked Sendable {
         growing.inner.put("memo.wav")
         let options = RunOptions()
         let summary = try BatchRunner(job: try job(Self.chain), options: options, stop: StopFlag(),
-                                      logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
+                                      logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }), tools: .forTests,
                                       source: growing, state: state).run()
         #expect(summary.failed == 0 && summary.settling == 1)
         #expect(try state.store.loadAll().isEmpty, "nothing recorded")

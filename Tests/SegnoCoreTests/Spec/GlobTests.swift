@@ -4,6 +4,7 @@ import SegnoKit
 import SegnoSources
 import SegnoSpeech
 import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// Input patterns: `*`, `?`, `[abc]`, `**` (any folders), `{a,b}` (nested), case-insensitive,

@@ -5,6 +5,7 @@ import SegnoKit
 import SegnoSources
 import SegnoSpeech
 import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// Job specs: every mistake is an error located at the spec's line, column and key path, and
@@ -35,7 +36,7 @@ import Testing
     }
 
     func load(_ yaml: String, env: [String: String] = [:]) throws(SpecError) -> JobSpec {
-        try SpecLoader.parse(yaml, file: "spec.yaml", baseDirectory: "/base", registry: .standard, environment: env)
+        try SpecLoader.parse(yaml, file: "spec.yaml", baseDirectory: "/base", registry: .forTests, environment: env)
     }
 
     /// The error a spec must raise; records an issue when it loads.
@@ -149,7 +150,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let file = dir + "/jobs/job.yaml"
         try Self.minimal.write(toFile: file, atomically: true, encoding: .utf8)
-        let spec = try SpecLoader.load(path: file, registry: .standard, environment: [:])
+        let spec = try SpecLoader.load(path: file, registry: .forTests, environment: [:])
         let base = URL(fileURLWithPath: dir).standardizedFileURL.path
         #expect(spec.input.root == base + "/jobs/in")
         #expect(spec.outputRoot == base + "/jobs/out")
@@ -438,8 +439,8 @@ import Testing
         let file = NSTemporaryDirectory() + "segno-big-\(UInt32.random(in: 0...UInt32.max)).yaml"
         try big.write(toFile: file, atomically: true, encoding: .utf8)
         defer { unlink(file) }
-        #expect(throws: SpecError.self) { try SpecLoader.load(path: file, registry: .standard, environment: [:]) }
-        do { _ = try SpecLoader.load(path: file, registry: .standard, environment: [:]) } catch { #expect(error.message.contains("limit")) }
+        #expect(throws: SpecError.self) { try SpecLoader.load(path: file, registry: .forTests, environment: [:]) }
+        do { _ = try SpecLoader.load(path: file, registry: .forTests, environment: [:]) } catch { #expect(error.message.contains("limit")) }
 
         // Just under the limit is fine.
         let small = Self.minimal + "\n" + String(padding.prefix(SpecLoader.maxBytes - Self.minimal.utf8.count - 100))
@@ -448,7 +449,7 @@ import Testing
 
     @Test func unreadableSpecFilesAreReportedWithTheirName() throws {
         do {
-            _ = try SpecLoader.load(path: "/nonexistent/segno/spec.yaml", registry: .standard, environment: [:])
+            _ = try SpecLoader.load(path: "/nonexistent/segno/spec.yaml", registry: .forTests, environment: [:])
             Issue.record("a missing spec loaded")
         } catch {
             #expect(error.file == "/nonexistent/segno/spec.yaml")
@@ -543,7 +544,7 @@ import Testing
         for name in specs {
             let path = folder + "/" + name
             do {
-                let spec = try SpecLoader.load(path: path, registry: .standard)
+                let spec = try SpecLoader.load(path: path, registry: .forTests, environment: [:])
                 let plan = PlanPrinter.describe(spec)
                 for stage in spec.stages { #expect(plan.contains(stage.config.name), "\(name)") }
                 #expect(spec.input.root.hasPrefix("/"), "\(name)")

@@ -5,6 +5,7 @@ import Foundation
 @testable import SegnoSources
 @testable import SegnoSpeech
 @testable import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// `input.streams` + `input.record`: what loads, and every refusal with its line and column.
@@ -22,7 +23,7 @@ import Testing
     }
 
     func load(_ yaml: String) throws(SpecError) -> JobSpec {
-        try SpecLoader.parse(yaml, file: "spec.yaml", baseDirectory: "/base", registry: .standard, environment: ["NEWS": "https://n.example/master.m3u8"])
+        try SpecLoader.parse(yaml, file: "spec.yaml", baseDirectory: "/base", registry: .forTests, environment: ["NEWS": "https://n.example/master.m3u8"])
     }
 
     @Test func streamsLoadWithDefaults() throws {

@@ -6,6 +6,7 @@ import SegnoDSP
 @testable import SegnoSources
 @testable import SegnoSpeech
 @testable import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// `denoise` on recorded speech (LibriVox, read by sox) with generated noise: exact length, no
@@ -107,6 +108,6 @@ import Testing
 func loadStages(_ stages: String) throws -> [any StageConfig] {
     let yaml = "version: 1\nname: t\ninput: { root: /tmp }\noutput: { root: /tmp/segno-speech-spec-test }\nstages:\n"
         + stages.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n") + "\n  - metadata: { path: \"{stem}.json\" }\n"
-    let spec = try SpecLoader.parse(yaml, file: "t.yaml", baseDirectory: "/tmp", registry: .standard)
+    let spec = try SpecLoader.parse(yaml, file: "t.yaml", baseDirectory: "/tmp", registry: .forTests)
     return spec.stages.dropLast().map(\.config)
 }

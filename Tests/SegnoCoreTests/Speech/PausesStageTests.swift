@@ -6,6 +6,7 @@ import SegnoDSP
 @testable import SegnoSources
 @testable import SegnoSpeech
 @testable import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// `pauses` on recorded speech with noise at 10 dB SNR: every stretch of speech (found in the

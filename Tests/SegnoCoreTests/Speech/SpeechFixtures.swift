@@ -6,6 +6,7 @@ import SegnoKit
 import SegnoSources
 import SegnoSpeech
 import SegnoState
+import SegnoTestSupport
 
 /// Recorded speech for the speech stages' tests: LibriVox utterances from Debian's
 /// `pocketsphinx-testdata` (installed by `make test-deps`), decoded by sox.

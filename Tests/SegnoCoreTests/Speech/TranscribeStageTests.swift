@@ -6,6 +6,7 @@ import SegnoDSP
 @testable import SegnoSources
 @testable import SegnoSpeech
 @testable import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// `transcribe` on recorded speech (LibriVox, with its reference transcript) through the real

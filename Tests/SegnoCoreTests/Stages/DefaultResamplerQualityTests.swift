@@ -5,6 +5,7 @@ import SegnoKit
 import SegnoSources
 import SegnoSpeech
 import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// Amplitude of the component at `frequency` Hz in `x` (linear): a Kaiser-windowed (β = 28,

@@ -6,6 +6,7 @@ import SegnoKit
 import SegnoSources
 import SegnoSpeech
 import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// `normalize`: a measuring pass, then one gain. Peak mode is checked exactly here; loudness is
@@ -64,8 +65,8 @@ import Testing
     /// Runs `convert` with `normalize` from `input` to a float WAV and meters it with ffmpeg.
     func normalizeAndMeter(_ input: String, in dir: TempDir, _ target: NormalizeConfig.Target) throws -> (lufs: Double, truePeak: Double, frames: Int, samples: [Float]) {
         let out = dir["out-\(UUID().uuidString).wav"]
-        _ = try Convert.run(input: input, output: out, transforms: [NormalizeConfig(target: target)],
-                            encode: EncodeConfig(path: try PathTemplate("out.wav"), format: nil, bits: .float, quality: nil))
+        _ = try Convert.run(input: input, output: out, tools: .forTests, transforms: [NormalizeConfig(target: target)],
+                            encode: EncodeConfig(path: try PathTemplate("out.wav"), format: nil, bits: .float, quality: nil, searchPath: AudioTools.forTests.searchPath))
         let m = try Self.ffmpegMeter(out)
         let d = try Fixtures.decode(out)
         return (m.lufs, m.truePeak, d.info.frames, d.samples)
@@ -132,7 +133,7 @@ import Testing
     @Test func shorthandAndLimitOptionParse() throws {
         func target(_ stage: String) throws -> NormalizeConfig.Target? {
             let yaml = "version: 1\ninput:\n  root: in\noutput:\n  root: out\nstages:\n  - \(stage)\n  - encode: { path: x.flac }\n"
-            let spec = try SpecLoader.parse(yaml, file: "spec.yaml", baseDirectory: "/base", registry: .standard)
+            let spec = try SpecLoader.parse(yaml, file: "spec.yaml", baseDirectory: "/base", registry: .forTests)
             return (spec.stages[0].config as? NormalizeConfig)?.target
         }
         #expect(try target("normalize: -16") == .loudness(lufs: -16, truePeak: -1, limit: true))

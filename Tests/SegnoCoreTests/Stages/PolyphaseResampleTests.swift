@@ -4,6 +4,7 @@ import SegnoKit
 import SegnoSources
 import SegnoSpeech
 import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// `resample: { quality: polyphase }`: exact length, aligned with libsamplerate's best, and the

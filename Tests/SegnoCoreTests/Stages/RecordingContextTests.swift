@@ -5,6 +5,7 @@ import Foundation
 @testable import SegnoSources
 @testable import SegnoSpeech
 @testable import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// `{title}` and `{recorded}`: the recording's identity from its tags, with file-based fallbacks.

@@ -6,6 +6,7 @@ import SegnoKit
 import SegnoSources
 import SegnoSpeech
 import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// A transform whose `start` fails, like a lowpass above the input's Nyquist.
@@ -30,7 +31,7 @@ private final class FailingProcess: Transform {
     init() throws { dir = try TempDir() }
 
     func encodeTap(_ name: String, bits: SampleBits = .float) throws -> any Tap {
-        try EncodeConfig(path: PathTemplate(name), format: nil, bits: bits, quality: nil)
+        try EncodeConfig(path: PathTemplate(name), format: nil, bits: bits, quality: nil, searchPath: AudioTools.forTests.searchPath)
             .makeTap(paths: [dir[name]], context: RecordingContext(sourcePath: "/in/x.wav", relativePath: "x.wav",
                                                                  modified: Date(), outputRoot: dir.path))
     }

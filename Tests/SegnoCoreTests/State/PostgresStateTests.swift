@@ -6,6 +6,7 @@ import Logging
 @testable import SegnoSources
 @testable import SegnoSpeech
 @testable import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// A fresh database on the test server (`Tests/support/postgres.sh`, started by `make test`).
@@ -36,13 +37,13 @@ struct PostgresStateTests {
     func job(_ stages: [String] = RunnerTests.chain) throws -> Job {
         let text = "version: 1\ninput: { root: \(dir.path)/in, settle: 0s }\noutput: { root: \(dir.path)/out }\nretries: 0\nstages:\n"
             + stages.map { "  - \($0)\n" }.joined()
-        return Job(spec: try SpecLoader.parse(text, file: "test.yaml", baseDirectory: dir.path, registry: .standard))
+        return Job(spec: try SpecLoader.parse(text, file: "test.yaml", baseDirectory: dir.path, registry: .forTests))
     }
 
     func run(_ job: Job, _ location: any StateLocation, _ configure: (inout RunOptions) -> Void = { _ in }) throws -> RunSummary {
         var options = RunOptions()
         configure(&options)
-        return try BatchRunner(job: job, options: options, stop: StopFlag(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
+        return try BatchRunner(job: job, options: options, stop: StopFlag(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }), tools: .forTests,
                                source: source, state: location).run()
     }
 

@@ -5,6 +5,7 @@ import Foundation
 @testable import SegnoSources
 @testable import SegnoSpeech
 @testable import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// The `salvaged` table (SQLite v8, PostgreSQL pg5): what salvage recovered of a recording is

@@ -5,6 +5,7 @@ import Foundation
 @testable import SegnoSources
 @testable import SegnoSpeech
 @testable import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// What an encode writes: carried tags, `set` templates, `tags: none`, the BWF time reference

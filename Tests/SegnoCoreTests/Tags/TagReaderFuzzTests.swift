@@ -5,6 +5,7 @@ import Foundation
 @testable import SegnoSources
 @testable import SegnoSpeech
 @testable import SegnoState
+import SegnoTestSupport
 import Testing
 
 /// The tag readers on damaged files: tagged files made by mutagen and ffmpeg

@@ -6,31 +6,31 @@ import SegnoCore
 /// profile, sampling rate, channel configuration) are the stream's and whose length leads to the
 /// next such header (or a header cut by the end of the file, or the end itself); bytes that are
 /// not such a frame are skipped. Used by `ADTSSalvageDecoder` and `StreamRepair`; one per pass.
-final class ADTSFrameReader {
-    struct Frame {
-        var offset: Int64
-        var length: Int
+final package class ADTSFrameReader {
+    package struct Frame {
+        package var offset: Int64
+        package var length: Int
         /// Raw data blocks in the frame (1…4), 1024 frames of audio each (2048 with SBR).
-        var blocks: Int
+        package var blocks: Int
         /// Bytes skipped before this frame because they were not one.
-        var skippedBefore: Int64
+        package var skippedBefore: Int64
     }
 
-    let fileSize: Int64
+    package let fileSize: Int64
     private var fd: Int32
     private var window: [UInt8]
     private var windowStart: Int64 = 0
     private var windowCount = 0
-    private(set) var position: Int64 = 0
+    private(set) package var position: Int64 = 0
     /// The stream's fixed header bits (set by `lock`).
-    private(set) var fixed: UInt32 = 0
+    private(set) package var fixed: UInt32 = 0
     /// Bytes at the end of the file that are not a whole frame, once `next` returned nil.
-    private(set) var tailBytes: Int64 = 0
-    static let windowBytes = 256 * 1024
-    static let rates = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350]
+    private(set) package var tailBytes: Int64 = 0
+    static package let windowBytes = 256 * 1024
+    static package let rates = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350]
 
     /// Opens `path` after its ID3v2 tag, if any. Throws `AudioError` when it cannot be read.
-    init(path: String) throws {
+    package init(path: String) throws {
         fd = try SndFileDecoder.openChecked(path)
         var st = stat()
         fileSize = fstat(fd, &st) == 0 ? Int64(st.st_size) : 0
@@ -40,18 +40,18 @@ final class ADTSFrameReader {
 
     deinit { close() }
 
-    func close() {
+    package func close() {
         if fd >= 0 { Glibc.close(fd) }
         fd = -1
     }
 
     /// The sampling rate and channel configuration of the locked stream.
-    var rate: Int { Self.rates[min(12, Int((fixed >> 10) & 0xF))] }
-    var channelConfiguration: Int { Int((fixed >> 8) & 1) << 2 | Int((fixed >> 6) & 3) }
+    package var rate: Int { Self.rates[min(12, Int((fixed >> 10) & 0xF))] }
+    package var channelConfiguration: Int { Int((fixed >> 8) & 1) << 2 | Int((fixed >> 6) & 3) }
 
     /// Finds the stream: the first offset where three consistent headers follow each other (or
     /// two and the end of the file). Returns the bytes skipped to it; nil when there is none.
-    func lock() -> Int64? {
+    package func lock() -> Int64? {
         var skipped: Int64 = 0
         while position < fileSize {
             if let h = header(at: position, expecting: nil) {
@@ -69,7 +69,7 @@ final class ADTSFrameReader {
     }
 
     /// The next frame, skipping what is not one; nil at the end of the file (see `tailBytes`).
-    func next() -> Frame? {
+    package func next() -> Frame? {
         var skipped: Int64 = 0
         while position < fileSize {
             if let h = header(at: position, expecting: fixed), chained(position + Int64(h.length)) {
@@ -85,7 +85,7 @@ final class ADTSFrameReader {
     }
 
     /// Appends `frame`'s bytes to `out`.
-    func append(_ frame: Frame, to out: inout [UInt8]) {
+    package func append(_ frame: Frame, to out: inout [UInt8]) {
         guard ensure(frame.offset, frame.length) else { return }
         let i = Int(frame.offset - windowStart)
         out += window[i..<(i + frame.length)]

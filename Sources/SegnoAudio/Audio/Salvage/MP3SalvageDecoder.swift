@@ -26,7 +26,7 @@ final package class MP3SalvageDecoder: AudioDecoder {
     private var silence = 0
     private var restarts = 0
     private let declared: Int?
-    static let maxRestarts = 64
+    static package let maxRestarts = 64
 
     /// Opens `path`. Throws what `Mpg123Decoder` throws (`.unrecognised` when no MPEG frame is found).
     package init(path: String) throws {

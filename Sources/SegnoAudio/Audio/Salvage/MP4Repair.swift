@@ -92,7 +92,7 @@ public enum MP4Repair {
     /// a file segno did not write (unless `overwrite`), or when nothing decodes. Throws
     /// `RepairError`. Called once per damaged file by `segno repair`.
     public static func repair(input: String, reference: String?, output: String, overwrite: Bool = false,
-                              helpers: DecodeHelperPool = .shared) throws -> Outcome {
+                              helpers: DecodeHelperPool) throws -> Outcome {
         let output = URL(fileURLWithPath: output).standardizedFileURL.path
         guard let layout = layout(path: input) else {
             throw RepairError.damaged(input, "not an MP4/M4A/MOV/3GP file with audio data (no mdat box)")

@@ -19,7 +19,7 @@ package enum SalvageOpener {
             guard let layout = MP4Repair.layout(path: path), !layout.hasIndex else { return nil }
             let scratch = NSTemporaryDirectory() + "/segno-repair-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).m4a"
             let outcome: MP4Repair.Outcome
-            do { outcome = try MP4Repair.repair(input: path, reference: reference, output: scratch) } catch {
+            do { outcome = try MP4Repair.repair(input: path, reference: reference, output: scratch, helpers: helpers ?? DecodeHelperPool(executable: nil)) } catch {
                 throw AudioError.decodeFailed(path: path, detail: "damaged MP4 without its index (moov), and it could not be rebuilt: \(error)")
             }
             var report = SalvageReport(method: "index rebuilt from \(outcome.origin)")
@@ -48,9 +48,9 @@ package enum SalvageOpener {
                 return nil
             }
         case .ogg:
-            return try OggSalvageDecoder(path: path, pool: helpers ?? .shared)
+            return try OggSalvageDecoder(path: path, pool: helpers ?? DecodeHelperPool(executable: nil))
         case .adts:
-            return try ADTSSalvageDecoder(path: path, pool: helpers ?? .shared)
+            return try ADTSSalvageDecoder(path: path, pool: helpers ?? DecodeHelperPool(executable: nil))
         default:
             return nil
         }

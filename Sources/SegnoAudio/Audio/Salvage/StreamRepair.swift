@@ -215,11 +215,11 @@ public enum StreamRepair {
     }
 
     /// Appends to a repaired file being written.
-    struct Appender {
-        let fd: Int32
-        let path: String
+    package struct Appender {
+        package let fd: Int32
+        package let path: String
 
-        func write(_ bytes: some Collection<UInt8>) throws {
+        package func write(_ bytes: some Collection<UInt8>) throws {
             let failure = Array(bytes).withUnsafeBufferPointer { OutputFile.writeAll(fd, $0) }
             if failure != 0 { throw AudioError.system(path, "write failed", errno: failure) }
         }

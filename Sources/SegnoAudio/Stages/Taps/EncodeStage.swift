@@ -32,9 +32,15 @@ public struct EncodeConfig: TapConfig {
         return o + tags.options
     }
 
+    /// The `PATH` in which the `ffmpeg` program is looked for (M4A output), as the caller read it;
+    /// not an option, so not in the recipe. Looked up per recording, so installing ffmpeg helps
+    /// the next run.
+    public let searchPath: String?
+
     public init(path: PathTemplate, format: OutputFormat?, bits: SampleBits?, quality: Double?, bitrate: Int? = nil,
-                vbr: Double? = nil, tags: TagPolicy = TagPolicy()) {
+                vbr: Double? = nil, tags: TagPolicy = TagPolicy(), searchPath: String?) {
         self.vbr = vbr
+        self.searchPath = searchPath
         self.tags = tags
         self.pathTemplate = path
         self.format = format
@@ -60,7 +66,7 @@ public struct EncodeConfig: TapConfig {
         do { plan = try TagPlan(policy: tags, context: context) } catch {
             throw StageStartError(stage: "encode", "set: \(error.message)")
         }
-        let tap = EncodeTap(path: path, format: f, bits: b, quality: quality, bitrate: bitrate, tags: plan)
+        let tap = EncodeTap(path: path, format: f, bits: b, quality: quality, bitrate: bitrate, tags: plan, searchPath: searchPath)
         tap.vbr = vbr
         return tap
     }
@@ -75,9 +81,11 @@ final package class EncodeTap: Tap {
     /// MP3's `-V` quality (`EncodeConfig.vbr`).
     package var vbr: Double?
     package let tags: TagPlan
+    package let searchPath: String?
     package var encoder: (any AudioEncoder)?
 
-    package init(path: String, format: OutputFormat, bits: SampleBits?, quality: Double?, bitrate: Int?, tags: TagPlan) {
+    package init(path: String, format: OutputFormat, bits: SampleBits?, quality: Double?, bitrate: Int?, tags: TagPlan, searchPath: String?) {
+        self.searchPath = searchPath
         self.tags = tags
         self.path = path
         self.format = format
@@ -90,7 +98,7 @@ final package class EncodeTap: Tap {
         let plan: TagPlan? = tags.isEmpty ? nil : tags.retimed(to: format.sampleRate)
         if self.format.needsFFmpeg {
             // Looked up per recording (a few `stat` calls), so installing ffmpeg helps the next run.
-            let ffmpeg = FFmpegTools.find("ffmpeg", in: ProcessInfo.processInfo.environment["PATH"])
+            let ffmpeg = FFmpegTools.find("ffmpeg", in: searchPath)
             encoder = try FFmpegEncoder(path: path, format: self.format, bits: bits, bitrate: bitrate, stream: format, executable: ffmpeg, tags: plan)
         } else {
             encoder = try SndFileEncoder(path: path, format: self.format, bits: bits, quality: quality, stream: format, tags: plan,
@@ -115,7 +123,8 @@ final package class EncodeTap: Tap {
 
 extension EncodeConfig {
     /// The spec\'s options for this stage: every check, before any audio flows (SoX\'s getopts).
-    static package func parse(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
+    /// Called by the stage registry, which gives the `PATH` in which ffmpeg is looked for.
+    static package func parse(_ v: SpecValue, _ c: StageParseContext, searchPath: String?) throws(SpecError) -> any StageConfig {
         let o = try v.options(allowed: ["path", "format", "bits", "quality", "bitrate", "vbr", "tags", "set"], required: ["path"])
         let template = try StageRegistry.parseTemplate(o["path"]!)
         let format = try o["format"]?.choice(OutputFormat.self)
@@ -157,7 +166,7 @@ extension EncodeConfig {
         }
         if resolved == .mp3, o["bitrate"] != nil, o["quality"] != nil { throw o["bitrate"]!.error("give one of bitrate and quality") }
         return EncodeConfig(path: template, format: format, bits: bits, quality: try o["quality"]?.double(in: 0...1), bitrate: bitrate,
-                            vbr: vbr, tags: try parseTags(o["tags"], o["set"]))
+                            vbr: vbr, tags: try parseTags(o["tags"], o["set"]), searchPath: searchPath)
     }
 
     /// `tags: keep | none` and `set: { NAME: TEMPLATE }`: names are letters, digits, `_`, `-`,

@@ -23,24 +23,30 @@ public struct FingerprintConfig: TapConfig {
         return o
     }
 
-    public init(algorithm: Int = 2, length: Double? = nil, path: PathTemplate = .none) {
+    /// The helper pool the taps of this stage fingerprint with (`AudioTools.fingerprintHelpers`,
+    /// given when the spec is loaded); not an option, so not in the recipe.
+    public let helpers: DecodeHelperPool
+
+    public init(algorithm: Int = 2, length: Double? = nil, path: PathTemplate = .none, helpers: DecodeHelperPool) {
         self.algorithm = algorithm
         self.length = length
         self.pathTemplate = path
+        self.helpers = helpers
     }
 
     /// `fingerprint: {}` (or an empty value) takes the defaults; keys `algorithm`, `length`, `path`.
-    static package func parse(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
+    /// Called by the stage registry, which gives the helper pool.
+    static package func parse(_ v: SpecValue, _ c: StageParseContext, helpers: DecodeHelperPool) throws(SpecError) -> any StageConfig {
         if v.isScalar {
             let text = try v.string()
             guard ["", "~", "null"].contains(text) else { throw v.error("give options as a mapping: { algorithm: 2, length: 120, path: ... }") }
-            return FingerprintConfig()
+            return FingerprintConfig(helpers: helpers)
         }
         let o = try v.options(allowed: ["algorithm", "length", "path"])
         let algorithm = try o["algorithm"]?.int(in: Chromaprinter.algorithms) ?? 2
         let length = try o["length"]?.double(in: 3...86_400, unit: "seconds")
         let path = try o["path"].map { p throws(SpecError) in try StageRegistry.parseTemplate(p) } ?? .none
-        return FingerprintConfig(algorithm: algorithm, length: length, path: path)
+        return FingerprintConfig(algorithm: algorithm, length: length, path: path, helpers: helpers)
     }
 
     public func resolvePaths(_ context: RecordingContext) throws(TemplateError) -> [String] {
@@ -48,7 +54,7 @@ public struct FingerprintConfig: TapConfig {
     }
 
     public func makeTap(paths: [String], context: RecordingContext) throws -> any Tap {
-        FingerprintTap(algorithm: algorithm, length: length, path: paths.first)
+        FingerprintTap(algorithm: algorithm, length: length, path: paths.first, helpers: helpers)
     }
 }
 
@@ -56,18 +62,20 @@ final package class FingerprintTap: Tap {
     package let algorithm: Int
     package let length: Double?
     package let path: String?
+    package let helpers: DecodeHelperPool
     package var printer: Chromaprinter?
 
-    package init(algorithm: Int, length: Double?, path: String?) {
+    package init(algorithm: Int, length: Double?, path: String?, helpers: DecodeHelperPool) {
         self.algorithm = algorithm
         self.length = length
         self.path = path
+        self.helpers = helpers
     }
 
     package func start(_ format: AudioFormat) throws {
         // A format chromaprint refuses is the spec's; a missing or failing helper is the
         // environment's (FingerprintError's own class), retried by the next plain run.
-        do { printer = try Chromaprinter(algorithm: algorithm, format: format, length: length) } catch let e as FingerprintError where e.failureClass == .spec {
+        do { printer = try Chromaprinter(algorithm: algorithm, format: format, length: length, helpers: helpers) } catch let e as FingerprintError where e.failureClass == .spec {
             throw StageStartError(stage: "fingerprint", "\(e)")
         }
     }

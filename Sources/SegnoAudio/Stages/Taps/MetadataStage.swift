@@ -168,7 +168,7 @@ final package class MetadataTap: Tap {
             fields.append(("levels", .array(levelValues.map { JSONValue.rounded(Double($0), places: 4) })))
             fields.append(("levels_encoded", .string(encoded)))
         }
-        try WaveformTap.write(Array((JSONValue.object(fields).serialized() + "\n").utf8), to: path)
+        try WaveformTap.write(Array((JSONValue.object(fields).serialized() + "\n").utf8), to: path, standardOutput: nil)
         // What the report shows per recording, kept in the state (not in the sidecar's bytes).
         var values = ["duration": String(format: "%.3f", seconds), "levels": encoded, "title": context.title, "recorded": context.recorded]
         if peak > 0 { values["peak_dbfs"] = String(format: "%.2f", 20 * log10(Double(peak))) }

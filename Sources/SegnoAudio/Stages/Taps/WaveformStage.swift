@@ -38,6 +38,9 @@ public struct WaveformConfig: TapConfig {
     /// or `--with-axis-labels`): the picture starts at this many seconds, one point per column.
     /// Nil fits the whole data to the width.
     public var pictureStart: Double?
+    /// Where the path `-` goes (`segno waveform -o -`); nil refuses `-`. Given by the caller, not
+    /// an option, so not in the recipe.
+    public var standardOutput: StandardOutputSink?
 
     /// A vertical zoom: audiowaveform's `auto` (`WaveformData.autoAmplitudeScale`) or a factor.
     public enum AmplitudeScale: Sendable, Hashable {
@@ -212,7 +215,7 @@ final package class WaveformTap: Int16Tap {
     package func finish() throws -> [ProducedFile] {
         if let graph {
             self.graph = nil
-            try Self.write(graph.png(), to: paths[0])
+            try Self.write(graph.png(), to: paths[0], standardOutput: config.standardOutput)
             return [ProducedFile(stage: "waveform", path: paths[0])]
         }
         guard var g = generator else { return [] }
@@ -245,7 +248,7 @@ final package class WaveformTap: Int16Tap {
                 ])
                 bytes = Array((json.serialized() + "\n").utf8)
             }
-            try Self.write(bytes, to: path)
+            try Self.write(bytes, to: path, standardOutput: config.standardOutput)
             produced.append(ProducedFile(stage: "waveform", path: path, values: values))
         }
         return produced
@@ -253,11 +256,14 @@ final package class WaveformTap: Int16Tap {
 
     package func abandon() { generator = nil; graph = nil }
 
-    /// Writes small files whole through `OutputFile` (temporary name, sync, rename); `-` is
-    /// standard output (`segno waveform -o -`).
-    static package func write(_ bytes: [UInt8], to path: String) throws {
+    /// Writes small files whole through `OutputFile` (temporary name, sync, rename); `-` goes to
+    /// `standardOutput` (`segno waveform -o -`), and is refused without one.
+    static package func write(_ bytes: [UInt8], to path: String, standardOutput: StandardOutputSink?) throws {
         if path == "-" {
-            try FileHandle.standardOutput.write(contentsOf: Data(bytes))
+            guard let standardOutput else {
+                throw AudioError.unsupportedOutput(path: path, detail: "standard output is not an output here; name a file")
+            }
+            try standardOutput.write(Data(bytes))
             return
         }
         try OutputFile.write(bytes, to: path)

@@ -16,8 +16,8 @@ public struct StreamSource: LiveRecordingSource {
     public let folder: FolderSource
     public let streams: JobSpec.StreamInput
 
-    public init(input: JobSpec.Input, streams: JobSpec.StreamInput, skipDirectories: Set<String>) {
-        folder = FolderSource(input: input, skipDirectories: skipDirectories)
+    public init(input: JobSpec.Input, streams: JobSpec.StreamInput, skipDirectories: Set<String>, tools: AudioTools) {
+        folder = FolderSource(input: input, skipDirectories: skipDirectories, tools: tools)
         self.streams = streams
     }
 
@@ -44,7 +44,7 @@ public struct StreamSource: LiveRecordingSource {
     public func removeTemporaries() { Temporaries.remove(under: streams.capture) }
 
     public func startCapture(logger: Logger, deadline: Date?, shouldStop: @escaping @Sendable () -> Bool) throws(RunError) -> any LiveCapture {
-        guard let tools = FFmpegTools.locate() else { throw .input("recording streams needs the ffmpeg program; \(FFmpegTools.installHint)") }
+        guard let tools = FFmpegTools.locate(searchPath: folder.tools.searchPath) else { throw .input("recording streams needs the ffmpeg program; \(FFmpegTools.installHint)") }
         do { try OutputFile.makeFolders(streams.capture, for: streams.capture) } catch {
             throw .input("record.capture: \(error)")
         }

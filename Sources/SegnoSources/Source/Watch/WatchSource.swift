@@ -54,7 +54,7 @@ public struct WatchSource: LiveRecordingSource {
 extension JobSpec {
     /// The source of `segno run --watch`: the input folder, or why this spec cannot be watched
     /// (an `s3://` prefix has no change notifications; stations are recorded for a window).
-    public func makeWatchSource(rescan: Double) throws(RunError) -> WatchSource {
+    public func makeWatchSource(rescan: Double, tools: AudioTools) throws(RunError) -> WatchSource {
         if input.isObjectStore {
             throw .input("--watch needs a folder as input.root; \(input.root) is an object store, which sends no change events: run segno from cron instead")
         }
@@ -62,7 +62,7 @@ extension JobSpec {
             throw .input("--watch needs a folder as input.root; input.streams records for its window and processes each segment as it finishes already: run it without --watch")
         }
         let skip: Set<String> = [outputRoot, (statePath as NSString).deletingLastPathComponent]
-        return WatchSource(folder: FolderSource(input: input, skipDirectories: skip), rescan: rescan)
+        return WatchSource(folder: FolderSource(input: input, skipDirectories: skip, tools: tools), rescan: rescan)
     }
 }
 
