@@ -1,6 +1,7 @@
 import Foundation
 @testable import SegnoCore
 @testable import SegnoKit
+import SegnoTestSupport
 import Testing
 
 /// The compact forms planning keeps at 1,000,000 recordings (issue 23, item 7) give what the
@@ -13,7 +14,7 @@ import Testing
     func job(_ stages: [String]) throws -> Job {
         let text = "version: 1\ninput: { root: \(dir.path)/in, settle: 0s }\noutput: { root: \(dir.path)/out }\nstages:\n"
             + stages.map { "  - \($0)\n" }.joined()
-        return Job(spec: try SpecLoader.parse(text, file: "test.yaml", baseDirectory: dir.path, registry: .standard))
+        return Job(spec: try SpecLoader.parse(text, file: "test.yaml", baseDirectory: dir.path, registry: .forTests))
     }
 
     /// Every file the scanner lists has the absolute path, and the inode, Foundation's own walk finds.
