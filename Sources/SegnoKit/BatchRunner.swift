@@ -126,10 +126,11 @@ public final class BatchRunner: Sendable {
             scan.settlingPaths = scan.settlingPaths.filter { shard.contains($0) }
             scan.unreadableNames = scan.unreadableNames.filter { shard.contains($0.relativePath) }
         }
+        let collisions = collisionsBeforeState(scan: scan)
         let state: StateIndex
         do { state = try session.store?.loadAll() ?? [:] } catch { throw StateOpening.classify(error, path: job.spec.statePath, moveAside: !options.dryRun) }
         let store = session.store
-        let plan = makePlan(scan: scan, state: state, recipeLookup: options.explain ? { try? store?.recipe($0) } : nil)
+        let plan = makePlan(scan: scan, state: state, recipeLookup: options.explain ? { try? store?.recipe($0) } : nil, collisions: collisions)
         var summary = RunSummary()
         summary.scanned = scan.files.count
         summary.settling = scan.settling
