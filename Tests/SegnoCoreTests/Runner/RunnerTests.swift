@@ -192,6 +192,48 @@ import Testing
         #expect(Shard("3/3") == nil && Shard("0/0") == nil && Shard("1/2")?.statePath("/a/state.sqlite") == "/a/state.shard-1-of-2.sqlite")
     }
 
+    /// Issue 22: a memo under normalize is measured first; the progress a RunObserver reads must
+    /// move during that measuring pass (it stayed at 0:00/20:00). The source looks at the
+    /// counters when the real pass opens it (its second open), right after the measuring pass.
+    @Test func progressMovesDuringTheMeasuringPass() throws {
+        final class Watcher: RunObserver, @unchecked Sendable {
+            let lock = NSLock()
+            var progress: RunProgress?
+            func workStarted(_ progress: RunProgress) { lock.lock(); self.progress = progress; lock.unlock() }
+            func workEnded(_ progress: RunProgress) {}
+            func failure(_ line: String) {}
+            func warning(_ line: String) {}
+        }
+        final class Looking: RecordingSource, @unchecked Sendable {
+            let inner = MemorySource()
+            let watcher: Watcher
+            var seen: [RunCounters.InFlight] = []
+            init(_ watcher: Watcher) { self.watcher = watcher }
+            func scan() throws(RunError) -> ScanResult { try inner.scan() }
+            func open(_ file: ScannedFile) throws -> any AudioDecoder {
+                if let c = watcher.progress?.counters.inFlight[file.relativePath] { seen.append(c) }
+                return try inner.open(file)
+            }
+            func contentHash(_ file: ScannedFile) throws -> Data { Data() }
+            func currentIdentity(_ file: ScannedFile) -> FileIdentity? { inner.currentIdentity(file) }
+        }
+        let watcher = Watcher()
+        let looking = Looking(watcher)
+        looking.inner.put("memo.wav", seconds: 20)
+        var options = RunOptions()
+        options.observer = watcher
+        let summary = try BatchRunner(job: try job(["normalize: { loudness: -16 }", "encode: { path: \"{stem}.wav\" }"]), options: options,
+                                      stop: StopFlag(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
+                                      tools: .forTests, source: looking, state: state).run()
+        #expect(summary.done == 1, "\(summary.results)")
+        // The first open is before any pass; the second is the real pass, after the measuring one.
+        #expect(looking.seen.count == 2, "\(looking.seen)")
+        let after = try #require(looking.seen.last)
+        #expect(after.passes == 2 && after.total == 20, "\(after)")
+        #expect(after.progress >= 8 && after.progress <= 10, "half of the work is the measuring pass: \(after)")
+        #expect(after.decoded >= 16 && after.decoded <= 20, "\(after)")
+    }
+
     @Test func aSourceThatChangesDuringItsPassIsNotReadyNotFailed() throws {
         // Opening fails because the file is half written, and by then its identity has moved on.
         final class Growing: RecordingSource, @unchecked Sendable {
