@@ -223,7 +223,7 @@ def bench_waveform(segno, work, rounds):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("segno")
-    ap.add_argument("--only", nargs="*", default=["convert", "resample", "folder", "memos", "noop", "chain", "waveform", "phone", "fingerprint", "duplicates", "m4a", "mp3", "fleet", "tags"])
+    ap.add_argument("--only", nargs="*", default=["convert", "resample", "folder", "memos", "noop", "chain", "waveform", "phone", "fingerprint", "duplicates", "m4a", "mp3", "fleet", "tags", "scale"])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--minutes", type=int, default=10)
     ap.add_argument("--peer", help="another segno build (e.g. main's) interleaved with SEGNO in fleet-noop, fleet-memory and tags")
@@ -257,6 +257,9 @@ def main():
         if "tags" in a.only:
             import tags  # bench/tags.py: reading and writing tags per recording (issue 21)
             tags.bench_tags(segno, work, a.rounds, peer=a.peer)
+        if "scale" in a.only:
+            import scale  # bench/scale.py: planning over 1,000,000 present recordings (issue 23)
+            scale.bench_scale(segno, work, a.rounds, peer=a.peer)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -6,28 +6,43 @@ import SegnoSpeech
 import SegnoState
 
 extension BatchRunner {
+    /// Output collisions worked out before the state is read (so their map is gone before the
+    /// state's index is made: the two together were the peak of planning 1,000,000 recordings),
+    /// or nil when a scanned file lies under the output root: then the state must first say which
+    /// files are the job's own outputs. `makePlan` uses them when the state names no own output
+    /// among the scanned files (a `file://` copy could still be one), and works them out again otherwise.
+    package func collisionsBeforeState(scan: ScanResult) -> [String: String]? {
+        let root = job.spec.outputRoot + "/"
+        if scan.files.contains(where: { $0.absolutePathHasPrefix(root) }) { return nil }
+        return Self.outputCollisions(job: job, files: scan.files)
+    }
+
     /// Plans a scan against the stored state. Reads files only for `verify: content` decisions.
-    package func makePlan(scan: ScanResult, state: StateIndex, recipeLookup: ((String) -> String?)?) -> RunPlan {
+    /// `collisions`: from `collisionsBeforeState` over the same scan, if it was called.
+    package func makePlan(scan: ScanResult, state: StateIndex, recipeLookup: ((String) -> String?)?, collisions early: [String: String]? = nil) -> RunPlan {
         var plan = RunPlan()
         var planner = Planner(job: job, state: state, source: source)
         planner.force = options.force
         planner.retryOnly = options.retryOnly
         planner.recipeLookup = recipeLookup
+        // The scan's files are planned in place (a filtered copy would be 64 MB at 1,000,000).
         let own = Self.recordedOutputs(job: job, state: state, scanned: scan.files)
-        var files: [ScannedFile] = []
-        for f in scan.files {
-            if own.contains(f.absolutePath) { plan.ownOutputs.append(f.relativePath) } else { files.append(f) }
-        }
-        let collisions = Self.outputCollisions(job: job, files: files)
+        func isOwn(_ f: ScannedFile) -> Bool { !own.isEmpty && own.contains(f.absolutePath) }
+        let collisions = own.isEmpty ? early ?? Self.outputCollisions(job: job, files: scan.files) : Self.outputCollisions(job: job, files: scan.files, excluding: isOwn)
         let verbose = options.dryRun || options.explain
-        for file in files {
+        // The last distinct action planned: equal actions share it (its arrays), so 1,000,000 new
+        // recordings hold one `[taps]` and one `[reasons]` between them, not one each.
+        var lastAction: RecordingPlan.Action?
+        for file in scan.files {
+            if isOwn(file) { plan.ownOutputs.append(file.relativePath); continue }
             if let message = collisions[file.relativePath] {
                 if planner.isKnownFailure(file) { plan.knownFailures += 1; continue }  // reported once, not every cron run
                 plan.refused.append((file, message, .spec))
                 if verbose { plan.lines.append("fail \(AudioError.quoted(file.relativePath)): \(message)") }
                 continue
             }
-            let p = planner.plan(file)
+            var p = planner.plan(file)
+            if let last = lastAction, last == p.action { p.action = last } else { lastAction = p.action }
             switch p.action {
             case .skip: plan.upToDate += 1
             case .knownFailure: plan.knownFailures += 1
@@ -62,7 +77,7 @@ extension BatchRunner {
         // scanned file is there, and `file://` copies. Skipping the rest spares a JSON parse per
         // step (a tenth of a no-op run over 100,000 recordings).
         let root = job.spec.outputRoot + "/"
-        let underRoot = scanned.contains { $0.absolutePath.hasPrefix(root) }
+        let underRoot = scanned.contains { $0.absolutePathHasPrefix(root) }
         var out = Set<String>()
         state.forEachStepOutput(containing: underRoot ? nil : "file:") { output in
             for o in StepState.outputs(of: output) {
@@ -79,22 +94,42 @@ extension BatchRunner {
     /// Recordings whose outputs would land on another recording's (`a.wav` and `a.flac` both
     /// writing `{stem}.flac`): the first in path order keeps the name, the others fail with a
     /// message. Only templates that need no decoding are checked (the rest are rare to collide).
-    static package func outputCollisions(job: Job, files: [ScannedFile]) -> [String: String] {
+    /// `excluding`: files not planned (the job's own outputs). Each output path is kept as its
+    /// hash and the index of the file that resolved it (16 bytes, not the path: 1,000,000 paths
+    /// would be some 150 MB); a hash seen before is confirmed by resolving the first file again.
+    static package func outputCollisions(job: Job, files: [ScannedFile], excluding: (ScannedFile) -> Bool = { _ in false }) -> [String: String] {
         let decodeVariables = ["duration", "rate", "channels", "title", "recorded", "zoom"]
         let templates = job.taps.filter { t in !decodeVariables.contains(where: { t.config.pathTemplate.uses($0) }) }
-        guard !templates.isEmpty else { return [:] }
-        var owner: [String: String] = [:]
-        var out: [String: String] = [:]
-        for f in files {
+        guard !templates.isEmpty, files.count * templates.count < Int(UInt32.max) else { return [:] }
+        func resolve(_ f: ScannedFile, _ t: Int) -> String? {
             let ctx = RecordingContext(sourcePath: f.absolutePath, relativePath: f.relativePath, modified: f.identity.modified,
                                        outputRoot: job.spec.outputRoot)
-            for t in templates {
-                guard let path = try? t.config.pathTemplate.resolve(ctx) else { continue }
-                if let first = owner[path], first != f.relativePath {
-                    out[f.relativePath] = "\(t.config.name) would write \(AudioError.quoted(String(path.dropFirst(job.spec.outputRoot.count + 1)))) like \(AudioError.quoted(first)); add {ext} or {dir} to \(t.config.pathTemplate.text)"
+            return try? templates[t].config.pathTemplate.resolve(ctx)
+        }
+        // Hash → file index × templates + template index of the first to resolve it.
+        var owner: [Int: UInt32] = [:]
+        owner.reserveCapacity(files.count * templates.count)  // no rehash: two tables at once at the peak
+        // Paths whose hash an earlier, different path took (a 64-bit collision: in practice never).
+        var spilled: [String: Int] = [:]
+        var out: [String: String] = [:]
+        for (i, f) in files.enumerated() where !excluding(f) {
+            let ctx = RecordingContext(sourcePath: f.absolutePath, relativePath: f.relativePath, modified: f.identity.modified,
+                                       outputRoot: job.spec.outputRoot)
+            for t in templates.indices {
+                guard let path = try? templates[t].config.pathTemplate.resolve(ctx) else { continue }
+                let me = i * templates.count + t, hash = path.hashValue
+                var first: Int?
+                if let o = owner[hash].map(Int.init) {
+                    let (fi, ft) = o.quotientAndRemainder(dividingBy: templates.count)
+                    if resolve(files[fi], ft) == path { first = o } else if let s = spilled[path] { first = s } else { spilled[path] = me }
+                } else {
+                    owner[hash] = UInt32(me)
+                }
+                if let first, files[first / templates.count].relativePath != f.relativePath {
+                    let other = files[first / templates.count].relativePath
+                    out[f.relativePath] = "\(templates[t].config.name) would write \(AudioError.quoted(String(path.dropFirst(job.spec.outputRoot.count + 1)))) like \(AudioError.quoted(other)); add {ext} or {dir} to \(templates[t].config.pathTemplate.text)"
                     break
                 }
-                owner[path] = f.relativePath
             }
         }
         return out

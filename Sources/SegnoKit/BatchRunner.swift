@@ -126,10 +126,11 @@ public final class BatchRunner: Sendable {
             scan.settlingPaths = scan.settlingPaths.filter { shard.contains($0) }
             scan.unreadableNames = scan.unreadableNames.filter { shard.contains($0.relativePath) }
         }
+        let collisions = collisionsBeforeState(scan: scan)
         let state: StateIndex
         do { state = try session.store?.loadAll() ?? [:] } catch { throw StateOpening.classify(error, path: job.spec.statePath, moveAside: !options.dryRun) }
         let store = session.store
-        let plan = makePlan(scan: scan, state: state, recipeLookup: options.explain ? { try? store?.recipe($0) } : nil)
+        let plan = makePlan(scan: scan, state: state, recipeLookup: options.explain ? { try? store?.recipe($0) } : nil, collisions: collisions)
         var summary = RunSummary()
         summary.scanned = scan.files.count
         summary.settling = scan.settling
@@ -342,7 +343,7 @@ public final class BatchRunner: Sendable {
         let path = plan.file.relativePath
         progress.begin(path)
         defer { progress.end(path) }
-        runner.onDecoded = { seconds, total in progress.decoded(path, seconds: seconds, of: total) }
+        runner.onDecoded = { seconds, total, passes in progress.decoded(path, seconds: seconds, of: total, passes: passes) }
         if let observer = options.observer { runner.onNote = { observer.warning("segno: warning: \(AudioError.quoted(path)): \($0)") } }
         var outcome = RecordingOutcome()
         var attempt = 0

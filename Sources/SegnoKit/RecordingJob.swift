@@ -51,8 +51,9 @@ package struct RecordingJob {
     package let source: any RecordingSource
     package let uploaders: [any RecordingUploader]
     package let stop: StopFlag
-    /// Sees the seconds decoded so far in the pass and the duration from the header (progress).
-    package var onDecoded: ((_ seconds: Double, _ total: Double?) -> Void)?
+    /// Sees the seconds decoded so far over all passes (a loudness measuring pass counts), the
+    /// duration from the header, and the number of passes known so far (progress).
+    package var onDecoded: ((_ seconds: Double, _ total: Double?, _ passes: Int) -> Void)?
     /// Sees warnings from the chain (normalize missing its target).
     package var onNote: ((String) -> Void)?
 
@@ -139,18 +140,27 @@ package struct RecordingJob {
         var reported = 0
         let rate = decoder.info.sampleRate
         let total: Double? = rate > 0 && decoder.info.frames > 0 ? Double(decoder.info.frames) / Double(rate) : nil
-        onDecoded?(0, total)
+        onDecoded?(0, total, 1)
         let results: [Result<[ProducedFile], any Error>]
+        var before = 0.0  // seconds decoded in the earlier passes
+        var passes = 1
         do {
             var recipe = ChainRecipe(items: items)
             recipe.notes = onNote
+            recipe.onPass = { pass, count in
+                before = total.map { $0 * Double(pass) } ?? before + Double(frames) / Double(max(rate, 1))
+                passes = count
+                frames = 0
+                reported = 0
+                onDecoded?(before, total, count)
+            }
             results = try recipe.runEach(open: source.passes(of: file, first: decoder), context: context,
                                                             isCancelled: { stop.isStopped }) { n in
                 frames = n
                 // Every 16th block or so is plenty for a progress line.
                 if let onDecoded, rate > 0, n - reported >= 65536 {
                     reported = n
-                    onDecoded(Double(n) / Double(rate), total)
+                    onDecoded(before + Double(n) / Double(rate), total, passes)
                 }
             }
         } catch let e as StageStartError {

@@ -137,7 +137,7 @@ func runJob(spec path: String, flags: RunFlags, retryOnly: Bool, watchRescan: Do
     let runner = BatchRunner(job: Job(spec: spec), options: options, stop: watcher.flag, logger: logger, tools: ProcessContext.tools, source: source)
     let summary: RunSummary
     do { summary = try runner.run() } catch {
-        printError("segno: \(error)")
+        printError("segno: \(error.message(spec: path))")
         switch error {
         case .locked: throw Exit.locked
         case .upload: throw Exit.usage

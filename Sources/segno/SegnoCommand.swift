@@ -44,7 +44,7 @@ func openStateForReading(spec path: String) throws -> (JobSpec, (any StateBacken
         throw Exit.usage
     }
     do { return (spec, try spec.stateLocation.openForReading()) } catch {
-        printError("segno: \(error)")
+        printError("segno: \(error.message(spec: path))")
         if case .stateLost = error { throw Exit.stateLost }
         throw Exit.failures
     }

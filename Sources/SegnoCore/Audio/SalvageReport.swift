@@ -76,6 +76,20 @@ public struct SalvageReport: Sendable, Equatable, Codable {
         losses.append(Loss(at: at, frames: max(0, frames), filled: filled, cause: cause, detail: detail))
     }
 
+    /// Records a loss, or lengthens the last one when this one continues it (same cause and
+    /// filling, starting where it ends); at most `maxLosses` are kept, so a file of junk cannot
+    /// grow the report without bound. Called by the packet salvagers (Ogg, ADTS) per lost stretch.
+    public mutating func addOrExtend(at: Int, frames: Int, filled: Bool, cause: Cause, _ detail: String) {
+        if let last = losses.last, last.cause == cause, last.filled == filled, last.at + last.frames == at, frames > 0 {
+            losses[losses.count - 1].frames += frames
+            return
+        }
+        if losses.count < Self.maxLosses { add(at: at, frames: frames, filled: filled, cause: cause, detail) }
+    }
+
+    /// Losses kept by `addOrExtend`.
+    public static let maxLosses = 1000
+
     /// One line: "salvaged: 2.270 s read to the end of the file; header declared 5.000 s (truncated)".
     public func summary(sampleRate: Int) -> String {
         let rate = Double(max(sampleRate, 1))

@@ -48,7 +48,23 @@ public struct RecordingPlan: Sendable {
     public var action: Action
     /// The stored state of a recording that runs or is a known failure (nil when it has none,
     /// and for a skip: planning leaves recordings that stay alone in the compact index).
-    public var prior: RecordingState?
+    public var prior: RecordingState? {
+        get { priorBox?.state }
+        set { priorBox = newValue.map(PriorBox.init) }
+    }
+    /// `prior` behind one pointer: a `RecordingState` is some 160 bytes, and a plan of 1,000,000
+    /// new recordings has none.
+    private var priorBox: PriorBox?
+    private final class PriorBox: Sendable {
+        let state: RecordingState
+        init(_ state: RecordingState) { self.state = state }
+    }
+
+    package init(file: ScannedFile, action: Action, prior: RecordingState?) {
+        self.file = file
+        self.action = action
+        self.priorBox = prior.map(PriorBox.init)
+    }
 
     /// True when the only reason to run is a changed source (size, time, inode): with
     /// `verify: content` the content hash then decides.

@@ -10,11 +10,18 @@ public struct RunCounters: Sendable {
     /// Seconds of source audio fully processed.
     public var audioSeconds = 0.0
     public var startedAt = Date()
-    /// A recording being processed: seconds decoded so far, and its duration from the header.
+    /// A recording being processed: seconds decoded so far over all its passes, its duration from
+    /// the header, and how many passes over the source it needs (a loudness measuring pass before
+    /// the real one makes 2), so `decoded` runs from 0 to `passes × total`.
     public struct InFlight: Sendable, Equatable {
         public var decoded: Double
         public var total: Double?
-        public init(decoded: Double, total: Double?) { self.decoded = decoded; self.total = total }
+        public var passes: Int
+        public init(decoded: Double, total: Double?, passes: Int = 1) {
+            self.decoded = decoded; self.total = total; self.passes = max(1, passes)
+        }
+        /// Progress in seconds of the recording: `decoded` over the passes.
+        public var progress: Double { decoded / Double(passes) }
     }
     /// Recordings in flight, by path relative to input.root.
     public var inFlight: [String: InFlight] = [:]
@@ -24,7 +31,8 @@ public struct RunCounters: Sendable {
     public init() {}
 
     /// Audio decoded so far: finished recordings plus what is in flight.
-    public var decodedSeconds: Double { audioSeconds + inFlight.values.reduce(0) { $0 + $1.decoded } }
+    /// A recording in flight counts its share of all its passes (half of it after a measuring pass).
+    public var decodedSeconds: Double { audioSeconds + inFlight.values.reduce(0) { $0 + $1.progress } }
 
     /// Audio still to decode: the rest of each recording in flight and every waiting one; a
     /// duration not known yet counts as the mean of the known ones. Nil when none is known.
@@ -34,7 +42,7 @@ public struct RunCounters: Sendable {
         let count = known.count + (audioSeconds > 0 ? finished : 0)
         guard count > 0 else { return nil }
         let mean = (known.reduce(0, +) + audioSeconds) / Double(count)
-        let inFlightLeft = inFlight.values.reduce(0) { $0 + max(0, ($1.total ?? mean) - $1.decoded) }
+        let inFlightLeft = inFlight.values.reduce(0) { $0 + max(0, ($1.total ?? mean) - $1.progress) }
         return inFlightLeft + waiting.values.reduce(0) { $0 + ($1 ?? mean) }
     }
 
@@ -61,7 +69,8 @@ public struct RunCounters: Sendable {
         let longOnes = inFlight.filter { ($0.value.total ?? $0.value.decoded) >= long }.sorted { $0.key < $1.key }
         if !longOnes.isEmpty {
             text += "; in flight: " + longOnes.prefix(3).map { path, f in
-                "\(AudioError.quoted((path as NSString).lastPathComponent)) \(RunCounters.clock(f.decoded))/\(f.total.map(RunCounters.clock) ?? "?")"
+                "\(AudioError.quoted((path as NSString).lastPathComponent)) \(RunCounters.clock(f.decoded))/\(f.total.map { RunCounters.clock($0 * Double(f.passes)) } ?? "?")"
+                    + (f.passes > 1 ? " (\(f.passes) passes)" : "")
             }.joined(separator: ", ") + (longOnes.count > 3 ? ", …" : "")
         }
         return text
@@ -109,8 +118,9 @@ public final class RunProgress: Sendable {
     /// A recording starts: it leaves the waiting list.
     package func begin(_ path: String) { state.withLock { c in c.waiting[path] = nil; c.inFlight[path] = .init(decoded: 0, total: nil) } }
     /// Audio decoded so far in a recording in flight, and its duration from the header.
-    package func decoded(_ path: String, seconds: Double, of total: Double?) {
-        state.withLock { $0.inFlight[path] = .init(decoded: seconds, total: total) }
+    /// `seconds` counts every pass so far (see `RunCounters.InFlight`).
+    package func decoded(_ path: String, seconds: Double, of total: Double?, passes: Int = 1) {
+        state.withLock { $0.inFlight[path] = .init(decoded: seconds, total: total, passes: passes) }
     }
     /// A recording ended (done, failed, skipped or interrupted).
     package func end(_ path: String) { state.withLock { c in c.waiting[path] = nil; c.inFlight[path] = nil } }

@@ -20,10 +20,10 @@ public struct RunPlan: Sendable {
     /// Why pruning is held back this run, when it is (over the limit, partial scan…).
     public var pruneHeld: String?
     /// `run PATH`, `fail PATH: …`, `prune PATH` lines for `--dry-run` / `--explain`.
-    public var lines: [String] = []
+    public var lines: TextList = []
 
     /// Every stored property: the initializer the other modules of segno use.
-    package init(work: [RecordingPlan] = [], unchanged: [ScannedFile] = [], refused: [(file: ScannedFile, message: String, failureClass: FailureClass)] = [], ownOutputs: [String] = [], prune: [String] = [], pruneHeld: String? = nil, lines: [String] = []) {
+    package init(work: [RecordingPlan] = [], unchanged: [ScannedFile] = [], refused: [(file: ScannedFile, message: String, failureClass: FailureClass)] = [], ownOutputs: [String] = [], prune: [String] = [], pruneHeld: String? = nil, lines: TextList = []) {
         self.work = work
         self.unchanged = unchanged
         self.refused = refused

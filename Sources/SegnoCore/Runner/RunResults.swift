@@ -64,7 +64,8 @@ public struct RunSummary: Sendable {
     public var stop: Stop = .none
     public var results: [RecordingResult] = []
     public var problems: [String] = []
-    public var plan: [String] = []
+    /// `--dry-run` / `--explain` lines (`RunPlan.lines`).
+    public var plan: TextList = []
     /// The HTML report written after the run (`report.path`), or why it could not be written.
     public var report: Result<String, ReportFailure>?
     public var startedAt = Date()
@@ -99,7 +100,7 @@ public struct RunSummary: Sendable {
     }
 
     /// Every stored property: the initializer the other modules of segno use.
-    package init(settlingPaths: [String] = [], pruned: [String] = [], pruneHeld: String? = nil, ownOutputs: [String] = [], stop: Stop = .none, results: [RecordingResult] = [], problems: [String] = [], plan: [String] = [], report: Result<String, ReportFailure>? = nil, captureFailures: [String] = [], stateStatements: (count: Int, seconds: Double)? = nil) {
+    package init(settlingPaths: [String] = [], pruned: [String] = [], pruneHeld: String? = nil, ownOutputs: [String] = [], stop: Stop = .none, results: [RecordingResult] = [], problems: [String] = [], plan: TextList = [], report: Result<String, ReportFailure>? = nil, captureFailures: [String] = [], stateStatements: (count: Int, seconds: Double)? = nil) {
         self.settlingPaths = settlingPaths
         self.pruned = pruned
         self.pruneHeld = pruneHeld
@@ -149,5 +150,12 @@ public enum RunError: Error, Sendable, CustomStringConvertible {
         case .input(let m): return m
         case .upload(let m): return m
         }
+    }
+
+    /// The message for a person who ran `segno … SPEC`: the `state rebuild` hint names `spec`,
+    /// the spec path as given (shell-quoted when it needs it).
+    public func message(spec: String) -> String {
+        guard case .stateLost = self else { return description }
+        return description.replacingOccurrences(of: "`segno state rebuild SPEC`", with: "`segno state rebuild \(ReportData.shellQuoted(spec))`")
     }
 }

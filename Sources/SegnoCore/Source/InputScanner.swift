@@ -4,14 +4,41 @@ import Foundation
 public struct ScannedFile: Sendable {
     /// Relative to the input root, `/`-separated.
     public var relativePath: String
-    public var absolutePath: String
+    /// Where the source finds the recording (a path for folders). A folder scan stores its root
+    /// once for every file (one shared string) and joins it with `relativePath` when asked: a
+    /// second copy of every path would be a fifth of a 1,000,000-file plan's memory.
+    public var absolutePath: String {
+        get { joined ? location + "/" + relativePath : location }
+        set { location = newValue; joined = false }
+    }
     public var identity: FileIdentity
+    /// `absolutePath` itself, or (when `joined`) the root it is `relativePath` under.
+    private var location: String
+    private var joined: Bool
 
-    /// Every stored property: the initializer the other modules of segno use.
+    /// A recording the source finds at `absolutePath` (any text: a path, an `s3://` URL).
     package init(relativePath: String, absolutePath: String, identity: FileIdentity) {
         self.relativePath = relativePath
-        self.absolutePath = absolutePath
+        self.location = absolutePath
+        self.joined = false
         self.identity = identity
+    }
+
+    /// A recording at `root + "/" + relativePath` (a folder scan: every file shares `root`'s storage).
+    package init(relativePath: String, root: String, identity: FileIdentity) {
+        self.relativePath = relativePath
+        self.location = root
+        self.joined = true
+        self.identity = identity
+    }
+
+    /// True when `absolutePath`'s bytes start with `prefix`'s (a folder test), without joining the path.
+    package func absolutePathHasPrefix(_ prefix: String) -> Bool {
+        let l = location.utf8, p = prefix.utf8
+        guard joined else { return l.starts(with: p) }
+        if p.count <= l.count { return l.starts(with: p) }
+        let rest = p.dropFirst(l.count)
+        return p.starts(with: l) && rest.first == UInt8(ascii: "/") && relativePath.utf8.starts(with: rest.dropFirst())
     }
 }
 
@@ -155,7 +182,7 @@ public struct InputScanner {
                     let mtimeNs = Int64(cst.st_mtim.tv_sec) * 1_000_000_000 + Int64(cst.st_mtim.tv_nsec)
                     // To the nanosecond: whole seconds would let a file written 0.1 s ago through.
                     if Double(cst.st_mtim.tv_sec) + Double(cst.st_mtim.tv_nsec) / 1e9 > cutoff { settlingPaths.insert(childRel); continue }
-                    files.append(ScannedFile(relativePath: childRel, absolutePath: childAbs,
+                    files.append(ScannedFile(relativePath: childRel, root: input.root,
                                              identity: FileIdentity(size: Int64(cst.st_size), mtimeNs: mtimeNs, inode: Int64(cst.st_ino))))
                 } else if input.include.contains(where: { $0.matches(childRel) }) {
                     problems.append(ScanProblem(path: childAbs, reason: "not a regular file"))

@@ -237,7 +237,7 @@ public enum SpecLoader {
                     // An output root inside the input root is skipped by the scan.
                     if inside(input.root, outputRoot), let rel = scanned(path) {
                         throw SpecError(file: file, line: p.line, column: p.column, keyPath: p.keyPath,
-                                        message: "writes \"\(rel)\" inside input.root, and input.include takes it as a recording: the next run would process its own output. Give output.root a folder outside input.root (or inside it), or exclude these names")
+                                        message: "writes \"\(rel)\" inside input.root, and input.include takes it as a recording: the next run would process its own output. Give output.root a folder outside input.root or a subfolder of it (the scan skips output.root there), or exclude these names")
                     }
                 }
             } else if let t = p.config.localFolder, let dir = t.fixedFolder,

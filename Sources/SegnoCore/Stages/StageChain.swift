@@ -180,10 +180,14 @@ public struct ChainRecipe {
     /// Sees each analysing transform's `note` once its measurement is done, and the decoder's
     /// `notes` after the real pass (warnings).
     public var notes: ((String) -> Void)?
+    /// Told before each pass over the source: its number (0-based) and how many passes the
+    /// recording needs as far as known now (the analysis passes of analysing transforms, then
+    /// the real pass; a limiter trial adds one). `progress` then sees that pass's frames.
+    public var onPass: ((_ pass: Int, _ passes: Int) -> Void)?
     public init(items: [Item]) { self.items = items }
 
     /// Runs all passes. `open` opens the source (called once per pass); `progress` sees the
-    /// frames of the last pass. Returns each tap's files, one list per tap in order; the first
+    /// frames of the last pass (of every pass when `onPass` is set, counted from 0 in each). Returns each tap's files, one list per tap in order; the first
     /// failing tap fails the whole run.
     public func run(open: () throws -> any AudioDecoder, context: RecordingContext,
                     isCancelled: () -> Bool, progress: (Int) -> Void) throws -> [[ProducedFile]] {
@@ -214,6 +218,8 @@ public struct ChainRecipe {
             }
         }
         if tapCount > 0 && unmade.count == tapCount { return (0..<tapCount).map { .failure(unmade[$0]!) } }
+        var passes = 1 + instances.filter { if case .transform(let t) = $0 { return t is AnalysingTransform }; return false }.count
+        var passNumber = 0
         var transformNumber = 0
         for el in instances {
             guard case .transform(let t) = el else { continue }
@@ -232,12 +238,17 @@ public struct ChainRecipe {
                 pass.append(.tap(AnalysisTap(target: analysing)))
                 let decoder = try open()
                 defer { decoder.close() }
-                _ = try StageChain(elements: pass).run(decoder: decoder, isCancelled: isCancelled)
+                onPass?(passNumber, passes)
+                _ = try StageChain(elements: pass).run(decoder: decoder, isCancelled: isCancelled,
+                                                       progress: onPass == nil ? { _ in } : progress)
+                passNumber += 1
+                if analysing.wantsAnotherPass { passes += 1 }
             } while analysing.wantsAnotherPass
             if let note = analysing.note { notes?(note) }
         }
         let decoder = try open()
         defer { decoder.close() }
+        onPass?(passNumber, passes)
         var made = try StageChain(elements: instances).runEach(decoder: decoder, isolatingTaps: isolatingTaps,
                                                                isCancelled: isCancelled, progress: progress)[...]
         decoder.notes.forEach { notes?($0) }

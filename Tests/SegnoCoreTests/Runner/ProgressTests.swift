@@ -27,6 +27,22 @@ import Testing
         #expect(text.hasSuffix("; in flight: memo.m4a 20:00/2:00:00"), "\(text)")
     }
 
+    /// Issue 22: a 20-minute memo under normalize halfway through its measuring pass is a quarter
+    /// done (two passes), with a speed and an ETA that do not climb.
+    @Test func theMeasuringPassCounts() {
+        let now = Date()
+        var c = RunCounters()
+        c.startedAt = now.addingTimeInterval(-60)
+        c.planned = 1
+        c.inFlight["memo.wav"] = .init(decoded: 600, total: 1200, passes: 2)
+        #expect(c.decodedSeconds == 300)
+        #expect(c.remainingSeconds == 900)
+        let text = c.text(now: now)
+        #expect(text.contains("5.0× realtime"), "\(text)")   // 300 s of the memo's 1200 in 60 s
+        #expect(text.contains("ETA 3:00"), "\(text)")        // 900 s left at 5×
+        #expect(text.hasSuffix("; in flight: memo.wav 10:00/40:00 (2 passes)"), "\(text)")
+    }
+
     @Test func beforeAnythingFinishesTheSpeedIsNotZero() {
         let now = Date()
         var c = RunCounters()
@@ -37,5 +53,28 @@ import Testing
         #expect(text.contains("0.5× realtime"), "\(text)")
         #expect(text.contains("ETA 3:58:20"), "\(text)")  // 7150 s at 0.5×
         #expect(!text.contains("0× realtime"))
+    }
+}
+
+/// Issue 22's wording: the state-rebuild hint names the spec the user gave, and the overlap
+/// error says which output.root works (outside input.root, or a subfolder of it).
+@Suite struct WordingTests {
+    @Test func theRebuildHintNamesTheSpecGiven() {
+        let e = RunError.stateLost(statePath: "/a/state.db", movedTo: nil, detail: "is missing")
+        #expect(e.message(spec: "jobs/memos.yaml").contains("Run `segno state rebuild jobs/memos.yaml` to adopt"), "\(e.message(spec: "x"))")
+        #expect(e.message(spec: "my jobs/m.yaml").contains("`segno state rebuild 'my jobs/m.yaml'`"))
+        #expect(!e.message(spec: "m.yaml").contains("SPEC"))
+        #expect(RunError.input("gone").message(spec: "m.yaml") == "gone")
+    }
+
+    @Test func theOverlapErrorSaysWhichOutputRootWorks() throws {
+        let text = "version: 1\ninput: { root: /r/in }\noutput: { root: /r }\nstages:\n  - encode: { path: \"in/{stem}.wav\" }\n"
+        do {
+            _ = try SpecLoader.parse(text, file: "t.yaml", baseDirectory: "/r", registry: .forTests)
+            Issue.record("the overlap was accepted")
+        } catch {
+            let m = "\(error)"
+            #expect(m.contains("outside input.root or a subfolder of it") && !m.contains("(or inside it)"), "\(m)")
+        }
     }
 }

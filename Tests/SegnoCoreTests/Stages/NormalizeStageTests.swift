@@ -27,6 +27,30 @@ import Testing
         return tap.samples
     }
 
+    /// Issue 22: progress moves during the measuring pass. `onPass` announces the measuring pass
+    /// and the real one (2 passes), and `progress` sees the frames of both.
+    @Test func progressSeesTheMeasuringPassToo() throws {
+        let x = Signal.sine(rate: 48000, frames: 48000 * 3, amplitude: 0.1)
+        let tap = CollectTap()
+        let ctx = RecordingContext(sourcePath: "/m", relativePath: "m", modified: Date(), outputRoot: "/tmp")
+        var events: [String] = []
+        var lastFrames = 0
+        var recipe = ChainRecipe(items: [.transform(NormalizeConfig(target: .peak(dbfs: -1))), .tap(CollectConfig(tap: tap), paths: ["/tmp/m"])])
+        recipe.onPass = { pass, passes in
+            events.append("pass \(pass) of \(passes) after \(lastFrames)")
+            lastFrames = 0
+        }
+        _ = try recipe.run(open: { MemoryDecoder(x, channels: 1, rate: 48000) }, context: ctx, isCancelled: { false },
+                           progress: { lastFrames = $0 })
+        events.append("end \(lastFrames)")
+        #expect(events == ["pass 0 of 2 after 0", "pass 1 of 2 after \(x.count)", "end \(x.count)"])
+        // Without `onPass` the old contract holds: `progress` sees the real pass only.
+        var seen: [Int] = []
+        _ = try ChainRecipe(items: [.transform(NormalizeConfig(target: .peak(dbfs: -1))), .tap(CollectConfig(tap: CollectTap()), paths: ["/tmp/m"])])
+            .run(open: { MemoryDecoder(x, channels: 1, rate: 48000) }, context: ctx, isCancelled: { false }, progress: { seen.append($0) })
+        #expect(seen.last == x.count && zip(seen, seen.dropFirst()).allSatisfy { $0 < $1 }, "one rising count: \(seen.count) calls")
+    }
+
     @Test func peakModeBringsTheSamplePeakToTheTarget() throws {
         let x = Signal.sine(frequency: 440, rate: 48000, frames: 48000, channels: 2, amplitude: 0.1)
         let y = try run(x, channels: 2, rate: 48000, .peak(dbfs: -1))

@@ -18,9 +18,10 @@ final package class ADTSFrameReader {
 
     package let fileSize: Int64
     private var fd: Int32
-    private var window: [UInt8]
-    private var windowStart: Int64 = 0
-    private var windowCount = 0
+    private var file = FileWindow(capacity: windowBytes)
+    private var window: [UInt8] { file.bytes }
+    private var windowStart: Int64 { file.start }
+    private var windowCount: Int { file.count }
     private(set) package var position: Int64 = 0
     /// The stream's fixed header bits (set by `lock`).
     private(set) package var fixed: UInt32 = 0
@@ -34,7 +35,6 @@ final package class ADTSFrameReader {
         fd = try SndFileDecoder.openChecked(path)
         var st = stat()
         fileSize = fstat(fd, &st) == 0 ? Int64(st.st_size) : 0
-        window = [UInt8](repeating: 0, count: Self.windowBytes)
         position = id3Size()
     }
 
@@ -99,20 +99,7 @@ final package class ADTSFrameReader {
     }
 
     private func ensure(_ at: Int64, _ count: Int) -> Bool {
-        if at >= windowStart && at + Int64(count) <= windowStart + Int64(windowCount) { return true }
-        guard at >= 0, at + Int64(count) <= fileSize, fd >= 0 else { return false }
-        windowStart = at
-        windowCount = 0
-        let want = Int(min(Int64(window.count), fileSize - at))
-        window.withUnsafeMutableBytes { raw in
-            while windowCount < want {
-                let n = pread(fd, raw.baseAddress! + windowCount, want - windowCount, off_t(at) + off_t(windowCount))
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { break }
-                windowCount += n
-            }
-        }
-        return windowCount >= count
+        file.ensure(fd: fd, fileSize: fileSize, at: at, length: count)
     }
 
     /// The ADTS header at `at` when it is valid (and has the stream's fixed fields, when given),

@@ -171,11 +171,7 @@ final package class ADTSSalvageDecoder: AudioDecoder {
     }
 
     private func note(_ cause: SalvageReport.Cause, frames: Int, filled: Bool, _ detail: String) {
-        if let last = report.losses.last, last.cause == cause, last.filled == filled, last.at + last.frames == time, frames > 0 {
-            report.losses[report.losses.count - 1].frames += frames
-            return
-        }
-        if report.losses.count < 1000 { report.add(at: time, frames: frames, filled: filled, cause: cause, detail) }
+        report.addOrExtend(at: time, frames: frames, filled: filled, cause: cause, detail)
     }
 
     package func close() {

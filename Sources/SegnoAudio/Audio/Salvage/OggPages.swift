@@ -23,9 +23,10 @@ package struct OggPage {
 final package class OggPageReader {
     private let fd: Int32
     package let fileSize: Int64
-    private var window: [UInt8]
-    private var windowStart: Int64 = 0
-    private var windowCount = 0
+    private var file = FileWindow(capacity: windowBytes)
+    private var window: [UInt8] { file.bytes }
+    private var windowStart: Int64 { file.start }
+    private var windowCount: Int { file.count }
     /// The next byte to look at.
     private(set) package var position: Int64
     /// Bytes at the end of the file that were not a whole page (a cut last page), once `next` returned nil.
@@ -40,7 +41,6 @@ final package class OggPageReader {
         fd = try SndFileDecoder.openChecked(path)
         var st = stat()
         fileSize = fstat(fd, &st) == 0 ? Int64(st.st_size) : 0
-        window = [UInt8](repeating: 0, count: Self.windowBytes)
         position = offset
     }
 
@@ -48,20 +48,7 @@ final package class OggPageReader {
 
     /// Makes `count` bytes from `at` available in the window; false past the end of the file.
     private func ensure(_ at: Int64, _ count: Int) -> Bool {
-        if at >= windowStart && at + Int64(count) <= windowStart + Int64(windowCount) { return true }
-        guard at + Int64(count) <= fileSize else { return false }
-        windowStart = at
-        windowCount = 0
-        let want = Int(min(Int64(window.count), fileSize - at))
-        window.withUnsafeMutableBytes { raw in
-            while windowCount < want {
-                let n = pread(fd, raw.baseAddress! + windowCount, want - windowCount, off_t(at) + off_t(windowCount))
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { break }
-                windowCount += n
-            }
-        }
-        return windowCount >= count
+        file.ensure(fd: fd, fileSize: fileSize, at: at, length: count)
     }
 
     private func byte(_ at: Int64) -> UInt8 { window[Int(at - windowStart)] }

@@ -361,11 +361,7 @@ final package class OggSalvageDecoder: AudioDecoder {
 
     private func note(_ cause: SalvageReport.Cause, frames: Int, filled: Bool = false, at: Int? = nil, _ detail: String) {
         let where_ = at ?? Int(max((position ?? origin) - origin, 0))
-        if let last = report.losses.last, last.cause == cause, last.filled == filled, last.at + last.frames == where_, frames > 0 {
-            report.losses[report.losses.count - 1].frames += frames
-            return
-        }
-        if report.losses.count < 1000 { report.add(at: where_, frames: frames, filled: filled, cause: cause, detail) }
+        report.addOrExtend(at: where_, frames: frames, filled: filled, cause: cause, detail)
     }
 
     package func close() {
