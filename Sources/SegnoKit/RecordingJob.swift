@@ -146,7 +146,10 @@ package struct RecordingJob {
         var passes = 1
         do {
             var recipe = ChainRecipe(items: items)
-            recipe.notes = onNote
+            // A sensor series (.csv/.jsonl) has no loudness to speak of: normalize still scales
+            // it, but its notes about LUFS and true peak would only alarm (issue 22: the demo).
+            let sensor = decoder.info.codec == "sensor series"
+            recipe.notes = sensor ? { [onNote] n in if !n.hasPrefix("normalize:") { onNote?(n) } } : onNote
             recipe.onPass = { pass, count in
                 before = total.map { $0 * Double(pass) } ?? before + Double(frames) / Double(max(rate, 1))
                 passes = count

@@ -50,6 +50,15 @@ final class TerminalProgress: RunObserver, @unchecked Sendable {
         if mode != .quiet { failure(line) }
     }
 
+    /// The terminal's width in columns, asked at each draw (a resized window): standard error's
+    /// window size, else COLUMNS from the environment, else 80.
+    static func columns() -> Int {
+        var size = winsize()
+        if ioctl(2, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        if let c = ProcessContext.environment["COLUMNS"].flatMap({ Int($0) }), c > 0 { return c }
+        return 80
+    }
+
     func draw(_ c: RunCounters) {
         let finished = c.done + c.failed
         let text = c.text()
@@ -57,7 +66,8 @@ final class TerminalProgress: RunObserver, @unchecked Sendable {
             let width = 24
             let filled = c.planned > 0 ? width * finished / c.planned : width
             let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-            FileHandle.standardError.write(Data("\r\u{1B}[K[\(bar)] \(text)".utf8))
+            let line = RunCounters.fit("[\(bar)] \(text)", columns: Self.columns())
+            FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
         } else {
             FileHandle.standardError.write(Data("segno: \(text)\n".utf8))
         }

@@ -53,6 +53,17 @@ import Testing
         return (sum / 1001).squareRoot()
     }
 
+    /// Issue 22: `make demo` warned that its gyroscope series missed −16 LUFS. A sensor series has
+    /// no loudness: normalize still scales it, silently; the demo's memos still pass through.
+    @Test func theDemoPrintsNoLoudnessWarningForItsSensorSeries() throws {
+        let dir = try TempDir()
+        let (spec, env) = try DemoSpec.copy(into: dir.path)
+        let run = try CLI.run(try CLI.segnoPath(), ["run", spec], environment: env)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(FileManager.default.fileExists(atPath: dir["out/gyro walk.flac"]), "the series went through the voice chain")
+        #expect(!run.stderr.contains("gyro walk.csv: normalize"), "\(run.stderr)")
+    }
+
     @Test func gyroSeriesGivesAnalyticLevelsAndAGraph() throws {
         let ws = try RunWorkspace()
         try Self.writeCSV(ws["in/gyro.csv"])

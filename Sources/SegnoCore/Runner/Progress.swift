@@ -46,6 +46,16 @@ public struct RunCounters: Sendable {
         return inFlightLeft + waiting.values.reduce(0) { $0 + ($1 ?? mean) }
     }
 
+    /// `line` cut to fit a terminal `columns` wide, ending in "…" when cut. It keeps one column
+    /// free: a line filling the last column makes some terminals wrap, and `\r` then redraws on
+    /// the next row. Counts characters (one column each; progress text is narrow). Called by
+    /// the CLI before drawing each live progress line.
+    public static func fit(_ line: String, columns: Int) -> String {
+        let room = max(1, columns - 1)
+        guard line.count > room else { return line }
+        return String(line.prefix(room - 1)) + "…"
+    }
+
     /// "m:ss", or "h:mm:ss" from an hour.
     public static func clock(_ s: Double) -> String {
         let t = Int(s.rounded())

@@ -43,6 +43,18 @@ import Testing
         #expect(text.hasSuffix("; in flight: memo.wav 10:00/40:00 (2 passes)"), "\(text)")
     }
 
+    /// Issue 22: the live line fits the terminal (80 columns wrapped and scrolled).
+    @Test func theLiveLineFitsTheTerminal() {
+        let line = "[" + String(repeating: "#", count: 24) + "] " + String(repeating: "x", count: 120)
+        let fitted = RunCounters.fit(line, columns: 80)
+        #expect(fitted.count == 79 && fitted.hasSuffix("…") && fitted.hasPrefix("[####"), "\(fitted)")
+        #expect(RunCounters.fit("short", columns: 80) == "short")
+        #expect(RunCounters.fit(String(repeating: "y", count: 79), columns: 80).count == 79)
+        #expect(RunCounters.fit(String(repeating: "y", count: 80), columns: 80) == String(repeating: "y", count: 78) + "…")
+        #expect(RunCounters.fit("é memo ✓ done", columns: 6) == "é me…")
+        #expect(RunCounters.fit("abc", columns: 0).count == 1)
+    }
+
     @Test func beforeAnythingFinishesTheSpeedIsNotZero() {
         let now = Date()
         var c = RunCounters()
