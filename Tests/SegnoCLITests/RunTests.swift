@@ -570,10 +570,15 @@ import Testing
         #expect(state.values.allSatisfy { $0.status == .done }, "an interrupted recording is not a failure")
         try Self.checkStateMatchesFiles(ws)
         #expect(try StateStore(path: ws["out/.segno/state.sqlite"]).recentRuns().first?.status == .interrupted)
+        // Issue 22: "N left for the next run" is what the next plain run plans and does.
+        let left = exit.stdout.components(separatedBy: "; interrupted, ").last?.split(separator: " ").first.flatMap { Int($0) }
+        let dry = try ws.segno(["run", "spec.yaml", "--dry-run"])
+        #expect(left != nil && dry.stdout.contains("dry run: \(left ?? -1) to run, \(done) up to date"), "\(exit.stdout) then \(dry.stdout)")
 
         let next = try ws.segno(["run", "spec.yaml"])
         #expect(next.exited(0), "\(next.stderr)")
         #expect(next.stdout.contains("\(inputs.count - done) done, 0 failed, \(done) up to date"), "\(next.stdout)")
+        #expect(left == inputs.count - done, "\(exit.stdout)")
         #expect(try ws.status().int("done") == inputs.count)
     }
 
