@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 import SegnoTestSupport
 import Testing
 
@@ -23,6 +24,10 @@ import Testing
             #expect(FileManager.default.fileExists(atPath: path), "\(src) → \(path) is missing", sourceLocation: sourceLocation)
         }
         #expect(!audio.isEmpty, sourceLocation: sourceLocation)
+        // Every player loads its file's header before play (so it shows the duration); none is on a failed row.
+        let preload = page.check["preload"] as? [String] ?? []
+        #expect(preload.count == audio.count && preload.allSatisfy { $0 == "metadata" }, "preload: \(preload)", sourceLocation: sourceLocation)
+        #expect(page.check["failed_players"] as? Int == 0, "a failed recording has a player", sourceLocation: sourceLocation)
     }
 
     @Test func demoReportLoadsInChromiumAndSecondRunHasNothingToDo() throws {
@@ -108,6 +113,72 @@ import Testing
             #expect(page.dom.contains("segno retry \(ws["spec.yaml"])"))
             #expect(page.dom.contains("broken.wav") && page.dom.contains(">input<"))
         }
+    }
+
+    /// A long memo whose every waveform column reaches full scale (noise gated 4 times a second, made
+    /// by sox) gets an RMS layer inside the min/max one; a failed recording gets no player; and the
+    /// page, with long names, fits an 800 px window.
+    @Test func longMemoHasAnRMSLayerFailedHasNoPlayerAndThePageFits800Pixels() throws {
+        let ws = try RunWorkspace()
+        let folder = "a rather long folder name for the field recordings of the spring survey"
+        try FileManager.default.createDirectory(atPath: ws["in/" + folder], withIntermediateDirectories: true)
+        let memo = ws["in/\(folder)/gated-noise-memo-recorded-on-the-north-ridge-at-dawn.wav"]
+        let sox = try CLI.run(try #require(CLI.find("sox"), "sox is not installed (make test-deps)"), ["-n", "-r", "16000", "-b", "16", memo, "synth", "60", "whitenoise", "synth", "60", "square", "amod", "4"])
+        #expect(sox.status == 0, "\(sox.stderr)")
+        try Data("RIFF\u{0}\u{0}\u{0}\u{0}WAVEjunk, not audio at all".utf8).write(to: URL(fileURLWithPath: ws["in/\(folder)/broken-memo-with-a-long-name.wav"]))
+        for f in try FileManager.default.subpathsOfDirectory(atPath: ws["in"]) { RunWorkspace.setModified(ws["in/" + f], seconds: 1_700_000_000) }
+        try ws.writeSpec("""
+            version: 1
+            input: { root: in }
+            output: { root: out }
+            report: { path: out/report.html }
+            stages:
+              - waveform: { path: "{dir}/{stem}.json", pixels_per_second: 100 }
+              - metadata: { path: "{dir}/{stem}.meta.json" }
+            """)
+        let run = try ws.segno(["run", "spec.yaml"])
+        #expect(run.exited(1), "\(run.stderr)")
+        let json = try RunWorkspace.json(try ws.segno(["report", "spec.yaml", "--json"]).stdout)
+        let rows = json["recordings"] as? [[String: Any]] ?? []
+        let broken = rows.first { ($0["path"] as? String)?.hasSuffix("broken-memo-with-a-long-name.wav") == true }
+        #expect(broken?["status"] as? String == "failed")
+        #expect(broken?["audio"] is NSNull, "a failed recording has a player: \(broken?["audio"] ?? "")")
+        let good = rows.first { $0["status"] as? String == "done" }
+        // 6000 waveform pixels folded into the report's columns: min/max reach near full scale in every
+        // column (a solid block); the RMS layer stays well below it.
+        let minMax = [UInt8](Data(base64Encoded: good?["wave"] as? String ?? "") ?? Data())
+        let rms = [UInt8](Data(base64Encoded: good?["wave_rms"] as? String ?? "") ?? Data())
+        #expect(!rms.isEmpty && rms.count * 2 == minMax.count, "rms \(rms.count), min/max \(minMax.count)")
+        let halfRanges = stride(from: 0, to: minMax.count, by: 2).map { (Int(minMax[$0 + 1]) - Int(minMax[$0])) / 2 }
+        #expect(halfRanges.allSatisfy { $0 > 80 }, "min/max: \(halfRanges)")
+        #expect(rms.allSatisfy { $0 > 10 && Double($0) / 255 < 0.8 * Double(halfRanges.min() ?? 0) / 127 }, "rms: \(rms)")
+
+        let page = try Chromium.load(ws["out/report.html"], width: 800)
+        #expect((page.check["errors"] as? [Any])?.isEmpty == true, "page errors: \(page.check["errors"] ?? "")")
+        let layers = page.check["layers"] as? [[Int]] ?? []
+        #expect(layers.count == 1 && layers.allSatisfy { $0[0] > 200 && $0[1] > 200 }, "solid and faint pixels: \(layers)")
+        #expect(page.check["failed_rows"] as? Int == 1)
+        #expect(page.check["failed_players"] as? Int == 0)
+        #expect((page.check["audio"] as? [String])?.count == 1)
+        #expect(page.check["inner_width"] as? Int == 800)
+        let scroll = page.check["scroll_width"] as? Int ?? .max
+        #expect(scroll <= 800, "the page is \(scroll) px wide in an 800 px window")
+    }
+
+    /// The RMS layer from an audiowaveform file written here by hand: 8 pixels at full scale, then 8
+    /// alternating silent and full; folded to 2 columns, both columns' min/max are full scale, and
+    /// the RMS of their per-pixel half-ranges is 1 and √½.
+    @Test func rmsLayerIsTheQuadraticMeanOfThePixelsFoldedIntoAColumn() throws {
+        let dir = try TempDir()
+        var data: [Int] = []
+        for _ in 0..<8 { data += [-32768, 32767] }
+        for i in 0..<8 { data += i % 2 == 0 ? [0, 0] : [-32768, 32767] }
+        let file = dir["w.json"]
+        let text = "{\"version\":2,\"channels\":1,\"sample_rate\":8000,\"samples_per_pixel\":80,\"bits\":16,\"length\":16,\"data\":\(data)}"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: file))
+        let layers = try #require(ReportWaveform.fromPeaksFile(file, columns: 2))
+        #expect([UInt8](Data(base64Encoded: layers.minMax) ?? Data()) == [1, 255, 1, 255])
+        #expect([UInt8](Data(base64Encoded: layers.rms) ?? Data()) == [255, UInt8((255 * 0.5.squareRoot()).rounded())])
     }
 
     @Test func noStateAndUnknownRunAreOneLineErrors() throws {

@@ -2,7 +2,7 @@ import Foundation
 
 extension ReportData {
     /// The table's columns, in the order of each row when `compact` (what the page embeds).
-    public static let columns = ["path", "title", "date", "duration", "loudness", "peak", "status", "class", "error", "outputs", "audio", "wave", "salvaged", "transcript", "transcript_audio"]
+    public static let columns = ["path", "title", "date", "duration", "loudness", "peak", "status", "class", "error", "outputs", "audio", "wave", "salvaged", "transcript", "transcript_audio", "wave_rms"]
 
     /// The report as JSON. `compact` writes each recording as an array in `columns` order (and each
     /// output as `[stage, text, href]`): what the HTML page embeds, a third of the size of objects.
@@ -40,6 +40,7 @@ extension ReportData {
                 }),
                 text(r.audio), text(r.wave), text(r.salvaged),
                 .array(r.transcript.map { .array([JSONValue.rounded($0.start, places: 3), .string($0.text)]) }), text(r.transcriptAudio),
+                text(r.waveRMS),
             ]
             return compact ? .array(values) : .object(Array(zip(Self.columns, values)))
         })))

@@ -67,6 +67,9 @@ public struct ReportData: Sendable {
         public var audio: String?
         /// Base64 of min/max byte pairs (sample × 127 + 128) for the canvas; nil for none.
         public var wave: String?
+        /// Base64 of one RMS level byte per waveform column (round(level × 255)), drawn inside
+        /// `wave`; nil when the waveform came from a metadata tap's `levels` (peaks only).
+        public var waveRMS: String? = nil
         /// What salvage recovered (`SalvageReport.json`) when the recording was processed from a
         /// damaged file; nil when it was read whole.
         public var salvaged: String? = nil
@@ -152,6 +155,7 @@ public struct ReportData: Sendable {
         var outputs: [Output] = []
         var values: [String: String] = [:]
         var wave: String?
+        var waveRMS: String?
         var waveJSON: String?
         var transcriptJSON: String?
         var transcriptFromSource = false
@@ -178,22 +182,26 @@ public struct ReportData: Sendable {
             }
         }
         outputs = outputs.filter { $0.stage != "upload" } + outputs.filter { $0.stage == "upload" }
-        if let file = waveJSON { wave = ReportWaveform.fromPeaksFile(file, columns: columns) }
+        if let file = waveJSON, let layers = ReportWaveform.fromPeaksFile(file, columns: columns) { (wave, waveRMS) = (layers.minMax, layers.rms) }
         if wave == nil, let levels = values["levels"], !levels.isEmpty { wave = ReportWaveform.fromLevels(levels) }
         let audio = outputs.first { $0.href != nil && $0.stage != "upload" && playable.contains(($0.text as NSString).pathExtension.lowercased()) }
             ?? outputs.first { $0.href != nil && playable.contains(($0.text as NSString).pathExtension.lowercased()) }
         var audioHref = audio?.href
-        if audioHref == nil, playable.contains((path as NSString).pathExtension.lowercased()) {
+        // A failed recording gets no player: its source is what could not be read.
+        let failed = status == RecordingStatus.failed.rawValue
+        if failed { audioHref = nil }
+        if audioHref == nil, !failed, playable.contains((path as NSString).pathExtension.lowercased()) {
             audioHref = relativeLink(from: reportDir, to: spec.input.root + "/" + path)
         }
         let stem = RecordingContext(sourcePath: path, relativePath: path, modified: Date(), outputRoot: "").stem
-        let sourceAudio = playable.contains((path as NSString).pathExtension.lowercased())
+        let sourceAudio = failed ? nil : playable.contains((path as NSString).pathExtension.lowercased())
             ? relativeLink(from: reportDir, to: spec.input.root + "/" + path) : nil
         var recording = Recording(path: path, title: values["title"].flatMap { $0.isEmpty ? nil : $0 } ?? stem,
                          date: values["recorded"] ?? RecordingContext.isoDateTime(Date(timeIntervalSince1970: Double(mtimeNs) / 1e9)),
                          duration: duration ?? values["duration"].flatMap(Double.init),
                          loudness: values["loudness_lufs"].flatMap(Double.init), peak: values["peak_dbfs"].flatMap(Double.init),
                          status: status, failureClass: failureClass, error: error, outputs: outputs, audio: audioHref, wave: wave)
+        recording.waveRMS = waveRMS
         if let file = transcriptJSON {
             recording.transcript = Self.transcriptSegments(file)
             recording.transcriptAudio = transcriptFromSource ? sourceAudio : audioHref

@@ -103,6 +103,21 @@ public enum ReportPage {
     .controls { display: flex; gap: 8px; align-items: center; flex-wrap: wrap; margin-bottom: 8px; }
     .controls input[type=search] { min-width: 260px; }
     .muted { color: var(--muted); }
+    .wide { overflow-x: auto; max-width: 100%; }
+    .retry code { overflow-wrap: anywhere; min-width: 0; }
+    /* Narrow windows (800 px): each recording becomes a wrapped block whose cells name themselves, so
+       nothing runs past the window; the runs table scrolls inside its own box. */
+    @media (max-width: 1000px) {
+      body { padding: 16px 12px 32px; }
+      th { white-space: normal; }
+      #recordings, #recordings thead, #recordings tbody { display: block; }
+      #recordings tr { display: flex; flex-wrap: wrap; align-items: center; gap: 4px 14px; padding: 8px 0; border-bottom: 1px solid var(--line); }
+      #recordings th, #recordings td { border: 0; padding: 0; text-align: left; }
+      #recordings td.title { flex: 1 1 260px; min-width: 0; }
+      #recordings td[data-label]::before { content: attr(data-label) " "; color: var(--muted); font-size: 12px; }
+      .outputs, details.transcript { max-width: 100%; }
+      .controls input[type=search] { min-width: 0; flex: 1 1 200px; }
+    }
     #segno-errors { color: var(--bad); background: var(--card); border: 1px solid var(--bad); padding: 8px; white-space: pre-wrap; }
     </style>
     </head>
@@ -114,7 +129,7 @@ public enum ReportPage {
 
     static package let body = #"""
     <section><h2>Runs</h2>
-    <table id="runs"><thead><tr><th>Run</th><th>Started</th><th class="num">Duration</th><th>Status</th><th class="num">Planned</th><th class="num">Done</th><th class="num">Failed</th><th class="num">Up to date</th><th class="num">Pruned</th><th class="num">Audio</th><th class="num">× realtime</th></tr></thead><tbody></tbody></table>
+    <div class="wide"><table id="runs"><thead><tr><th>Run</th><th>Started</th><th class="num">Duration</th><th>Status</th><th class="num">Planned</th><th class="num">Done</th><th class="num">Failed</th><th class="num">Up to date</th><th class="num">Pruned</th><th class="num">Audio</th><th class="num">× realtime</th></tr></thead><tbody></tbody></table></div>
     <p id="runs-empty" class="muted" hidden>No runs recorded.</p>
     </section>
     <section id="failures-section" hidden><h2>Failures</h2>
@@ -151,7 +166,7 @@ public enum ReportPage {
         if (text !== undefined && text !== null) e.textContent = text;
         return e;
       }
-      function td(text, cls) { return el('td', cls ? { 'class': cls } : null, text); }
+      function td(text, cls, label) { return el('td', { 'class': cls || null, 'data-label': label || null }, text); }
       function when(iso) { return iso ? iso.replace('T', ' ').replace(/(:\d\d)(\.\d+)?Z$/, '$1').replace(/Z$/, '') : '–'; }
       function clock(s) {
         if (s === null || s === undefined) return '–';
@@ -204,19 +219,24 @@ public enum ReportPage {
         if (D.failures.length > shown.length) box.appendChild(el('p', { 'class': 'muted' }, '… and ' + (D.failures.length - shown.length) + ' more: choose “failed” in the table below.'));
       }
 
-      // The waveform of one row, drawn as peaks.js draws: a vertical bar from min to max per column.
-      function drawWave(canvas, b64) {
-        var bytes = atob(b64), n = bytes.length / 2;
+      // The waveform of one row, drawn as peaks.js draws: a vertical bar from min to max per column,
+      // faint, and inside it (when the data has one) the RMS level, solid, so that a long recording
+      // whose every column reaches full scale still shows where it is loud and where quiet.
+      function drawWave(canvas, b64, rmsB64) {
+        var bytes = atob(b64), n = bytes.length / 2, rms = rmsB64 ? atob(rmsB64) : null;
         var ratio = window.devicePixelRatio || 1, w = 240 * ratio, h = 44 * ratio;
         canvas.width = w; canvas.height = h;
         var g = canvas.getContext('2d');
         g.fillStyle = getComputedStyle(document.documentElement).getPropertyValue('--wave') || '#336ec4';
-        var mid = h / 2, colW = w / n;
-        for (var i = 0; i < n; i++) {
-          var lo = (bytes.charCodeAt(2 * i) - 128) / 127, hi = (bytes.charCodeAt(2 * i + 1) - 128) / 127;
-          var top = mid - hi * (mid - 1), bottom = mid - lo * (mid - 1);
-          g.fillRect(Math.floor(i * colW), top, Math.max(1, Math.ceil(colW) - (colW > 3 ? 1 : 0)), Math.max(1, bottom - top));
+        var mid = h / 2, colW = w / n, barW = Math.max(1, Math.ceil(colW) - (colW > 3 ? 1 : 0));
+        function bar(i, hi, lo) {
+          var top = Math.round(mid - hi * (mid - 1)), bottom = Math.round(mid - lo * (mid - 1));
+          g.fillRect(Math.floor(i * colW), top, barW, Math.max(1, bottom - top));
         }
+        g.globalAlpha = rms ? 0.35 : 1;
+        for (var i = 0; i < n; i++) bar(i, (bytes.charCodeAt(2 * i + 1) - 128) / 127, (bytes.charCodeAt(2 * i) - 128) / 127);
+        g.globalAlpha = 1;
+        if (rms) for (var j = 0; j < n && j < rms.length; j++) { var r = rms.charCodeAt(j) / 255; if (r > 0) bar(j, r, -r); }
       }
 
       var tbody = document.querySelector('#recordings tbody');
@@ -227,10 +247,10 @@ public enum ReportPage {
         view.slice(page * per, page * per + per).forEach(function (r) {
           var tr = el('tr');
           var w = td();
-          if (r[C.wave]) { var cv = el('canvas', { 'class': 'wave', 'width': 240, 'height': 44, 'aria-label': 'waveform' }); w.appendChild(cv); drawWave(cv, r[C.wave]); }
+          if (r[C.wave]) { var cv = el('canvas', { 'class': 'wave', 'width': 240, 'height': 44, 'aria-label': 'waveform' }); w.appendChild(cv); drawWave(cv, r[C.wave], r[C.wave_rms]); }
           else w.appendChild(el('span', { 'class': 'muted' }, '–'));
           tr.appendChild(w);
-          var t = td(); t.appendChild(el('div', null, r[C.title])); t.appendChild(el('div', { 'class': 'path' }, r[C.path]));
+          var t = td(null, 'title'); t.appendChild(el('div', null, r[C.title])); t.appendChild(el('div', { 'class': 'path' }, r[C.path]));
           // The transcript: a click on a line plays the audio its times refer to from that time.
           if (r[C.transcript] && r[C.transcript].length) {
             var det = el('details', { 'class': 'transcript' }); det.appendChild(el('summary', null, 'transcript'));
@@ -251,9 +271,9 @@ public enum ReportPage {
           }
           tr.appendChild(t);
           tr.appendChild(td(when(r[C.date]), 'date'));
-          tr.appendChild(td(clock(r[C.duration]), 'num'));
-          tr.appendChild(td(db(r[C.loudness], 'LUFS'), 'num'));
-          tr.appendChild(td(db(r[C.peak], 'dBFS'), 'num'));
+          tr.appendChild(td(clock(r[C.duration]), 'num', 'duration'));
+          tr.appendChild(td(db(r[C.loudness], 'LUFS'), 'num', 'loudness'));
+          tr.appendChild(td(db(r[C.peak], 'dBFS'), 'num', 'peak'));
           var s = td(); s.appendChild(el('span', { 'class': 'badge ' + r[C.status], 'title': r[C.error] || '' }, r[C.status] === 'partial' ? 'partly done' : r[C.status]));
           if (r[C.salvaged]) { var sv = JSON.parse(r[C.salvaged]); s.appendChild(el('span', { 'class': 'badge partial', 'title': 'processed from a damaged file: ' + sv.frames_lost + ' frames lost' + (sv.at !== null ? ' from ' + sv.at + ' s' : '') + ' (' + sv.causes.join(', ') + ')' }, 'salvaged')); }
           if (r[C['class']]) { s.appendChild(document.createTextNode(' ')); s.appendChild(el('span', { 'class': 'muted' }, r[C['class']])); }
@@ -269,7 +289,9 @@ public enum ReportPage {
           });
           tr.appendChild(o);
           var a = td();
-          if (r[C.audio] || r[C.transcript_audio]) a.appendChild(el('audio', { 'controls': '', 'preload': 'none', 'src': r[C.audio] || r[C.transcript_audio] }));
+          // The player loads the file's header up front, so it shows the duration before play; a
+          // failed recording has none (what failed is reading it).
+          if (r[C.status] !== 'failed' && (r[C.audio] || r[C.transcript_audio])) a.appendChild(el('audio', { 'controls': '', 'preload': 'metadata', 'src': r[C.audio] || r[C.transcript_audio] }));
           tr.appendChild(a);
           frag.appendChild(tr);
         });
@@ -313,14 +335,21 @@ public enum ReportPage {
 
       // Self-check for tests and for `#check` in the address: what was drawn, in the DOM.
       if (location.hash.indexOf('check') >= 0) {
-        var canvases = Array.prototype.map.call(document.querySelectorAll('canvas.wave'), function (c) {
-          var px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data, n = 0;
-          for (var i = 3; i < px.length; i += 4) if (px[i] !== 0) n++;
-          return n;
+        // Per canvas: pixels drawn, and of them those solid (the RMS layer) and faint (min/max outside it).
+        var layers = Array.prototype.map.call(document.querySelectorAll('canvas.wave'), function (c) {
+          var px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data, solid = 0, faint = 0;
+          for (var i = 3; i < px.length; i += 4) { if (px[i] >= 250) solid++; else if (px[i] > 0) faint++; }
+          return [solid, faint];
         });
+        var canvases = layers.map(function (l) { return l[0] + l[1]; });
         var out = el('pre', { 'id': 'segno-check' }, JSON.stringify({
           rendered_ms: Math.round(performance.now()), rows: all.length, shown: tbody.children.length,
-          canvases: canvases, audio: Array.prototype.map.call(document.querySelectorAll('audio'), function (a) { return a.getAttribute('src'); }),
+          canvases: canvases,
+          layers: layers,
+          preload: Array.prototype.map.call(document.querySelectorAll('audio'), function (a) { return a.getAttribute('preload'); }),
+          failed_players: Array.prototype.filter.call(tbody.children, function (tr) { return tr.querySelector('.badge.failed') && tr.querySelector('audio'); }).length,
+          failed_rows: Array.prototype.filter.call(tbody.children, function (tr) { return tr.querySelector('.badge.failed'); }).length,
+          inner_width: window.innerWidth, scroll_width: document.documentElement.scrollWidth, audio: Array.prototype.map.call(document.querySelectorAll('audio'), function (a) { return a.getAttribute('src'); }),
           cues: document.querySelectorAll('.cue').length,
           seek: (function () {
             // A click on the last transcript line on the page: which audio its player then plays, from when.

@@ -47,10 +47,12 @@ enum Chromium {
          "--user-data-dir=\(profile)", "--enable-logging=stderr", "--v=0"]
     }
 
-    /// Loads `file` with `#check`, lets the script run, and returns the DOM and its self-check.
-    static func load(_ file: String) throws -> Page {
+    /// Loads `file` with `#check`, lets the script run, and returns the DOM and its self-check;
+    /// `width` sets the window's width in CSS pixels (Chromium's default when nil).
+    static func load(_ file: String, width: Int? = nil) throws -> Page {
         let profile = try TempDir()
-        let r = try CLI.run(try executable(), common(profile: profile.path) + ["--dump-dom", URL(fileURLWithPath: file).absoluteString + "#check"])
+        let size = width.map { ["--window-size=\($0),900"] } ?? []
+        let r = try CLI.run(try executable(), common(profile: profile.path) + size + ["--dump-dom", URL(fileURLWithPath: file).absoluteString + "#check"])
         guard let start = r.stdout.range(of: "<pre id=\"segno-check\""), let open = r.stdout[start.upperBound...].firstIndex(of: ">"),
               let end = r.stdout[open...].range(of: "</pre>") else {
             throw CLITestError("the page wrote no self-check (status \(r.status)): \(r.stderr.suffix(2000))")
