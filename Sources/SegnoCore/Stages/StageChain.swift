@@ -187,8 +187,8 @@ public struct ChainRecipe {
     public init(items: [Item]) { self.items = items }
 
     /// Runs all passes. `open` opens the source (called once per pass); `progress` sees the
-    /// frames of the last pass (of every pass when `onPass` is set, counted from 0 in each). Returns each tap's files, one list per tap in order; the first
-    /// failing tap fails the whole run.
+    /// frames of the last pass (of every pass when `onPass` is set, counted from 0 in each).
+    /// Returns each tap's files, one list per tap in order; the first failing tap fails the whole run.
     public func run(open: () throws -> any AudioDecoder, context: RecordingContext,
                     isCancelled: () -> Bool, progress: (Int) -> Void) throws -> [[ProducedFile]] {
         try runEach(open: open, context: context, isolatingTaps: false, isCancelled: isCancelled, progress: progress).map { try $0.get() }
