@@ -82,7 +82,7 @@ struct OutputsCommand: ParsableCommand {
         }
         if json {
             printOut(JSONValue.object([("state", .string(s.statePath)), ("recordings", .array(objects)),
-                                       ("not_in_state", .array(missing.map { .string($0) }))]).serialized())
+                                       ("not_in_state", .array(missing.map { .string($0) }))]).escapingFileNameBytes().serialized())
         } else {
             for l in lines { printOut(l) }
         }

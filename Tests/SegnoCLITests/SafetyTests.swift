@@ -246,6 +246,22 @@ import Testing
         #expect(second.exited(0) && second.stdout.contains("2 recordings up to date"), "\(second.stdout)")
         let status = try ws.segno(["status", "spec.yaml"])
         #expect(status.stdout.contains("recordings 2: 2 done"), "\(status.stdout)")
+        // What segno writes for people and programs escapes the byte, and stays valid JSON.
+        #expect(try ws.segno(["run", "spec.yaml", "--force=waveform", "--report", "run.json"]).exited(0))
+        let outputs = try ws.segno(["outputs", "spec.yaml", "--json"])
+        let report = try ws.segno(["report", "spec.yaml", "--json"])
+        _ = try ws.segno(["report", "spec.yaml", "-o", "report.html"])
+        let page = try String(contentsOfFile: ws["report.html"], encoding: .utf8)
+        let written = try String(contentsOfFile: ws["run.json"], encoding: .utf8)
+        for (what, text) in [("run --report", written), ("outputs --json", outputs.stdout), ("report --json", report.stdout), ("report page", page)] {
+            #expect(text.contains(#"caf\\xe9"#), "\(what) escapes the byte: \(text.prefix(400))")
+            #expect(!text.unicodeScalars.contains { $0.value >= 0x10FF80 && $0.value <= 0x10FFFF }, "\(what) holds no mapped byte")
+        }
+        for json in [written, outputs.stdout, report.stdout] {
+            #expect((try? JSONSerialization.jsonObject(with: Data(json.utf8))) != nil, "valid JSON: \(json.prefix(200))")
+        }
+        // The page links the output by its own bytes (%E9), not by the mapped character.
+        #expect(page.contains("caf%E9.flac"), "\(page.prefix(400))")
 
         let info = try Self.sh(#"segno info "$(printf 'in/caf\351.wav')""#, in: ws)
         #expect(info.status == 0 && info.stdout.hasPrefix("in/caf\\xe9.wav: WAV PCM_16, 16000 Hz, 1 ch, 8000 frames"), "\(info.stdout) \(info.stderr)")

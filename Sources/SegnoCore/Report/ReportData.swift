@@ -229,10 +229,11 @@ public struct ReportData: Sendable {
         return parts.joined(separator: "/")
     }
 
-    /// One path part for a URL: everything but unreserved ASCII escaped.
+    /// One path part for a URL: everything but unreserved ASCII escaped; a name that is not
+    /// UTF-8 is escaped byte for byte (its own bytes, as the file system holds them).
     static package func percentEncoded(_ part: String) -> String {
         var out = ""
-        for byte in part.utf8 {
+        for byte in FileNameBytes.bytes(part) {
             let c = Character(Unicode.Scalar(byte))
             if byte < 0x80, c.isLetter || c.isNumber || "-._~".contains(c) { out.append(c) } else { out += String(format: "%%%02X", byte) }
         }

@@ -11,7 +11,7 @@ import Foundation
 public enum ReportPage {
     /// The whole page.
     public static func html(_ data: ReportData) -> String {
-        let json = data.json(compact: true).serialized()
+        let json = data.json(compact: true).escapingFileNameBytes().serialized()
             // Inside <script>, "</script>" or "<!--" in a string would end or confuse it; "<" only
             // occurs inside JSON strings, where \u003c means the same.
             .replacingOccurrences(of: "<", with: "\\u003c")

@@ -12,6 +12,18 @@ public indirect enum JSONValue: Sendable, Equatable {
 
     public static func == (a: JSONValue, b: JSONValue) -> Bool { a.serialized() == b.serialized() }
 
+    /// The same value with every string's bytes of a name that is not UTF-8 written as `\xe9`
+    /// (`FileNameBytes.escaped`): for what segno prints or writes for people and other programs
+    /// (`run --report`, `outputs --json`, the report's data), never for what it reads back.
+    public func escapingFileNameBytes() -> JSONValue {
+        switch self {
+        case .string(let s): return .string(FileNameBytes.escaped(s))
+        case .array(let a): return .array(a.map { $0.escapingFileNameBytes() })
+        case .object(let o): return .object(o.map { ($0.0, $0.1.escapingFileNameBytes()) })
+        default: return self
+        }
+    }
+
     /// Compact, one-line JSON.
     public func serialized() -> String {
         var out = ""
