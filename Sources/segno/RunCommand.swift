@@ -196,7 +196,7 @@ func runJob(spec path: String, flags: RunFlags, retryOnly: Bool, watchRescan: Do
     case nil: break
     }
     if let report = flags.report {
-        do { try RunReport.write(RunReport.json(summary, spec: spec, exitCode: code), to: report) } catch {
+        do { try RunReport.write(RunReport.json(summary, spec: spec, exitCode: code).escapingFileNameBytes(), to: report) } catch {
             printError("segno: \(error)")
         }
     }
