@@ -53,20 +53,7 @@ final class FrameFinder {
         self.start = start
         self.end = end
         buffer = .allocate(capacity: Self.windowBytes + Int(AV_INPUT_BUFFER_PADDING_SIZE))
-        guard let decoder = avcodec_find_decoder(codecID == 2 ? AV_CODEC_ID_ALAC : AV_CODEC_ID_AAC) else {
-            throw Failure(message: "libavcodec has no \(codecID == 2 ? "ALAC" : "AAC") decoder")
-        }
-        codec = avcodec_alloc_context3(decoder)
-        guard let codec else { throw Failure(message: "out of memory") }
-        codec.pointee.thread_count = 1
-        codec.pointee.sample_rate = rate
-        av_channel_layout_default(&codec.pointee.ch_layout, channels)
-        let extra = av_mallocz(extradata.count + Int(AV_INPUT_BUFFER_PADDING_SIZE))!.assumingMemoryBound(to: UInt8.self)
-        extradata.withUnsafeBufferPointer { extra.update(from: $0.baseAddress!, count: extradata.count) }
-        codec.pointee.extradata = extra
-        codec.pointee.extradata_size = Int32(extradata.count)
-        let r = avcodec_open2(codec, decoder, nil)
-        guard r >= 0 else { throw Failure(message: "cannot open the decoder with this configuration: \(describe(r))") }
+        codec = try openDecoder(codecID == 2 ? AV_CODEC_ID_ALAC : AV_CODEC_ID_AAC, rate: rate, channels: channels, extradata: extradata)
     }
 
     deinit {

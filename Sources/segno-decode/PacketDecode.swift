@@ -39,20 +39,7 @@ final class PacketDecode {
         case 4: id = AV_CODEC_ID_OPUS
         default: throw Failure(message: "segno-decode: unknown codec \(codecID)")
         }
-        guard let decoder = avcodec_find_decoder(id) else { throw Failure(message: "libavcodec has no \(String(cString: avcodec_get_name(id))) decoder") }
-        codec = avcodec_alloc_context3(decoder)
-        guard let codec else { throw Failure(message: "out of memory") }
-        codec.pointee.thread_count = 1
-        if rate > 0 { codec.pointee.sample_rate = rate }
-        if channels > 0 { av_channel_layout_default(&codec.pointee.ch_layout, channels) }
-        if !extradata.isEmpty {
-            let extra = av_mallocz(extradata.count + Int(AV_INPUT_BUFFER_PADDING_SIZE))!.assumingMemoryBound(to: UInt8.self)
-            extradata.withUnsafeBufferPointer { extra.update(from: $0.baseAddress!, count: extradata.count) }
-            codec.pointee.extradata = extra
-            codec.pointee.extradata_size = Int32(extradata.count)
-        }
-        let r = avcodec_open2(codec, decoder, nil)
-        guard r >= 0 else { throw Failure(message: "cannot open the \(String(cString: decoder.pointee.name)) decoder: \(describe(r))") }
+        codec = try openDecoder(id, rate: rate, channels: channels, extradata: extradata)
     }
 
     deinit {
@@ -194,4 +181,30 @@ func servePackets(request p: [UInt8]) {
         guard length == 0 || payload.withUnsafeMutableBytes({ readFully($0.baseAddress!, length) }) else { exit(0) }
         session.serve(payload)
     }
+}
+
+/// A decoder context for `id`, single-threaded, given the stream's rate and channels (when
+/// known, > 0) and its codec configuration (copied into libavcodec's padded buffer), opened.
+/// Throws `Failure` naming the codec; frees the context it made when opening fails. Called
+/// once per request by the packet decoder and the MP4 frame finder.
+func openDecoder(_ id: AVCodecID, rate: Int32, channels: Int32, extradata: [UInt8]) throws -> UnsafeMutablePointer<AVCodecContext> {
+    let name = String(cString: avcodec_get_name(id))
+    guard let decoder = avcodec_find_decoder(id) else { throw Failure(message: "libavcodec has no \(name) decoder") }
+    guard let codec = avcodec_alloc_context3(decoder) else { throw Failure(message: "out of memory") }
+    codec.pointee.thread_count = 1
+    if rate > 0 { codec.pointee.sample_rate = rate }
+    if channels > 0 { av_channel_layout_default(&codec.pointee.ch_layout, channels) }
+    if !extradata.isEmpty {
+        let extra = av_mallocz(extradata.count + Int(AV_INPUT_BUFFER_PADDING_SIZE))!.assumingMemoryBound(to: UInt8.self)
+        extradata.withUnsafeBufferPointer { extra.update(from: $0.baseAddress!, count: extradata.count) }
+        codec.pointee.extradata = extra
+        codec.pointee.extradata_size = Int32(extradata.count)
+    }
+    let r = avcodec_open2(codec, decoder, nil)
+    guard r >= 0 else {
+        var owned: UnsafeMutablePointer<AVCodecContext>? = codec
+        avcodec_free_context(&owned)
+        throw Failure(message: "cannot open the \(name) decoder with this configuration: \(describe(r))")
+    }
+    return codec
 }

@@ -43,7 +43,7 @@ struct DuplicatesCommand: ParsableCommand {
         let overlaps = DuplicateFinder(minOverlap: minOverlap).find(stored.map(\.fingerprint.items))
         let groups = DuplicateFinder.groups(overlaps)
         if json {
-            printOut(JSONValue.object([
+            printJSON(JSONValue.object([
                 ("recordings", .int(stored.count)),
                 ("groups", .array(groups.map { g in
                     let members = Set(g)
@@ -56,7 +56,7 @@ struct DuplicatesCommand: ParsableCommand {
                         ]) })),
                     ])
                 })),
-            ]).serialized())
+            ]))
             return
         }
         guard store != nil, !stored.isEmpty else {
@@ -120,7 +120,7 @@ struct FindCommand: ParsableCommand {
             return text
         }
         if json {
-            printOut(JSONValue.object([("results", .array(hits.map { h in
+            printJSON(JSONValue.object([("results", .array(hits.map { h in
                 var o: [(String, JSONValue)] = [("path", .string(h.path)), ("title", .string(h.title)), ("recorded", .string(h.recorded))]
                 if let lat = h.latitude, let lon = h.longitude {
                     o += [("latitude", JSONValue.rounded(lat, places: 6)), ("longitude", JSONValue.rounded(lon, places: 6))]
@@ -133,7 +133,7 @@ struct FindCommand: ParsableCommand {
                     o.append(("spoken", .array(said.map { .object([("time", JSONValue.rounded($0.time, places: 3)), ("text", .string($0.text))]) })))
                 }
                 return .object(o)
-            }))]).serialized())
+            }))]))
             return
         }
         guard !hits.isEmpty else {

@@ -20,6 +20,10 @@ struct FileHandleOutput {
 
 func printOut(_ s: String) { FileHandleOutput.standardOutput.write(s + "\n") }
 
+/// Writes `value` as one line of JSON to standard output, every byte of a name that is not UTF-8
+/// written as `\xe9` (`JSONValue.escapingFileNameBytes`): what every `--json` of segno prints.
+func printJSON(_ value: JSONValue) { printOut(value.escapingFileNameBytes().serialized()) }
+
 /// The folder holding `path` when it does not exist (one-off commands create none, as SoX and
 /// ffmpeg: a typo in a folder name is an error, not a new tree); nil when it exists.
 func missingFolder(of path: String) -> String? {

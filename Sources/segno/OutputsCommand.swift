@@ -81,8 +81,8 @@ struct OutputsCommand: ParsableCommand {
             objects.append(.object(fields))
         }
         if json {
-            printOut(JSONValue.object([("state", .string(s.statePath)), ("recordings", .array(objects)),
-                                       ("not_in_state", .array(missing.map { .string($0) }))]).escapingFileNameBytes().serialized())
+            printJSON(JSONValue.object([("state", .string(s.statePath)), ("recordings", .array(objects)),
+                                       ("not_in_state", .array(missing.map { .string($0) }))]))
         } else {
             for l in lines { printOut(l) }
         }

@@ -32,7 +32,7 @@ struct ReportCommand: ParsableCommand {
         options.runLimit = runId == nil ? 30 : 1
         do {
             if json {
-                printOut(try ReportData.collect(spec: s, store: store, options: options).json(compact: false).escapingFileNameBytes().serialized())
+                printJSON(try ReportData.collect(spec: s, store: store, options: options).json(compact: false))
                 return
             }
             try ReportWriter.writeHTML(spec: s, store: store, options: options)

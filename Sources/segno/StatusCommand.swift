@@ -82,23 +82,23 @@ struct StatusCommand: ParsableCommand {
                     ("status", .string(r.status.rawValue)), ("planned", .int(r.planned)), ("done", .int(r.done)), ("failed", .int(r.failed)), ("skipped", .int(r.skipped)),
                     ("repeats", .int(r.repeats)),
                 ]) })),
-                ("pruned", .array(pruned.map { p in .object([("path", .string(FileNameBytes.escaped(p.path))), ("run", .int(Int(p.runId))), ("at", .string(date(p.at)))]) })),
+                ("pruned", .array(pruned.map { p in .object([("path", .string(p.path)), ("run", .int(Int(p.runId))), ("at", .string(date(p.at)))]) })),
                 ("workers", .array(fleet.map { w in .object([("worker", .string(w.worker)), ("host", .string(w.host)), ("pid", .int(w.pid)),
                                                              ("claimed", .int(w.claimed)), ("expired", .bool(w.expired))]) })),
             ]
             if !salvaged.isEmpty {
                 // What salvage recovered of each damaged recording processed (`input.damaged: salvage`).
                 obj.append(("salvaged_recordings", .array(salvaged.map { r in
-                    .object([("path", .string(FileNameBytes.escaped(r.path))), ("report", .string(r.report)), ("at", .string(date(r.at)))])
+                    .object([("path", .string(r.path)), ("report", .string(r.report)), ("at", .string(date(r.at)))])
                 })))
             }
             if failed {
                 obj.append(("failures", .array(failures.map { f in .object([
-                    ("path", .string(FileNameBytes.escaped(f.path))), ("status", .string(f.status.rawValue)), ("class", .string(f.failureClass.rawValue)),
+                    ("path", .string(f.path)), ("status", .string(f.status.rawValue)), ("class", .string(f.failureClass.rawValue)),
                     ("error", .string(f.error)), ("attempts", .int(f.attempts)), ("at", .string(date(f.at))), ("next", .string(f.nextRun)),
                 ]) })))
             }
-            printOut(JSONValue.object(obj).serialized())
+            printJSON(JSONValue.object(obj))
             return
         }
         printOut("state \(s.statePath)")

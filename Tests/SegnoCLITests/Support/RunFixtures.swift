@@ -86,18 +86,6 @@ final class SegnoChild {
     }
 }
 
-/// A reproducible random source (SplitMix64), so a failing kill schedule can be replayed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// What `lstat` says about one path: enough to tell whether a run rewrote it (a rewrite renames
 /// a new file into place, so the inode changes).

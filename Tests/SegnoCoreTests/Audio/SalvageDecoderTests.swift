@@ -113,7 +113,7 @@ import Testing
         let source = try original("orig.flac")
         let reference = try Self.ffmpegDecode(source)
         var bytes = try Fixtures.bytes(source)
-        var rng = SplitMix(seed: 25)
+        var rng = SplitMix64(seed: 25)
         let junkAt = bytes.count / 2
         for i in junkAt..<(junkAt + 300) { bytes[i] = UInt8(truncatingIfNeeded: rng.next()) }
         let path = try Fixtures.writeBytes(Array(bytes.prefix(bytes.count - 700)), to: dir["damaged.flac"])
@@ -135,17 +135,22 @@ import Testing
         #expect(same >= ffmpeg.count - 2 * 2 * 4608, "segno kept \(same) original samples, ffmpeg decoded \(ffmpeg.count)")
     }
 
-    /// An MP3 with a run of junk written over it: libmpg123 reads past it; the frames lost become
-    /// silence so the rest keeps its time, and the length matches ffmpeg's decode of the original.
-    @Test func anMP3WithJunkReadsOnAndKeepsItsLength() throws {
-        let wav = try original("orig.wav")
-        let source = dir["orig.mp3"]
+    /// `wav` encoded by ffmpeg at 128 kb/s (as `name`), ffmpeg's decode of that MP3 (the
+    /// reference), and the MP3's bytes with 3000 bytes of junk written a third of the way in.
+    func mp3WithJunk(from wav: String, name: String) throws -> (reference: [Float], bytes: [UInt8], junkAt: Int) {
+        let source = dir[name]
         let enc = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", wav, "-b:a", "128k", "-y", source])
         try #require(enc.status == 0, "\(enc.stderrText)")
-        let reference = try Self.ffmpegDecode(source)
         var bytes = try Fixtures.bytes(source)
         let junkAt = bytes.count / 3
         for i in junkAt..<(junkAt + 3000) { bytes[i] = UInt8(i & 0x7F) }
+        return (try Self.ffmpegDecode(source), bytes, junkAt)
+    }
+
+    /// An MP3 with a run of junk written over it: libmpg123 reads past it; the frames lost become
+    /// silence so the rest keeps its time, and the length matches ffmpeg's decode of the original.
+    @Test func anMP3WithJunkReadsOnAndKeepsItsLength() throws {
+        let (reference, bytes, _) = try mp3WithJunk(from: try original("orig.wav"), name: "orig.mp3")
         let path = try Fixtures.writeBytes(bytes, to: dir["junk.mp3"])
         let got = try salvage(path)
         let report = try #require(got.report)
@@ -166,13 +171,7 @@ import Testing
     @Test func anMP3WhoseJunkHoldsForeignFrameHeadersResumesAfterThem() throws {
         let wav = dir["g.wav"]
         try Fixtures.sox(["-R", "-n", "-r", "44100", "-c", "2", "-b", "16", wav, "synth", "5", "pinknoise", "vol", "0.5"])
-        let source = dir["g.mp3"]
-        let enc = try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", wav, "-b:a", "128k", "-y", source])
-        try #require(enc.status == 0, "\(enc.stderrText)")
-        let reference = try Self.ffmpegDecode(source)
-        var bytes = try Fixtures.bytes(source)
-        let junkAt = bytes.count / 3
-        for i in junkAt..<(junkAt + 3000) { bytes[i] = UInt8(i & 0x7F) }
+        var (reference, bytes, junkAt) = try mp3WithJunk(from: wav, name: "g.mp3")
         // MPEG-2 layer III, 22050 Hz, 64 kb/s: 208-byte frames, chained four times.
         for k in 0..<4 { bytes.replaceSubrange((junkAt + 500 + 208 * k)..<(junkAt + 504 + 208 * k), with: [0xFF, 0xF3, 0x84, 0xC4]) }
         let path = try Fixtures.writeBytes(bytes, to: dir["foreign.mp3"])
@@ -218,17 +217,4 @@ import Testing
 func firstDifference(_ a: [Float], _ b: [Float]) -> Int? {
     for i in 0..<b.count where i >= a.count || a[i] != b[i] { return i }
     return nil
-}
-
-/// A small deterministic generator (splitmix64) for damage in tests.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }

@@ -47,7 +47,7 @@ import Testing
 
     @Test func damagedFilesNeverCrashLoopOrGrowMemory() throws {
         let runs = Int(ProcessInfo.processInfo.environment["SEGNO_FUZZ_RUNS"] ?? "") ?? 40
-        var rng = SplitMix(seed: 0x5A1_7A6E)
+        var rng = SplitMix64(seed: 0x5A1_7A6E)
         let files = try corpus()
         let before = Self.peakMemory()
         var decoded = 0, failedCleanly = 0, repaired = 0

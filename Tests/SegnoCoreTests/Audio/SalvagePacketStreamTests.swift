@@ -75,7 +75,7 @@ import Testing
         let lost = pages.count / 3, junk = pages[pages.count * 2 / 3] + 40
         var damaged = Array(bytes[..<pages[lost]]) + Array(bytes[pages[lost + 1]...])
         let junkAt = junk - (pages[lost + 1] - pages[lost])
-        var rng = SplitMix(seed: 25)
+        var rng = SplitMix64(seed: 25)
         for i in junkAt..<(junkAt + 700) { damaged[i] = UInt8(truncatingIfNeeded: rng.next()) }
         damaged = Array(damaged.prefix(damaged.count - 30))
         let path = try Fixtures.writeBytes(damaged, to: dir["damaged-" + name])
@@ -131,7 +131,7 @@ import Testing
         let source = try encoded("a.aac", ["-c:a", "aac", "-b:a", "128k", "-aac_pns", "0"])
         let reference = try SalvageDecoderTests.ffmpegDecode(source)
         var bytes = try Fixtures.bytes(source)
-        var rng = SplitMix(seed: 26)
+        var rng = SplitMix64(seed: 26)
         let junkAt = bytes.count * 2 / 5
         for i in junkAt..<(junkAt + 3000) { bytes[i] = UInt8(truncatingIfNeeded: rng.next()) }
         let path = try Fixtures.writeBytes(Array(bytes.prefix(bytes.count - 200)), to: dir["damaged.aac"])
