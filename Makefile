@@ -84,6 +84,7 @@ test: export SEGNO_WARNINGS_AS_ERRORS = 1
 ## HLS station, all started on 127.0.0.1 and stopped afterwards.
 test: test-deps
 	python3 tools/check-layers.py
+	python3 tools/check-doc-links.py
 	$(SWIFT) build --build-tests
 	@set -e; \
 	trap 'for s in rgw postgres slurm icecast hls; do bash Tests/support/$$s.sh stop >/dev/null 2>&1 || true; done' EXIT; \
