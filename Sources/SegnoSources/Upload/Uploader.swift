@@ -113,6 +113,14 @@ public final class Uploader: RecordingUploader {
         return uris
     }
 
+    /// The URI each file goes to (`s3://bucket/key`, `file:///path`); sends nothing.
+    public func destinations(files: [String], context: RecordingContext) throws -> [String] {
+        try files.map { path in
+            let d = try destination(for: path, context: context)
+            return d.bucket.map { "s3://\($0)/\(d.key)" } ?? "file://" + d.key
+        }
+    }
+
     /// `segno state rebuild`: the URIs of `files` when every one is already at its destination with
     /// the same SHA-256 (and, for S3, the same `segno-recipe`), else nil. Sends nothing.
     public func inPlace(files: [(path: String, digest: Data)], context: RecordingContext, recipe: String) throws -> [String]? {

@@ -54,7 +54,11 @@ public enum TagReader {
     }
 
     private static func readTagLib(path: String, format: Int32, pictures: Pictures, into m: inout RecordingMetadata) {
-        guard let t = FileNameBytes.withCPath(path, { segno_tags_read($0, format, pictures == .load ? Int64(pictureLimit) : 0) }) else { return }
+        // In a child process: a tag that crashes TagLib or exhausts memory fails this file's tags alone.
+        guard let t = FileNameBytes.withCPath(path, {
+            segno_tags_read_isolated($0, format, pictures == .load ? Int64(pictureLimit) : 0,
+                                     Int64(TagLimits.readerMemory), Int32(TagLimits.readerSeconds))
+        }) else { return }
         defer { segno_tags_free(t) }
         if let e = segno_tags_error(t) {
             m.warnings.append("tags not read: \(String(cString: e))")
@@ -65,7 +69,7 @@ public enum TagReader {
             m.add(key, String(cString: segno_tags_property_value(t, i)))
         }
         for i in 0..<segno_tags_raw_count(t) {
-            m.raw.append(TagEntry(String(cString: segno_tags_raw_key(t, i)), String(cString: segno_tags_raw_value(t, i))))
+            m.addRaw(String(cString: segno_tags_raw_key(t, i)), String(cString: segno_tags_raw_value(t, i)))
         }
         for i in 0..<segno_tags_picture_count(t) {
             let size = Int(segno_tags_picture_size(t, i))

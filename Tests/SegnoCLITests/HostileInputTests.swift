@@ -1,0 +1,161 @@
+import Foundation
+import SegnoCore
+import SegnoTestSupport
+import Testing
+
+/// Issue 33: files crafted to crash, exhaust or slow segno fail alone; two recordings never share
+/// an output; a recording that killed the process is parked after the second death. The hostile
+/// files come from Tests/support/hostile.py (struct packing, zlib, mutagen, ffmpeg: not segno);
+/// outputs are checked with `flac -t`, ffprobe and mutagen.
+@Suite struct HostileInputTests {
+    static let generator = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("support/hostile.py").path
+
+    static func makeHostile(in dir: String) throws {
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let made = try CLI.tool("python3", [generator, "make", dir])
+        #expect(made.status == 0, "\(made.stderr)")
+    }
+
+    /// Mutagen's count of a Vorbis comment's values in a FLAC.
+    static func flacValues(_ path: String, _ key: String) throws -> Int {
+        let r = try CLI.tool("python3", ["-c", "import sys; from mutagen.flac import FLAC; print(len(FLAC(sys.argv[1]).get(sys.argv[2], [])))", path, key])
+        return Int(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    }
+
+    @Test func craftedTagsFailTheirOwnTagsNotTheProcessAndEveryOutputIsValid() throws {
+        let ws = try RunWorkspace()
+        try Self.makeHostile(in: ws["in"])
+        try FileManager.default.removeItem(atPath: ws["in/tone.mp3"])
+        // One-off commands first: TagLib 1.13 overflowed its stack on these and took segno with it.
+        for name in ["nested-chap.mp3", "nested-ctoc.wav", "zbomb.mp3"] {
+            let info = try ws.segno(["info", "in/" + name])
+            #expect(!info.signalled && info.exited(0), "\(name): \(info.status) \(info.stderr)")
+            let convert = try ws.segno(["convert", "in/" + name, name + ".flac"])
+            #expect(!convert.signalled && convert.exited(0), "\(name): \(convert.stderr)")
+            #expect(convert.stderr.contains(name) && convert.stderr.contains("tag"), "a warning names the file and its tags: \(convert.stderr)")
+            #expect(try CLI.tool("flac", ["-t", "-s", ws[name + ".flac"]]).status == 0)
+        }
+        try ws.writeSpec("version: 1\ninput: { root: in, settle: 0s }\noutput: { root: out }\nparallel: 2\nretries: 0\nstages:\n"
+                         + "  - encode: { path: \"{dir}/{stem}.flac\" }\n")
+        let run = try ws.segno(["run", "spec.yaml"])
+        #expect(run.exited(0), "\(run.stderr)")
+        for name in ["nested-chap", "nested-ctoc", "zbomb", "many-titles", "wide-comment", "fine"] {
+            let out = ws["out/\(name).flac"]
+            #expect(try CLI.tool("flac", ["-t", "-s", out]).status == 0, "\(name).flac decodes whole")
+            #expect(try CLI.tool("ffprobe", ["-v", "error", out]).status == 0, "ffprobe reads \(name).flac")
+        }
+        // Good tags still travel; bounded ones say what was left out.
+        #expect(try Self.flacValues(ws["out/fine.flac"], "title") == 1)
+        #expect(try Self.flacValues(ws["out/many-titles.flac"], "title") == TagLimits.values)
+        #expect(run.stderr.contains("many-titles.flac") && run.stderr.contains("more than \(TagLimits.values) tag values"), "\(run.stderr)")
+        // 17 values of 1,000,000 bytes: the FLAC's comment block holds 16 MiB, the rest is dropped, not wrapped.
+        let wide = try Self.flacValues(ws["out/wide-comment.flac"], "w16")
+        #expect(wide == 0 && run.stderr.contains("wide-comment.mp3") && run.stderr.contains("does not fit the flac tag"), "\(run.stderr)")
+        #expect(run.stderr.contains("nested-chap.mp3") && run.stderr.contains("tags not read"), "\(run.stderr)")
+    }
+
+    static let titled = "version: 1\ninput: { root: in, settle: 0s }\noutput: { root: out }\nparallel: 2\nretries: 0\nstages:\n"
+        + "  - encode: { path: \"{title}.flac\" }\n"
+
+    @Test func memosWithOneTitleNeverShareAnOutput() throws {
+        let ws = try RunWorkspace()
+        for (name, hz) in [("a.wav", 440.0), ("b.wav", 660.0)] {
+            try RunWorkspace.writeTone(to: ws["tone.wav"], seconds: 0.5, frequency: hz)
+            let tagged = try CLI.tool("ffmpeg", ["-v", "error", "-nostdin", "-y", "-i", ws["tone.wav"], "-metadata", "title=New Recording",
+                                                 "-c", "copy", ws["in/" + name]])
+            #expect(tagged.status == 0, "\(tagged.stderr)")
+        }
+        try ws.writeSpec(Self.titled)
+        let validate = try ws.segno(["validate", "spec.yaml"])
+        #expect(validate.stderr.contains("names no recording"), "validate warns: \(validate.stderr)")
+        let run = try ws.segno(["run", "spec.yaml"])
+        #expect(run.exited(1), "\(run.stderr)")
+        #expect(run.stderr.contains("b.wav") && run.stderr.contains("\"a.wav\"") && run.stderr.contains("New Recording.flac"), "\(run.stderr)")
+        // The output is a.wav's audio, whole; b.wav's failure is recorded, not "done".
+        let a = try CLI.tool("ffprobe", ["-v", "error", "-show_entries", "stream=sample_rate", "-of", "csv=p=0", ws["out/New Recording.flac"]])
+        #expect(a.status == 0)
+        let failures = try ws.status("spec.yaml", failed: true)["failures"] as? [[String: Any]] ?? []
+        #expect(failures.count == 1 && failures.first?["path"] as? String == "b.wav" && failures.first?["class"] as? String == "spec", "\(failures)")
+        // The audio in the output is a.wav's (440 Hz), not b.wav's.
+        let samples = try Audio.soxSamples(ws["out/New Recording.flac"])
+        var crossings = 0
+        for i in 1..<samples.count where (samples[i - 1] < 0) != (samples[i] < 0) { crossings += 1 }
+        #expect(abs(Double(crossings) / 2 / 0.5 - 440) < 10, "\(crossings) zero crossings")
+    }
+
+    @Test func twoRecordingsNeverUploadToOneKey() throws {
+        let ws = try RunWorkspace()
+        try RunWorkspace.writeTone(to: ws["in/x/memo.wav"], seconds: 0.5)
+        try RunWorkspace.writeTone(to: ws["in/y/memo.wav"], seconds: 0.5, frequency: 660)
+        try ws.writeSpec("version: 1\ninput: { root: in, settle: 0s }\noutput: { root: out }\nparallel: 1\nretries: 0\nstages:\n"
+                         + "  - encode: { path: \"{dir}/{stem}.flac\" }\n  - upload: { to: \"file://\(ws["archive"])/\" }\n")
+        let validate = try ws.segno(["validate", "spec.yaml"])
+        #expect(validate.stderr.contains("has no {dir}"), "\(validate.stderr)")
+        let run = try ws.segno(["run", "spec.yaml"])
+        #expect(run.exited(1), "\(run.stderr)")
+        #expect(run.stderr.contains("y/memo.wav") && run.stderr.contains("\"x/memo.wav\""), "\(run.stderr)")
+        let failures = try ws.status("spec.yaml", failed: true)["failures"] as? [[String: Any]] ?? []
+        #expect(failures.map { $0["path"] as? String } == ["y/memo.wav"], "\(failures)")
+    }
+
+    /// The journal record `CrashJournal` appends, for a test's fake journal of a dead process.
+    static func record(_ op: Character, _ path: String) -> [UInt8] {
+        let bytes = Array(path.utf8)
+        return [op.asciiValue!] + withUnsafeBytes(of: UInt32(bytes.count).littleEndian) { Array($0) } + bytes
+    }
+
+    @Test func aRecordingInHandWhenTheProcessDiedRunsAloneFirstAndIsDoneNextTime() throws {
+        let ws = try RunWorkspace()
+        try RunWorkspace.writeTone(to: ws["in/a.wav"], seconds: 0.5)
+        try RunWorkspace.writeTone(to: ws["in/b.wav"], seconds: 0.5)
+        try ws.writeSpec("version: 1\ninput: { root: in, settle: 0s }\noutput: { root: out }\nretries: 0\nstages:\n  - encode: { path: \"{stem}.flac\" }\n")
+        // A journal a dead process of this host left: it had a.wav in hand (begun, not ended) and b.wav finished.
+        try FileManager.default.createDirectory(atPath: ws["out/.segno"], withIntermediateDirectories: true)
+        let host = OutputFile.owner.split(separator: "-")[0]
+        var dead: Int32 = 4_000_000
+        while kill(dead, 0) == 0 || errno != ESRCH { dead -= 1 }
+        let journal = Self.record("+", "a.wav") + Self.record("+", "b.wav") + Self.record("-", "b.wav")
+        try Data(journal).write(to: URL(fileURLWithPath: ws["out/.segno/running-\(host)-\(dead).journal"]))
+        let run = try ws.segno(["run", "spec.yaml"])
+        #expect(run.exited(0), "\(run.stderr)")
+        #expect(run.stderr.contains("\"a.wav\"") && run.stderr.contains(CrashJournal.stoppedMessage), "\(run.stderr)")
+        #expect(!run.stderr.contains("\"b.wav\": \(CrashJournal.stoppedMessage)"), "\(run.stderr)")
+        #expect(FileManager.default.fileExists(atPath: ws["out/a.flac"]))
+        #expect(!FileManager.default.fileExists(atPath: ws["out/.segno/running-\(host)-\(dead).journal"]), "the journal is read once")
+        #expect((try FileManager.default.contentsOfDirectory(atPath: ws["out/.segno"])).allSatisfy { !$0.hasSuffix(".journal") },
+                "a run that ends removes its own journal")
+    }
+
+    @Test func aRecordingInHandAtTwoDeathsIsParkedAndTheRestIsDone() throws {
+        let ws = try RunWorkspace()
+        // Long enough (60 s at 48 kHz through pitch) to be in hand when the process is killed.
+        try RunWorkspace.writeTone(to: ws["in/long.wav"], rate: 48000, seconds: 60)
+        try RunWorkspace.writeTone(to: ws["in/short.wav"], seconds: 0.5)
+        try ws.writeSpec("version: 1\ninput: { root: in, settle: 0s }\noutput: { root: out }\nparallel: 1\nretries: 0\nstages:\n"
+                         + "  - pitch: { semitones: 3 }\n  - encode: { path: \"{stem}.flac\" }\n")
+        func killWhileInHand() throws {
+            let child = try ws.start(["run", "spec.yaml"])
+            let inHand = Wait.until(timeout: 60) {
+                let journals = (try? FileManager.default.contentsOfDirectory(atPath: ws["out/.segno"])) ?? []
+                return journals.contains { $0.hasSuffix("-\(child.pid).journal")
+                    && CrashJournal.unfinished(ws["out/.segno/" + $0]).contains("long.wav") }
+            }
+            #expect(inHand, "long.wav was begun")
+            child.send(SIGKILL)
+            #expect(child.wait().signalled)
+        }
+        try killWhileInHand()
+        try killWhileInHand()  // the second run takes long.wav first, alone
+        let third = try ws.segno(["run", "spec.yaml"])
+        #expect(third.exited(1), "\(third.stderr)")
+        #expect(third.stderr.contains("long.wav") && third.stderr.contains("died 2 times"), "\(third.stderr)")
+        #expect(FileManager.default.fileExists(atPath: ws["out/short.flac"]))
+        #expect(!FileManager.default.fileExists(atPath: ws["out/long.flac"]))
+        let failures = try ws.status("spec.yaml", failed: true)["failures"] as? [[String: Any]] ?? []
+        #expect(failures.count == 1 && failures.first?["class"] as? String == "input", "\(failures)")
+        // Parked until the file changes: the next plain run leaves it alone.
+        let fourth = try ws.segno(["run", "spec.yaml"])
+        #expect(fourth.exited(0) && fourth.stdout.contains("nothing to do"), "\(fourth.stdout) \(fourth.stderr)")
+    }
+}
