@@ -126,7 +126,7 @@ package struct RecordingJob {
                     for p in paths {
                         try Self.checkContained(p, root: spec.outputRoot, source: file.absolutePath)
                         if let other = owners?.claim(p, for: file.relativePath) {
-                            throw OutputClash(stage: tap.name, output: String(p.dropFirst(spec.outputRoot.count + 1)), other: other,
+                            throw OutputClash(recording: file.relativePath, output: String(p.dropFirst(spec.outputRoot.count + 1)), other: other,
                                               template: tap.pathTemplate.text)
                         }
                         try Self.checkNotForeign(p, recorded: recorded)
@@ -248,7 +248,7 @@ package struct RecordingJob {
         if let owners {
             for uri in try uploader.destinations(files: files.map(\.path), context: ctx) {
                 if let other = owners.claim(uri, for: plan.file.relativePath) {
-                    throw OutputClash(stage: "upload", output: uri, other: other, template: up.config.to)
+                    throw OutputClash(recording: plan.file.relativePath, output: uri, other: other, template: up.config.to)
                 }
             }
         }

@@ -52,7 +52,7 @@ func openStateForReading(spec path: String) throws -> (JobSpec, (any StateBacken
 
 /// Writes one line to standard error.
 func printError(_ message: String) {
-    var line = message
+    var line = printable(message)
     if !line.hasSuffix("\n") { line += "\n" }
     FileHandleOutput.standardError.write(line)
 }

@@ -47,11 +47,14 @@ import Testing
         }
         // Good tags still travel; bounded ones say what was left out.
         #expect(try Self.flacValues(ws["out/fine.flac"], "title") == 1)
-        #expect(try Self.flacValues(ws["out/many-titles.flac"], "title") == TagLimits.values)
+        let titles = try Self.flacValues(ws["out/many-titles.flac"], "title")
+        #expect(titles > TagLimits.values - 10 && titles <= TagLimits.values, "\(titles) titles")
         #expect(run.stderr.contains("many-titles.flac") && run.stderr.contains("more than \(TagLimits.values) tag values"), "\(run.stderr)")
-        // 17 values of 1,000,000 bytes: the FLAC's comment block holds 16 MiB, the rest is dropped, not wrapped.
-        let wide = try Self.flacValues(ws["out/wide-comment.flac"], "w16")
-        #expect(wide == 0 && run.stderr.contains("wide-comment.mp3") && run.stderr.contains("does not fit the flac tag"), "\(run.stderr)")
+        // 17 values of 1,000,000 bytes: the FLAC's comment block holds 16 MiB, so 16 fit; the 17th is dropped, not wrapped.
+        let wide = try CLI.tool("python3", ["-c", "import sys; from mutagen.flac import FLAC; print(sum(1 for k, _ in FLAC(sys.argv[1]).tags if k.lower().startswith('w')))",
+                                            ws["out/wide-comment.flac"]])
+        #expect(wide.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "16", "\(wide.stdout) \(wide.stderr)")
+        #expect(run.stderr.contains("wide-comment.mp3: tag w") && run.stderr.contains("does not fit the flac tag"), "\(run.stderr)")
         #expect(run.stderr.contains("nested-chap.mp3") && run.stderr.contains("tags not read"), "\(run.stderr)")
     }
 
@@ -71,7 +74,7 @@ import Testing
         #expect(validate.stderr.contains("names no recording"), "validate warns: \(validate.stderr)")
         let run = try ws.segno(["run", "spec.yaml"])
         #expect(run.exited(1), "\(run.stderr)")
-        #expect(run.stderr.contains("b.wav") && run.stderr.contains("\"a.wav\"") && run.stderr.contains("New Recording.flac"), "\(run.stderr)")
+        #expect(run.stderr.contains("b.wav would write New Recording.flac, which is the output of a.wav"), "\(run.stderr)")
         // The output is a.wav's audio, whole; b.wav's failure is recorded, not "done".
         let a = try CLI.tool("ffprobe", ["-v", "error", "-show_entries", "stream=sample_rate", "-of", "csv=p=0", ws["out/New Recording.flac"]])
         #expect(a.status == 0)
@@ -94,7 +97,7 @@ import Testing
         #expect(validate.stderr.contains("has no {dir}"), "\(validate.stderr)")
         let run = try ws.segno(["run", "spec.yaml"])
         #expect(run.exited(1), "\(run.stderr)")
-        #expect(run.stderr.contains("y/memo.wav") && run.stderr.contains("\"x/memo.wav\""), "\(run.stderr)")
+        #expect(run.stderr.contains("y/memo.wav would write file://\(ws["archive"])/memo.flac, which is the output of x/memo.wav"), "\(run.stderr)")
         let failures = try ws.status("spec.yaml", failed: true)["failures"] as? [[String: Any]] ?? []
         #expect(failures.map { $0["path"] as? String } == ["y/memo.wav"], "\(failures)")
     }
@@ -119,8 +122,8 @@ import Testing
         try Data(journal).write(to: URL(fileURLWithPath: ws["out/.segno/running-\(host)-\(dead).journal"]))
         let run = try ws.segno(["run", "spec.yaml"])
         #expect(run.exited(0), "\(run.stderr)")
-        #expect(run.stderr.contains("\"a.wav\"") && run.stderr.contains(CrashJournal.stoppedMessage), "\(run.stderr)")
-        #expect(!run.stderr.contains("\"b.wav\": \(CrashJournal.stoppedMessage)"), "\(run.stderr)")
+        #expect(run.stderr.contains("a.wav: \(CrashJournal.stoppedMessage)"), "\(run.stderr)")
+        #expect(!run.stderr.contains("b.wav: \(CrashJournal.stoppedMessage)"), "\(run.stderr)")
         #expect(FileManager.default.fileExists(atPath: ws["out/a.flac"]))
         #expect(!FileManager.default.fileExists(atPath: ws["out/.segno/running-\(host)-\(dead).journal"]), "the journal is read once")
         #expect((try FileManager.default.contentsOfDirectory(atPath: ws["out/.segno"])).allSatisfy { !$0.hasSuffix(".journal") },

@@ -67,19 +67,20 @@ package final class OutputOwners: Sendable {
 /// An output or upload destination that another recording already has (`OutputOwners`): the
 /// later recording fails, naming both; a spec failure (the template must tell them apart).
 package struct OutputClash: Error, ClassifiedError, CustomStringConvertible {
-    package let stage: String
+    /// The recording that fails (relative path).
+    package let recording: String
     /// What would be written: a path relative to the output root, or a URI.
     package let output: String
     package let other: String
     package let template: String
-    package init(stage: String, output: String, other: String, template: String) {
-        self.stage = stage
+    package init(recording: String, output: String, other: String, template: String) {
+        self.recording = recording
         self.output = output
         self.other = other
         self.template = template
     }
     package var failureClass: FailureClass { .spec }
     package var description: String {
-        "\(stage) would write \(AudioError.quoted(output)), which is \(AudioError.quoted(other))'s; add {stem} or {dir} to \(template) so that each recording has its own"
+        "\(AudioError.quoted(recording)) would write \(AudioError.quoted(output)), which is the output of \(AudioError.quoted(other)); add {stem} or {dir} to \(template) so that each recording has its own"
     }
 }
