@@ -331,6 +331,9 @@ extern "C" segno_tags *segno_tags_read_isolated(const char *path, int format, in
         // any destructor or exit handler of segno's.
         close(fds[0]);
         prctl(PR_SET_PDEATHSIG, SIGKILL);
+        // segno's fatal-signal handler marks the run's crash journal: a crash here is the tag
+        // reader's alone, so it must end this child with no mark.
+        for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP}) signal(sig, SIG_DFL);
         struct rlimit mem = {static_cast<rlim_t>(mappedBytes() + static_cast<uint64_t>(memory_limit)), RLIM_INFINITY};
         mem.rlim_max = mem.rlim_cur;
         setrlimit(RLIMIT_AS, &mem);

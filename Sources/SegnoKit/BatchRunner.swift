@@ -29,6 +29,12 @@ public struct RunOptions: Sendable {
     public var environment: [String: String] = [:]
     /// `--shard K/N`: only the recordings whose stable hash falls in shard K of N (0 ≤ K < N).
     public var shard: Shard? = nil
+    /// Told the run's crash journal once it is open (the CLI points its fatal-signal handler at
+    /// it); nil: crashes leave no mark.
+    public var onJournal: (@Sendable (CrashJournal) -> Void)? = nil
+    /// Called first on each worker thread (the CLI gives it an alternate signal stack, so a stack
+    /// overflow still reaches the fatal-signal handler).
+    public var onWorkerThread: (@Sendable () -> Void)? = nil
     /// Called on the run's thread after each pass of a live source (`--watch`, stream capture)
     /// with that pass's summary. When set, the run's own summary keeps the counts but not each
     /// pass's results and plan lines, so a watcher that runs for months does not grow.
@@ -250,7 +256,9 @@ public final class BatchRunner: Sendable {
             if let dir = up.config.localFolder?.fixedFolder { Temporaries.remove(under: dir, sharedWithOtherWorkers: shared) }
         }
         let crashed = CrashJournal.recover(folder: journalFolder)
-        return Session(hold: hold, store: store, journal: CrashJournal(folder: journalFolder), crashed: crashed)
+        let journal = CrashJournal(folder: journalFolder)
+        if let journal { options.onJournal?(journal) }
+        return Session(hold: hold, store: store, journal: journal, crashed: crashed)
     }
 
     /// Sets up uploads, prunes, runs the plan's recordings on the worker pool and records the run.
@@ -337,7 +345,7 @@ public final class BatchRunner: Sendable {
             var pause = 0.2
             while !work.isEmpty && !shouldStop() {
                 let queue = ClaimQueue(work, store: store, workers: workers)
-                WorkerPool.run(workers: workers, shouldStop: shouldStop, next: queue.take) { [self] plan in
+                WorkerPool.run(workers: workers, shouldStop: shouldStop, next: queue.take, onThread: options.onWorkerThread) { [self] plan in
                     journal?.begin(plan.file.relativePath)
                     let r = process(plan, writer: writer, progress: progress, uploaders: uploaders, owners: owners)
                     if store.claimsRecordings && (r.status == .interrupted || r.status == .notReady) { store.release(r.path) }

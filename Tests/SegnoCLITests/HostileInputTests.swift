@@ -58,7 +58,9 @@ import Testing
         #expect(run.stderr.contains("nested-chap.mp3") && run.stderr.contains("tags not read"), "\(run.stderr)")
     }
 
-    static let titled = "version: 1\ninput: { root: in, settle: 0s }\noutput: { root: out }\nparallel: 2\nretries: 0\nstages:\n"
+    /// One worker, so the first in path order is the first to claim the name (with several, the
+    /// first to get there keeps it: either way one recording keeps it, the other fails).
+    static let titled = "version: 1\ninput: { root: in, settle: 0s }\noutput: { root: out }\nparallel: 1\nretries: 0\nstages:\n"
         + "  - encode: { path: \"{title}.flac\" }\n"
 
     @Test func memosWithOneTitleNeverShareAnOutput() throws {
@@ -108,29 +110,36 @@ import Testing
         return [op.asciiValue!] + withUnsafeBytes(of: UInt32(bytes.count).littleEndian) { Array($0) } + bytes
     }
 
-    @Test func aRecordingInHandWhenTheProcessDiedRunsAloneFirstAndIsDoneNextTime() throws {
+    @Test func aRecordingInHandWhenTheProcessCrashedRunsAloneFirstAndIsDoneNextTime() throws {
         let ws = try RunWorkspace()
         try RunWorkspace.writeTone(to: ws["in/a.wav"], seconds: 0.5)
         try RunWorkspace.writeTone(to: ws["in/b.wav"], seconds: 0.5)
         try ws.writeSpec("version: 1\ninput: { root: in, settle: 0s }\noutput: { root: out }\nretries: 0\nstages:\n  - encode: { path: \"{stem}.flac\" }\n")
-        // A journal a dead process of this host left: it had a.wav in hand (begun, not ended) and b.wav finished.
+        // A journal a crashed process of this host left: it had a.wav in hand (begun, not ended)
+        // and b.wav finished; c.wav was in hand in a process killed from outside (no crash mark).
         try FileManager.default.createDirectory(atPath: ws["out/.segno"], withIntermediateDirectories: true)
         let host = OutputFile.owner.split(separator: "-")[0]
         var dead: Int32 = 4_000_000
-        while kill(dead, 0) == 0 || errno != ESRCH { dead -= 1 }
-        let journal = Self.record("+", "a.wav") + Self.record("+", "b.wav") + Self.record("-", "b.wav")
+        while kill(dead, 0) == 0 || errno != ESRCH || kill(dead - 1, 0) == 0 || errno != ESRCH { dead -= 2 }
+        try RunWorkspace.writeTone(to: ws["in/c.wav"], seconds: 0.5)
+        let journal = Self.record("+", "a.wav") + Self.record("+", "b.wav") + Self.record("-", "b.wav") + CrashJournal.crashMark
         try Data(journal).write(to: URL(fileURLWithPath: ws["out/.segno/running-\(host)-\(dead).journal"]))
+        try Data(Self.record("+", "c.wav")).write(to: URL(fileURLWithPath: ws["out/.segno/running-\(host)-\(dead - 1).journal"]))
         let run = try ws.segno(["run", "spec.yaml"])
         #expect(run.exited(0), "\(run.stderr)")
         #expect(run.stderr.contains("a.wav: \(CrashJournal.stoppedMessage)"), "\(run.stderr)")
-        #expect(!run.stderr.contains("b.wav: \(CrashJournal.stoppedMessage)"), "\(run.stderr)")
+        #expect(!run.stderr.contains("b.wav: \(CrashJournal.stoppedMessage)") && !run.stderr.contains("c.wav: \(CrashJournal.stoppedMessage)"),
+                "\(run.stderr)")
         #expect(FileManager.default.fileExists(atPath: ws["out/a.flac"]))
         #expect(!FileManager.default.fileExists(atPath: ws["out/.segno/running-\(host)-\(dead).journal"]), "the journal is read once")
         #expect((try FileManager.default.contentsOfDirectory(atPath: ws["out/.segno"])).allSatisfy { !$0.hasSuffix(".journal") },
                 "a run that ends removes its own journal")
     }
 
-    @Test func aRecordingInHandAtTwoDeathsIsParkedAndTheRestIsDone() throws {
+    /// A crash is simulated by sending SIGSEGV: segno's handler marks the journal and the process
+    /// dies of the signal, as it would of a bad pointer in a library. SIGKILL (tested in RunTests'
+    /// random kills) leaves no mark and strikes nothing.
+    @Test func aRecordingInHandAtTwoCrashesIsParkedAndTheRestIsDone() throws {
         let ws = try RunWorkspace()
         // Long enough (60 s at 48 kHz through pitch) to be in hand when the process is killed.
         try RunWorkspace.writeTone(to: ws["in/long.wav"], rate: 48000, seconds: 60)
@@ -142,17 +151,17 @@ import Testing
             let inHand = Wait.until(timeout: 60) {
                 let journals = (try? FileManager.default.contentsOfDirectory(atPath: ws["out/.segno"])) ?? []
                 return journals.contains { $0.hasSuffix("-\(child.pid).journal")
-                    && CrashJournal.unfinished(ws["out/.segno/" + $0]).contains("long.wav") }
+                    && CrashJournal.unfinished(ws["out/.segno/" + $0]).paths.contains("long.wav") }
             }
             #expect(inHand, "long.wav was begun")
-            child.send(SIGKILL)
+            child.send(SIGSEGV)
             #expect(child.wait().signalled)
         }
         try killWhileInHand()
         try killWhileInHand()  // the second run takes long.wav first, alone
         let third = try ws.segno(["run", "spec.yaml"])
         #expect(third.exited(1), "\(third.stderr)")
-        #expect(third.stderr.contains("long.wav") && third.stderr.contains("died 2 times"), "\(third.stderr)")
+        #expect(third.stderr.contains("long.wav") && third.stderr.contains("crashed 2 times"), "\(third.stderr)")
         #expect(FileManager.default.fileExists(atPath: ws["out/short.flac"]))
         #expect(!FileManager.default.fileExists(atPath: ws["out/long.flac"]))
         let failures = try ws.status("spec.yaml", failed: true)["failures"] as? [[String: Any]] ?? []
@@ -160,5 +169,37 @@ import Testing
         // Parked until the file changes: the next plain run leaves it alone.
         let fourth = try ws.segno(["run", "spec.yaml"])
         #expect(fourth.exited(0) && fourth.stdout.contains("nothing to do"), "\(fourth.stdout) \(fourth.stderr)")
+    }
+
+    @Test func textARecordingCarriesCannotSteerTheTerminalOrForgeALine() throws {
+        let ws = try RunWorkspace()
+        try RunWorkspace.writeTone(to: ws["tone.wav"], seconds: 0.5)
+        let evil = "budget \u{1B}[2J\u{1B}]0;pwned\u{07}\r\nsegno: all done"
+        let tagged = try CLI.tool("ffmpeg", ["-v", "error", "-nostdin", "-y", "-i", ws["tone.wav"], "-metadata", "title=\(evil)",
+                                             "-metadata", "artist=a\u{1B}b", "-c", "copy", ws["in/memo.wav"]])
+        #expect(tagged.status == 0, "\(tagged.stderr)")
+        try ws.writeSpec("version: 1\ninput: { root: in, settle: 0s }\noutput: { root: out }\nretries: 0\nstages:\n"
+                         + "  - encode: { path: \"{stem}.flac\" }\n  - upload: { to: \"file://\(ws["archive"])/{tag:artist}/{dir}\" }\n")
+        let run = try ws.segno(["run", "spec.yaml"])
+        #expect(run.exited(0), "\(run.stderr)")
+        let find = try ws.segno(["find", "spec.yaml", "budget"])
+        #expect(find.exited(0) && find.stdout.contains("memo.wav"), "\(find.stdout) \(find.stderr)")
+        for text in [find.stdout, find.stderr, run.stdout, run.stderr] {
+            #expect(!text.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || $0 == "\r" }, "raw control characters: \(text.debugDescription)")
+            #expect(!text.split(separator: "\n").contains { $0.hasPrefix("segno: all done") }, "a forged line: \(text)")
+        }
+        // The upload's folder from {tag:artist} holds no control character.
+        let folders = try FileManager.default.contentsOfDirectory(atPath: ws["archive"])
+        #expect(folders == ["a b"], "\(folders)")
+    }
+
+    @Test func secretsAreNeverExpandedIntoASpec() throws {
+        let ws = try RunWorkspace()
+        try RunWorkspace.writeTone(to: ws["in/a.wav"], seconds: 0.5)
+        try ws.writeSpec("version: 1\ninput: { root: in, settle: 0s }\noutput: { root: out }\nstages:\n  - encode: { path: \"{stem}.flac\" }\n"
+                         + "  - upload: { to: \"file://\(ws["archive"])/{dir}/\", metadata: { note: \"${AWS_SECRET_ACCESS_KEY}\" } }\n")
+        let v = try ws.segno(["validate", "spec.yaml"], environment: ["AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI-not-a-real-key"])
+        #expect(v.exited(2), "\(v.stderr)")
+        #expect(v.stderr.contains("${AWS_SECRET_ACCESS_KEY} looks like a secret") && !v.stderr.contains("wJalrXUtnFEMI"), "\(v.stderr)")
     }
 }

@@ -183,7 +183,7 @@ public struct PathTemplate: Sendable, Equatable, CustomStringConvertible {
     static package func pathComponent(_ value: String, fallback: String) -> String {
         var out = ""
         for scalar in value.unicodeScalars {
-            if scalar == "/" || scalar == "\\" { out += "-" } else if scalar.value < 0x20 || scalar.value == 0x7F { out += " " } else {
+            if scalar == "/" || scalar == "\\" { out += "-" } else if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) { out += " " } else {
                 out.unicodeScalars.append(scalar)
             }
         }
