@@ -96,6 +96,11 @@ public enum AudioError: Error, Sendable, CustomStringConvertible, Equatable {
     /// separators and bidirectional overrides are escaped, and bytes of names that are not
     /// UTF-8 written `\xe9`, so one item stays one line and no text can steer the terminal.
     public static func quoted(_ path: String) -> String {
+        // Nothing to escape in most text: no control byte, and no lead byte of a C1 control
+        // (C2), U+061C (D8), a separator or bidi control (E2) or a name's byte (F4).
+        if !path.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == 0xC2 || $0 == 0xD8 || $0 == 0xE2 || $0 == 0xF4 }) {
+            return path
+        }
         var out = ""
         for scalar in path.unicodeScalars {
             switch scalar {
