@@ -97,7 +97,7 @@ public final class BatchRunner: Sendable {
         if let state {
             self.state = state
         } else if let shard = options.shard, !spec.stateIsShared {
-            self.state = SQLiteStateLocation(path: shard.statePath(spec.statePath))
+            self.state = SQLiteStateLocation(path: shard.statePath(spec.statePath), sharedFolder: spec.sharedStateFolder)
         } else {
             self.state = spec.stateLocation
         }
