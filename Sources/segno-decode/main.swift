@@ -270,11 +270,15 @@ final class FileDecode {
 /// burn a core for minutes after segno is gone. A thread waits on a pidfd of the parent
 /// process. Not `PR_SET_PDEATHSIG`: that fires when the *thread* that started the helper ends,
 /// and segno's workers start helpers that outlive them in its pool. Without pidfds (an old kernel,
-/// a seccomp filter) the thread checks the parent's pid twice a second instead.
+/// a seccomp filter) the thread checks the parent's pid twice a second instead. `--parent PID`
+/// (segno passes its own) says which parent to expect: one that ended before the watch began
+/// left this helper with another parent already.
 func exitWithParent() {
+    let args = CommandLine.arguments
+    let expected = args.firstIndex(of: "--parent").flatMap { $0 + 1 < args.count ? pid_t(args[$0 + 1]) : nil }
     let parent = getppid()
+    if let expected, expected != parent { _exit(1) }
     let pidfd = pidfd_open(parent, 0)
-    // The parent ended before the watch began: this helper was reparented already.
     if getppid() != parent { _exit(1) }
     var thread = pthread_t()
     let started = pthread_create(&thread, nil, { arg in
