@@ -1,5 +1,7 @@
 import Foundation
+import SegnoAudio
 import SegnoCore
+import SegnoS3
 import SegnoTestSupport
 import Testing
 
@@ -252,5 +254,41 @@ import Testing
 
     static func isHelper(_ pid: pid_t) -> Bool {
         isAlive(pid) && (text("/proc/\(pid)/comm") ?? "").hasPrefix("segno-decode")
+    }
+}
+
+/// Prune on an object store (issue 33 item 4): a crafted state row naming an object outside the
+/// upload's prefix, or one segno did not send, deletes nothing.
+extension UploadRunTests {
+    @Test func pruneDeletesOnlyObjectsItProvesItSent() throws {
+        let dir = try TempDir()
+        try FileManager.default.createDirectory(atPath: dir["in"], withIntermediateDirectories: true)
+        for (i, name) in ["a", "b", "c"].enumerated() { try Audio.writeSine(to: dir["in/\(name).wav"], frequency: 300 + Double(i) * 100, frames: 8000) }
+        let bucket = try freshBucket("prove")
+        let s3 = try client()
+        _ = try s3.putObject(bucket: bucket, key: "other/precious", data: Data("precious".utf8))
+        _ = try s3.putObject(bucket: bucket, key: "memos/foreign.flac", data: Data("not segno's".utf8))
+        try """
+        version: 1
+        input: { root: in, settle: 0s }
+        output: { root: out }
+        stages:
+          - encode: { path: "{stem}.flac" }
+          - upload: { to: "s3://\(bucket)/memos/", endpoint: "${S3_TEST_ENDPOINT}", prune: true, prune_limit: 100% }
+        """.write(toFile: dir["s.yaml"], atomically: true, encoding: .utf8)
+        #expect(try segno(["run", dir["s.yaml"]]).status == 0)
+        let db = dir["out/.segno/state.sqlite"]
+        for (rec, uri) in [("a.wav", "s3://\(bucket)/other/precious"), ("b.wav", "s3://\(bucket)/memos/foreign.flac")] {
+            let sql = "UPDATE step SET output = '[\"\(uri)\"]' WHERE stage LIKE 'upload%' AND recording_id = (SELECT id FROM recording WHERE path = '\(rec)')"
+            #expect(try CLI.tool("sqlite3", [db, sql]).status == 0)
+        }
+        for name in ["a", "b", "c"] { try FileManager.default.removeItem(atPath: dir["in/\(name).wav"]) }
+        try Audio.writeSine(to: dir["in/e.wav"], frames: 8000)
+        let run = try segno(["run", dir["s.yaml"]])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try s3.headObject(bucket: bucket, key: "other/precious") != nil, "outside the upload's prefix: kept")
+        #expect(try s3.headObject(bucket: bucket, key: "memos/foreign.flac") != nil, "not sent by segno: kept")
+        #expect(try s3.headObject(bucket: bucket, key: "memos/c.flac") == nil, "proven: deleted")
+        #expect(run.stderr.split(separator: "\n").filter { $0.contains("prune: kept 2 files or objects") }.count == 1, "\(run.stderr)")
     }
 }
