@@ -19,6 +19,14 @@ import Testing
 
     static func text(_ path: String) -> String? { try? String(contentsOfFile: path, encoding: .utf8) }
 
+    /// Changes the state as someone with write access to it could: `recording`'s step of `stage`
+    /// now lists `output` alone.
+    static func craft(_ db: String, _ recording: String, _ stage: String, _ output: String) throws {
+        let sql = "UPDATE step SET output = '[\"\(output)\"]' WHERE stage LIKE '\(stage)%' AND recording_id = (SELECT id FROM recording WHERE path = '\(recording)')"
+        let r = try CLI.tool("sqlite3", [db, sql])
+        #expect(r.status == 0, "\(r.stderr)")
+    }
+
     // MARK: the state folder
 
     @Test func aLockFileLinkedToAnotherFileIsRefusedAndTheFileUntouched() throws {
@@ -124,14 +132,9 @@ import Testing
         chmod(ws["rootonly"], 0o700)
         try "notes\n".write(toFile: ws["out/notes.txt"], atomically: false, encoding: .utf8)
         let db = ws["out/.segno/state.sqlite"]
-        func craft(_ recording: String, _ stage: String, _ output: String) throws {
-            let sql = "UPDATE step SET output = '[\"\(output)\"]' WHERE stage LIKE '\(stage)%' AND recording_id = (SELECT id FROM recording WHERE path = '\(recording)')"
-            let r = try CLI.tool("sqlite3", [db, sql])
-            #expect(r.status == 0, "\(r.stderr)")
-        }
-        try craft("a.wav", "encode", "../rootonly/precious.txt")
-        try craft("b.wav", "upload", "file://\(ws["rootonly/precious.txt"])")
-        try craft("c.wav", "encode", "notes.txt")
+        try Self.craft(db, "a.wav", "encode", "../rootonly/precious.txt")
+        try Self.craft(db, "b.wav", "upload", "file://\(ws["rootonly/precious.txt"])")
+        try Self.craft(db, "c.wav", "encode", "notes.txt")
         let archived = try FileManager.default.contentsOfDirectory(atPath: ws["archive"]).sorted()
         #expect(archived == ["a.flac", "b.flac", "c.flac", "d.flac"])
         for name in ["a", "b", "c", "d"] { unlink(ws["in/\(name).wav"]) }
@@ -262,29 +265,17 @@ import Testing
 extension UploadRunTests {
     @Test func pruneDeletesOnlyObjectsItProvesItSent() throws {
         let dir = try TempDir()
-        try FileManager.default.createDirectory(atPath: dir["in"], withIntermediateDirectories: true)
-        for (i, name) in ["a", "b", "c"].enumerated() { try Audio.writeSine(to: dir["in/\(name).wav"], frequency: 300 + Double(i) * 100, frames: 8000) }
         let bucket = try freshBucket("prove")
+        let spec = try oneRecording(dir, upload: "{ to: \"s3://\(bucket)/memos/\", endpoint: \"${S3_TEST_ENDPOINT}\", prune: true, prune_limit: 100% }")
+        for (i, name) in ["a", "b", "c"].enumerated() { try Audio.writeSine(to: dir["in/\(name).wav"], frequency: 300 + Double(i) * 100, frames: 8000) }
         let s3 = try client()
         _ = try s3.putObject(bucket: bucket, key: "other/precious", data: Data("precious".utf8))
         _ = try s3.putObject(bucket: bucket, key: "memos/foreign.flac", data: Data("not segno's".utf8))
-        try """
-        version: 1
-        input: { root: in, settle: 0s }
-        output: { root: out }
-        stages:
-          - encode: { path: "{stem}.flac" }
-          - upload: { to: "s3://\(bucket)/memos/", endpoint: "${S3_TEST_ENDPOINT}", prune: true, prune_limit: 100% }
-        """.write(toFile: dir["s.yaml"], atomically: true, encoding: .utf8)
-        #expect(try segno(["run", dir["s.yaml"]]).status == 0)
-        let db = dir["out/.segno/state.sqlite"]
-        for (rec, uri) in [("a.wav", "s3://\(bucket)/other/precious"), ("b.wav", "s3://\(bucket)/memos/foreign.flac")] {
-            let sql = "UPDATE step SET output = '[\"\(uri)\"]' WHERE stage LIKE 'upload%' AND recording_id = (SELECT id FROM recording WHERE path = '\(rec)')"
-            #expect(try CLI.tool("sqlite3", [db, sql]).status == 0)
-        }
+        #expect(try segno(["run", spec]).status == 0)
+        try SharedFolderTests.craft(dir["out/.segno/state.sqlite"], "a.wav", "upload", "s3://\(bucket)/other/precious")
+        try SharedFolderTests.craft(dir["out/.segno/state.sqlite"], "b.wav", "upload", "s3://\(bucket)/memos/foreign.flac")
         for name in ["a", "b", "c"] { try FileManager.default.removeItem(atPath: dir["in/\(name).wav"]) }
-        try Audio.writeSine(to: dir["in/e.wav"], frames: 8000)
-        let run = try segno(["run", dir["s.yaml"]])
+        let run = try segno(["run", spec])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(try s3.headObject(bucket: bucket, key: "other/precious") != nil, "outside the upload's prefix: kept")
         #expect(try s3.headObject(bucket: bucket, key: "memos/foreign.flac") != nil, "not sent by segno: kept")
