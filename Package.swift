@@ -126,7 +126,7 @@ let package = Package(
         ], swiftSettings: ownSettings),
         // libmad (GPL-2): MP3 decoded as audiowaveform decodes it, ONLY for the segno-decode program.
         .systemLibrary(name: "CMad", pkgConfig: "mad", providers: [.apt(["libmad0-dev"])]),
-        .executableTarget(name: "segno-decode", dependencies: ["CAVFormat", "CChromaprint", "CMad"], swiftSettings: ownSettings),
+        .executableTarget(name: "segno-decode", dependencies: ["CAVFormat", "CChromaprint", "CMad", "CLinux"], swiftSettings: ownSettings),
         .testTarget(name: "SegnoDSPTests", dependencies: ["SegnoDSP"], swiftSettings: ownSettings),
         .testTarget(name: "SegnoWaveformTests", dependencies: ["SegnoWaveform", "SegnoDSP"], exclude: ["Fixtures"], swiftSettings: ownSettings),
         .testTarget(name: "SegnoS3Tests", dependencies: ["SegnoS3", .product(name: "Logging", package: "swift-log")], swiftSettings: ownSettings),
