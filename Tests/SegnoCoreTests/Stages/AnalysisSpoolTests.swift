@@ -169,3 +169,99 @@ private final class CountingTransform: Transform {
                              "waveform: { path: out.dat }", "encode: { path: out.flac, bits: 24 }", "collect"])
     }
 }
+
+/// Issue 34 item 4, beyond the bytes: what runs how often, what progress says, and a spool that
+/// cannot be written.
+@Suite struct EachStageOnceTests {
+    let dir: TempDir
+    init() throws { dir = try TempDir() }
+
+    func context(_ root: String) -> RecordingContext {
+        RecordingContext(sourcePath: "/in/talk.wav", relativePath: "talk.wav", modified: Date(), outputRoot: root)
+    }
+
+    /// The source is opened once and the stages before each `normalize` process each frame once,
+    /// limiter trials included (−16 LUFS on tone bursts needs them).
+    @Test func upstreamStagesRunOnceThroughTrialsAndTwoNormalizes() throws {
+        let x = AnalysisSpoolTests.bursts
+        let first = Counter(), between = Counter(), after = Counter()
+        let tap = CollectTap()
+        var opens = 0
+        var passes: [Int] = []
+        var recipe = ChainRecipe(items: [
+            .transform(CountingConfig(counter: first)),
+            .transform(NormalizeConfig(target: .loudness(lufs: -16, truePeak: -1))),
+            .transform(CountingConfig(counter: between)),
+            .transform(NormalizeConfig(target: .peak(dbfs: -2))),
+            .transform(CountingConfig(counter: after)),
+            .tap(CollectConfig(tap: tap), paths: [dir["x"]]),
+        ])
+        recipe.onPass = { pass, count in passes.append(pass); #expect(pass < count) }
+        _ = try recipe.run(open: { opens += 1; return MemoryDecoder(x, channels: 2, rate: 48000) }, context: context(dir.path),
+                           isCancelled: { false }, progress: { _ in })
+        #expect(opens == 1)
+        #expect(first.made == 1 && between.made == 1 && after.made == 1)
+        #expect(first.frames == x.count / 2 && between.frames == x.count / 2 && after.frames == x.count / 2)
+        #expect(tap.frames == x.count / 2)
+        // The decoding pass, its trials, the pass over the first spool, the last pass.
+        #expect(passes.count >= 4 && passes == Array(0..<passes.count), "\(passes)")
+    }
+
+    /// Every pass reports source frames, rising, and ends at the source's length, also when the
+    /// spool holds 16 kHz audio made from 48 kHz: the runner takes the duration from this count.
+    @Test func progressCountsSourceFramesInEveryPass() throws {
+        let x = AnalysisSpoolTests.bursts
+        var perPass: [[Int]] = []
+        var announced: [(Int, Int)] = []
+        var recipe = ChainRecipe(items: [
+            .transform(ResampleConfig(rate: 16000)),
+            .transform(NormalizeConfig(target: .loudness(lufs: -16, truePeak: -1))),
+            .tap(CollectConfig(tap: CollectTap()), paths: [dir["x"]]),
+        ])
+        recipe.onPass = { pass, count in announced.append((pass, count)); perPass.append([]) }
+        _ = try recipe.run(open: { MemoryDecoder(x, channels: 2, rate: 48000) }, context: context(dir.path),
+                           isCancelled: { false }, progress: { perPass[perPass.count - 1].append($0) })
+        #expect(announced.count >= 3, "a measuring pass, at least one trial, the last pass")
+        #expect(announced.last!.1 == announced.count && announced.map(\.0) == Array(0..<announced.count))
+        for counts in perPass {
+            #expect(counts.last == x.count / 2 && zip(counts, counts.dropFirst()).allSatisfy { $0 < $1 })
+            #expect(counts == perPass[0], "a replay reports what the decoding pass reported")
+        }
+    }
+
+    /// A spool that cannot be made fails the recording with its name; the tap before `normalize`,
+    /// which had seen the whole decoding pass, leaves nothing behind.
+    @Test func aSpoolThatCannotBeWrittenFailsTheRecordingByName() throws {
+        let root = dir["out"]
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        _ = FileManager.default.createFile(atPath: dir["blocker"], contents: Data())
+        let encode = try EncodeConfig(path: PathTemplate("raw.wav"), format: nil, bits: .float, quality: nil,
+                                      searchPath: AudioTools.forTests.searchPath)
+        var recipe = ChainRecipe(items: [.tap(encode, paths: [root + "/raw.wav"]),
+                                         .transform(NormalizeConfig(target: .peak(dbfs: -1))),
+                                         .tap(encode, paths: [root + "/out.wav"])])
+        recipe.spoolFolder = dir["blocker"] + "/spool"
+        do {
+            _ = try recipe.runEach(open: { MemoryDecoder(AnalysisSpoolTests.bursts, channels: 2, rate: 48000) }, context: context(root),
+                                   isCancelled: { false }, progress: { _ in })
+            Issue.record("the run should fail")
+        } catch let e as AudioError {
+            #expect(e.path == "talk.wav" && "\(e)".contains("spool") && "\(e)".contains("Not a directory"), "\(e)")
+            #expect(e.failureClass == .environment)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root) == [])
+    }
+
+    /// The spool has no name: during the run the output root holds nothing but the taps' temporaries.
+    @Test func theSpoolIsNeverVisible() throws {
+        let root = dir["out"]
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        var seen: Set<String> = []
+        var recipe = ChainRecipe(items: [.transform(NormalizeConfig(target: .loudness(lufs: -16, truePeak: -1))),
+                                         .tap(CollectConfig(tap: CollectTap()), paths: [root + "/x"])])
+        recipe.onPass = { _, _ in seen.formUnion((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []) }
+        _ = try recipe.run(open: { MemoryDecoder(AnalysisSpoolTests.bursts, channels: 2, rate: 48000) }, context: context(root),
+                           isCancelled: { false }, progress: { _ in })
+        #expect(seen.isEmpty, "\(seen)")
+    }
+}
