@@ -232,6 +232,14 @@ def bench_normalize(segno, work, rounds, minutes, peer=None):
           "(CPU; target ≤ 1.2× with denoise upstream)")
     if peer:
         print(f"peer: {rows['peer: highpass → normalize'][1] / rows['peer: highpass → FLAC'][1]:.2f}×")
+    short = os.path.join(work, "speech1.flac")
+    speech_like(short, 1)
+    rss = interleave({
+        "1 min": [segno, "convert", short, o("r1.flac"), "--highpass", "80", "--normalize", "-16"],
+        f"{minutes} min": runs["highpass → normalize → FLAC"],
+    }, max(1, rounds // 2))
+    print(f"peak RSS with normalize: 1-minute file {rss['1 min'][2]:.1f} MiB, {minutes}-minute file {rss[f'{minutes} min'][2]:.1f} MiB "
+          "(the spool is on disk: flat)")
 
 def bench_waveform(segno, work, rounds):
     """Issue 5: peaks for 10 min 44.1 kHz stereo WAV and FLAC (-z 256 -b 8 JSON) vs the decode floor."""
