@@ -70,6 +70,21 @@ struct ConvertCommand: ParsableCommand {
         }
         if encodeQuality != nil, resolved == .aac { throw ValidationError("aac takes --bitrate (e.g. --bitrate 128k), not --encode-quality") }
         if encodeQuality != nil, resolved == .alac { throw ValidationError("alac is lossless and has no --encode-quality") }
+        try checkFiles()
+    }
+
+    /// The files named on the command line: a missing IN, OUT naming IN, and OUT in a folder that
+    /// does not exist are usage errors (exit 2), as for every other command; nothing is created.
+    func checkFiles() throws {
+        if input != "-", !FileNameBytes.exists(input) { throw ValidationError("\(AudioError.quoted(input)): no such file") }
+        guard output != "-" else { return }
+        if input != "-", OutputFile.sameFile(output, input)
+            || URL(fileURLWithPath: output).standardizedFileURL.path == URL(fileURLWithPath: input).standardizedFileURL.path {
+            throw ValidationError("\(AudioError.quoted(output)) is the input file; choose another output name")
+        }
+        if let dir = missingFolder(of: output) {
+            throw ValidationError("\(AudioError.quoted(output)): its folder \(AudioError.quoted(dir)) does not exist; segno creates no folder (as SoX and ffmpeg)")
+        }
     }
 
     func run() throws {
@@ -111,13 +126,8 @@ struct ConvertCommand: ParsableCommand {
         if output == "-", let spool, let f = format.flatMap({ OutputFormat(rawValue: $0.lowercased()) }) {
             output = spool + "/stdout." + f.rawValue
         }
-        if self.output != "-", let dir = missingFolder(of: output) {
-            printError("segno: \(AudioError.quoted(output)): its folder \(AudioError.quoted(dir)) does not exist; segno creates no folder (as SoX and ffmpeg)")
-            throw Exit.failures
-        }
         // Never over a file segno did not write (its files carry the user.segno mark), unless asked.
-        if self.output != "-", !overwrite, OutputFile.exists(output), !OutputFile.isMarked(output),
-           !Self.isInput(output, input) {
+        if self.output != "-", !overwrite, OutputFile.exists(output), !OutputFile.isMarked(output) {
             printError("segno: \(AudioError.quoted(output)) exists and segno did not write it; add --overwrite to replace it")
             throw Exit.failures
         }
@@ -160,12 +170,6 @@ struct ConvertCommand: ParsableCommand {
             }
         }
         return policy
-    }
-
-    /// True when both paths name one existing file (output = input is refused by the library, with its own message).
-    static func isInput(_ output: String, _ input: String) -> Bool {
-        var a = stat(), b = stat()
-        return stat(output, &a) == 0 && stat(input, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino
     }
 
     /// Copies everything readable from `fd` into a new file at `path`, 1 MiB at a time.
