@@ -20,6 +20,13 @@ struct ReportCommand: ParsableCommand {
     @Flag(help: "Only recordings that failed or are partly done.") var failed = false
     @Flag(help: "Print the report's data as one JSON object instead of writing HTML.") var json = false
 
+    func validate() throws {
+        // As convert, waveform and run --report: a typo in a folder name is an error, not a new tree.
+        if let output, !json, let dir = missingFolder(of: output) {
+            throw ValidationError("-o \(AudioError.quoted(output)): its folder \(AudioError.quoted(dir)) does not exist; segno creates no folder for -o")
+        }
+    }
+
     func run() throws {
         // Read-only: never migrates, creates or changes a file in the state folder.
         let (s, opened) = try openStateForReading(spec: spec)

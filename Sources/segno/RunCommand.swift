@@ -44,6 +44,10 @@ struct RunFlags: ParsableArguments {
         if parallel != nil, !(workers.map(JobSpec.parallelRange.contains) ?? false) { throw ValidationError("--parallel must be 1…256 or auto") }
         if let m = maxTime, parseDuration(m) == nil { throw ValidationError("--max-time takes a duration such as 50m or 1h30m") }
         if let s = shard, Shard(s) == nil { throw ValidationError("--shard takes K/N with 0 ≤ K < N, e.g. 0/4") }
+        // Before any work, as report -o and the one-off commands: segno creates no folder for it.
+        if let report, let dir = missingFolder(of: report) {
+            throw ValidationError("--report \(AudioError.quoted(report)): its folder \(AudioError.quoted(dir)) does not exist; segno creates no folder for it")
+        }
     }
 
     func options(retryOnly: Bool) -> RunOptions {
