@@ -55,6 +55,9 @@ struct ConvertCommand: ParsableCommand {
         if let t = tempo, !PitchConfig.tempoRange.contains(t) { throw ValidationError("--tempo must be 0.25…4") }
         if let q = encodeQuality, !(0...1).contains(q) { throw ValidationError("--encode-quality must be 0…1") }
         let resolved = format.flatMap { OutputFormat(rawValue: $0.lowercased()) } ?? OutputFormat(extensionOf: output)
+        if let rate, let resolved, let allowed = resolved.allowedRates, !allowed.contains(rate) {
+            throw ValidationError("--rate \(rate): \(resolved.rawValue) is coded at \(allowed.map(String.init).joined(separator: ", ")) Hz; give one of them")
+        }
         if let bitrate, resolved == .mp3 {
             if EncodeConfig.parseMP3Bitrate(bitrate) == nil { throw ValidationError("--bitrate: " + EncodeConfig.mp3BitrateRule) }
         } else if let bitrate {
@@ -205,10 +208,10 @@ struct ConvertCommand: ParsableCommand {
 
     /// The library's advice names spec stages ("add mix: stereo"); convert's user has flags.
     static func flagWording(_ message: String) -> String {
-        message
+        AudioError.salvageWording(message, for: .flag)
             .replacingOccurrences(of: "add mix: stereo", with: "add --mix stereo")
             .replacingOccurrences(of: "add mix: mono", with: "add --mix mono")
-            .replacingOccurrences(of: "add a resample stage", with: "add --rate")
+            .replacingOccurrences(of: "add a resample stage", with: "add --rate with one of them")
             .replacingOccurrences(of: "; add format: (", with: "; add --format (")
             .replacingOccurrences(of: "(limit: true would reach the target)", with: "")
     }

@@ -349,7 +349,7 @@ struct WaveformCommand: ParsableCommand {
         let outcomes = batch.run(files, stop: watcher.flag)
         var failed = 0
         for o in outcomes {
-            if let e = o.error { failed += 1; printError("segno: \(e)") }
+            if let e = o.error { failed += 1; printError("segno: " + AudioError.salvageWording(e, for: .flag)) }
             if let s = o.salvaged { printError("segno: warning: \(AudioError.quoted(o.input)): salvaged: \(s)") }
         }
         if let s = watcher.flag.signal { throw s == SIGTERM ? Exit.sigterm : Exit.sigint }

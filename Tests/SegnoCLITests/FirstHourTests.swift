@@ -26,3 +26,82 @@ import Testing
         #expect(written.exited(0) && FileManager.default.fileExists(atPath: ws["r.html"]), "\(written.stderr)")
     }
 }
+
+/// Item 9: every hint names an option the command it comes from accepts.
+extension FirstHourTests {
+    /// The long options (`--name`) a message names.
+    static func optionsNamed(in text: String) -> Set<String> {
+        let regex = try! NSRegularExpression(pattern: "(?<![A-Za-z0-9-])--[a-z][a-z0-9-]*")
+        let range = NSRange(text.startIndex..., in: text)
+        return Set(regex.matches(in: text, range: range).compactMap { Range($0.range, in: text).map { String(text[$0]) } })
+    }
+
+    /// The long options `segno COMMAND --help` lists.
+    static func accepted(by command: String) throws -> Set<String> {
+        optionsNamed(in: try CLI.segno([command, "--help"]).stdout)
+    }
+
+    /// A 2 s WAV cut to 60 % of its bytes (its header still claims 2 s).
+    static func cutWAV(_ ws: RunWorkspace, _ rel: String) throws {
+        try RunWorkspace.writeTone(to: ws["whole.wav"], rate: 16000, seconds: 2)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: ws["whole.wav"]))
+        try bytes.prefix(bytes.count * 6 / 10).write(to: URL(fileURLWithPath: ws[rel]))
+    }
+
+    @Test func salvageHintsNameWhatEachCommandTakes() throws {
+        let ws = try RunWorkspace()
+        try Self.cutWAV(ws, "in/cut.wav")
+        // convert and waveform take --salvage, and say so.
+        for args in [["convert", ws["in/cut.wav"], ws["cut.flac"]], ["waveform", ws["in/cut.wav"], "-o", ws["cut.json"]]] {
+            let r = try ws.segno(args)
+            #expect(r.exited(1) && r.stderr.contains("--salvage"), "\(args): \(r.stderr)")
+            #expect(Self.optionsNamed(in: r.stderr).isSubset(of: try Self.accepted(by: args[0])), "\(args): \(r.stderr)")
+        }
+        // info takes neither: its hints name the commands that do, with the option after them.
+        for json in [false, true] {
+            let info = try ws.segno(["info", ws["in/cut.wav"]] + (json ? ["--json"] : []))
+            let text = info.stdout + info.stderr
+            #expect(info.exited(1) && text.contains("salvage"), "\(text)")
+            let bare = text.components(separatedBy: "--salvage").dropLast()
+                .filter { !$0.hasSuffix("segno convert ") && !$0.hasSuffix("segno waveform ") }
+            #expect(bare.isEmpty, "info names --salvage without a command that takes it: \(text)")
+            #expect(Self.optionsNamed(in: text.replacingOccurrences(of: "segno convert --salvage", with: "")
+                                       .replacingOccurrences(of: "segno waveform --salvage", with: "")).isSubset(of: try Self.accepted(by: "info")), "\(text)")
+        }
+        // A run names the spec's key, and so does what status keeps.
+        try ws.writeSpec(RunTests.spec(stages: ["encode: { path: \"{stem}.flac\" }"]))
+        let run = try ws.segno(["run", "spec.yaml"])
+        #expect(run.exited(1) && run.stderr.contains("damaged: salvage"), "\(run.stderr)")
+        #expect(!run.stderr.contains("--salvage"), "\(run.stderr)")
+        let status = try ws.segno(["status", "spec.yaml", "--failed"])
+        #expect(status.stdout.contains("damaged: salvage") && !status.stdout.contains("--salvage"), "\(status.stdout)")
+    }
+
+    @Test func waveformAndConvertHintsNameRealOptions() throws {
+        let ws = try RunWorkspace()
+        try RunWorkspace.writeTone(to: ws["in/b.wav"], rate: 16000, seconds: 1)
+        try RunWorkspace.writeTone(to: ws["in/b.flac"], rate: 16000, seconds: 1, frequency: 300)
+        // Two inputs for one output, with --out-dir given: the hint is one that works.
+        try FileManager.default.createDirectory(atPath: ws["peaks"], withIntermediateDirectories: true)
+        let collide = try ws.segno(["waveform", ws["in"], "--out-dir", ws["peaks"]])
+        #expect(collide.exited(1) && collide.stderr.contains("b.json"), "\(collide.stderr)")
+        #expect(!collide.stderr.contains("layout"), "\(collide.stderr)")
+        #expect(Self.optionsNamed(in: collide.stderr).isSubset(of: try Self.accepted(by: "waveform")), "\(collide.stderr)")
+        let line = try #require(collide.stderrLines.first { $0.contains("own name") }, "\(collide.stderr)")
+        let skipped = try #require(["b.wav", "b.flac"].first { line.hasPrefix("segno: " + ws["in/" + $0]) })
+        // The hint, followed, writes the skipped input's data.
+        let suggested = ws["peaks/b-" + (skipped as NSString).pathExtension + ".json"]
+        #expect(line.contains("segno waveform \(ws["in/" + skipped]) -o OTHER.json"), "\(line)")
+        #expect(try ws.segno(["waveform", ws["in/" + skipped], "-o", suggested]).exited(0))
+
+        // audiowaveform's form writing standard output without a format names --output-format.
+        let dash = try ws.segno(["waveform", "-i", ws["in/b.wav"], "-o", "-"])
+        #expect(dash.exited(1) && dash.stderr.contains("--output-format") && !dash.stderr.contains("give an output"), "\(dash.stderr)")
+
+        // convert --rate that the format cannot take: a usage error naming the rates it can.
+        let rate = try ws.segno(["convert", ws["in/b.wav"], ws["b.opus"], "--rate", "44100"])
+        #expect(rate.exited(2) && rate.stderr.contains("48000") && !rate.stderr.contains("add --rate"), "\(rate.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: ws["b.opus"]))
+        #expect(try ws.segno(["convert", ws["in/b.wav"], ws["b.opus"], "--rate", "48000"]).exited(0))
+    }
+}
