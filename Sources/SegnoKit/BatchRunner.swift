@@ -239,6 +239,11 @@ public final class BatchRunner: Sendable {
             summary.stateStatements = (after.statements - before.statements, after.seconds - before.seconds)
         }
         summary.notStarted = plan.work.count - finished.count
+        let interrupted = Set(finished.filter { $0.status == .interrupted }.map(\.path))
+        let finishedPaths = Set(finished.map(\.path))
+        summary.leftForNextRun = plan.work.filter { w in
+            !w.forcedOnly && (!finishedPaths.contains(w.file.relativePath) || interrupted.contains(w.file.relativePath))
+        }.count
         summary.results = (refused + finished).sorted { $0.path < $1.path }
         summarise(&summary, timeUp: timeUp)
         try? store.finishRun(id: runId, status: runStatus(summary), planned: summary.planned, done: summary.done,

@@ -14,15 +14,19 @@ private func openState(_ specPath: String) throws -> (JobSpec, (any StateBackend
 
 private func seconds(_ x: Double) -> JSONValue { JSONValue.rounded(x, places: 2) }
 
+/// 0.15 → "15 %".
+private func percent(_ x: Double) -> String { String(format: "%g %%", (x * 1000).rounded() / 10) }
+
 struct DuplicatesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "duplicates",
         abstract: "List groups of recordings that share audio, from the fingerprints a run stored.",
         discussion: """
-        Needs a fingerprint tap in the spec and a run that made the fingerprints. Whole duplicates
-        (copies, re-encodings, other rates) and partial overlaps (a cut of a memo, a song in two
-        radio captures) are found by the aligned bit error rate of the Chromaprint items; a match
-        needs a bit error rate of at most 25 % (similarity ≥ 0.75). Times are in seconds.
+        Needs a fingerprint tap in the spec and a run that made the fingerprints. Whole duplicates \
+        (copies, re-encodings, other rates) and partial overlaps (a cut of a memo, a song in two \
+        radio captures) are found by the aligned bit error rate of the Chromaprint items; a match \
+        needs a bit error rate of at most \(percent(DuplicateFinder.defaultMaxBitError)) (similarity ≥ \
+        \(String(format: "%.2f", 1 - DuplicateFinder.defaultMaxBitError))). Times are in seconds.
         """)
 
     @Argument(help: "The job spec (YAML).") var spec: String

@@ -56,10 +56,16 @@ struct OutputsCommand: ParsableCommand {
         }
         var objects: [JSONValue] = []
         var lines: [String] = []
+        let present = sourcePresence(s)
         for path in wanted {
             guard let rec = states[path] else { continue }
             var outs: [JSONValue] = []
-            lines.append("\(AudioError.quoted(path)): \(rec.status.rawValue)" + (rec.error.map { " — \(AudioError.quoted($0))" } ?? ""))
+            // As status counts it: a recording whose source is gone is "gone" (its outputs stay
+            // until a run with prune: true removes them), whatever its last run left.
+            let gone = !present(path)
+            let state = gone ? "gone" : rec.status.rawValue
+            lines.append("\(AudioError.quoted(path)): \(state)" + (gone ? " (source deleted; it was \(rec.status.rawValue); prune: true removes its outputs)" : "")
+                         + (rec.error.map { " — \(AudioError.quoted($0))" } ?? ""))
             for step in rec.steps.values.sorted(by: { $0.stage < $1.stage }) {
                 let stage = String(step.stage.prefix { $0 != ":" })
                 for o in step.outputs {
@@ -68,15 +74,21 @@ struct OutputsCommand: ParsableCommand {
                     lines.append("  \(stage) \(AudioError.quoted(location))")
                 }
             }
-            var fields: [(String, JSONValue)] = [("path", .string(path)), ("state", .string(rec.status.rawValue)), ("outputs", .array(outs))]
+            var fields: [(String, JSONValue)] = [("path", .string(path)), ("state", .string(state))]
+            if gone { fields.append(("last_state", .string(rec.status.rawValue))) }
+            fields.append(("outputs", .array(outs)))
             if let e = rec.error { fields.append(("error", .string(e))) }
             if let report = salvaged[path] {
                 fields.append(("salvaged", .string(report)))
                 lines.append("  salvaged \(report)")
             }
-            if let fp = fingerprints[path] {
+            if let fp = fingerprints[path], !fp.isEmpty {
                 fields.append(("fingerprint", .string(fp)))
                 lines.append("  fingerprint \(fp.prefix(32))… (\(fp.count) characters; --json prints it whole)")
+            } else if fingerprints[path] != nil {
+                // Chromaprint gives no items for audio too short (under about 3 s) or silent.
+                fields.append(("fingerprint", .null))
+                lines.append("  fingerprint none (too short or silent to fingerprint)")
             }
             objects.append(.object(fields))
         }

@@ -50,6 +50,16 @@ func openStateForReading(spec path: String) throws -> (JobSpec, (any StateBacken
     }
 }
 
+/// Whether a recording's source (its path relative to `input.root`) is still there, as `status`
+/// and `outputs` both count it: a recording whose source is gone is "gone", whatever it was.
+func sourcePresence(_ s: JobSpec) -> (String) -> Bool {
+    guard s.input.isObjectStore else { return { FileNameBytes.exists(s.input.root + "/" + $0) } }
+    // Objects are listed (one ListObjectsV2 per 1,000); without credentials nothing counts as gone.
+    let listed = try? s.makeSource(environment: ProcessContext.environment, tools: ProcessContext.tools, logger: Logger(label: "segno")).scan()
+    let names = listed.map { Set($0.files.map(\.relativePath) + $0.settlingPaths) }
+    return { names?.contains($0) ?? true }
+}
+
 /// Writes one line to standard error.
 func printError(_ message: String) {
     var line = message

@@ -45,13 +45,7 @@ struct StatusCommand: ParsableCommand {
         // (their outputs stay until a run with `prune: true` removes them).
         var counts: [String: Int] = [:]
         var gone: [String] = []
-        var present: (String) -> Bool = { FileNameBytes.exists(s.input.root + "/" + $0) }
-        if s.input.isObjectStore {
-            // Objects are listed (one ListObjectsV2 per 1,000); without credentials nothing counts as gone.
-            let listed = try? s.makeSource(environment: ProcessContext.environment, tools: ProcessContext.tools, logger: Logger(label: "segno")).scan()
-            let names = listed.map { Set($0.files.map(\.relativePath) + $0.settlingPaths) }
-            present = { names?.contains($0) ?? true }
-        }
+        let present = sourcePresence(s)
         let all = try store.loadAll()
         for (path, rec) in all {
             if present(path) { counts[rec.status.rawValue, default: 0] += 1 } else { gone.append(path) }
@@ -108,7 +102,8 @@ struct StatusCommand: ParsableCommand {
             if r.repeats > 1 {
                 printOut("run \(r.id) \(date(r.startedAt)) … \(date(r.finishedAt)) \(r.status.rawValue): nothing to do, \(r.repeats) runs, \(r.skipped) up to date")
             } else {
-                printOut("run \(r.id) \(date(r.startedAt)) \(r.status.rawValue): \(r.done) done, \(r.failed) failed, \(r.skipped) up to date")
+                // A run's row counts partly done recordings with the failed ones (the exit code's count).
+                printOut("run \(r.id) \(date(r.startedAt)) \(r.status.rawValue): \(r.done) done, \(r.failed) failed or partly done, \(r.skipped) up to date")
             }
         }
         for w in fleet {

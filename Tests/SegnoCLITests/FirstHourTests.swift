@@ -105,3 +105,80 @@ extension FirstHourTests {
         #expect(try ws.segno(["convert", ws["in/b.wav"], ws["b.opus"], "--rate", "48000"]).exited(0))
     }
 }
+
+/// Item 8: the numbers segno prints agree with each other and with what the next run does.
+extension FirstHourTests {
+    /// "3 done, 1 failed, 2 partly done" from a run's last line, as (done, failed, partly done).
+    static func outcome(_ stdout: String) -> (done: Int, failed: Int, partial: Int)? {
+        let regex = try! NSRegularExpression(pattern: "(\\d+) done, (\\d+) failed(?:, (\\d+) partly done)?, \\d+ up to date")
+        guard let m = regex.matches(in: stdout, range: NSRange(stdout.startIndex..., in: stdout)).last else { return nil }
+        func n(_ i: Int) -> Int { Range(m.range(at: i), in: stdout).flatMap { Int(stdout[$0]) } ?? 0 }
+        return (n(1), n(2), n(3))
+    }
+
+    @Test func theRunSummaryCountsAsStatusDoes() throws {
+        let ws = try RunWorkspace()
+        // Eight channels: the FLAC is written, the MP3 (at most 2 channels) is not: partly done.
+        try RunWorkspace.writeTone(to: ws["in/eight.wav"], channels: 8, seconds: 0.5)
+        try RunWorkspace.writeTone(to: ws["in/mono.wav"], seconds: 0.5)
+        try Data("RIFF but not audio at all".utf8).write(to: URL(fileURLWithPath: ws["in/broken.wav"]))
+        try ws.writeSpec(RunTests.spec(stages: ["encode: { path: \"{stem}.flac\" }", "encode: { path: \"{stem}.mp3\" }"]))
+        let run = try ws.segno(["run", "spec.yaml", "--report", ws["r.json"]])
+        #expect(run.exited(1), "\(run.stderr)")
+        let said = try #require(Self.outcome(run.stdout), "\(run.stdout)")
+        let status = try ws.status()
+        #expect(said.done == status.int("done") && said.failed == status.int("failed") && said.partial == status.int("partial"),
+                "run said \(said), status \(status)")
+        #expect(said.partial == 1 && said.failed == 1 && said.done == 1, "\(run.stdout)")
+        let report = try ws.report("r.json")
+        #expect(report.int("counts", "failed") == status.int("failed") && report.int("counts", "partial") == status.int("partial"), "\(report)")
+    }
+
+    @Test func leftForTheNextRunIsWhatTheNextRunDoesAfterForce() throws {
+        let ws = try RunWorkspace()
+        try ws.makeRecordings(count: 3, maxSeconds: 0.6)
+        try Data("RIFF but not audio at all".utf8).write(to: URL(fileURLWithPath: ws["in/broken.wav"]))
+        try ws.writeSpec(RunTests.spec())
+        #expect(try ws.segno(["run", "spec.yaml"]).exited(1))
+        try RunWorkspace.writeTone(to: ws["in/new1.wav"], seconds: 0.5)
+        try RunWorkspace.writeTone(to: ws["in/new2.wav"], seconds: 0.5, frequency: 300)
+        // --force plans all six; the time is up before any starts.
+        let forced = try ws.segno(["run", "spec.yaml", "--force", "--max-time", "0s"])
+        #expect(forced.exited(0), "\(forced.stderr)")
+        let left = forced.stdout.components(separatedBy: "--max-time reached, ").last?.split(separator: " ").first.flatMap { Int($0) }
+        let dry = try ws.segno(["run", "spec.yaml", "--dry-run"])
+        #expect(left == 2 && dry.stdout.contains("dry run: \(left ?? -1) to run, 3 up to date, 1 known failures"), "\(forced.stdout) then \(dry.stdout)")
+    }
+
+    @Test func outputsSaysGoneAsStatusDoesAndNoEmptyFingerprint() throws {
+        let ws = try RunWorkspace()
+        try RunWorkspace.writeTone(to: ws["in/long.wav"], rate: 16000, seconds: 8)
+        try RunWorkspace.writeTone(to: ws["in/short.wav"], rate: 16000, seconds: 0.5)
+        try RunWorkspace.writeTone(to: ws["in/eight.wav"], channels: 8, seconds: 0.5)
+        try ws.writeSpec(RunTests.spec(stages: ["encode: { path: \"{stem}.flac\" }", "encode: { path: \"{stem}.mp3\" }", "fingerprint: {}"]))
+        _ = try ws.segno(["run", "spec.yaml"])
+        try FileManager.default.removeItem(atPath: ws["in/eight.wav"])
+        let status = try ws.status()
+        #expect(status.int("gone") == 1 && status.int("partial") == 0, "\(status)")
+        let json = try RunWorkspace.json(try ws.segno(["outputs", "spec.yaml", "--json"]).stdout)
+        let recs = try #require(json["recordings"] as? [[String: Any]])
+        let eight = try #require(recs.first { $0["path"] as? String == "eight.wav" })
+        #expect(eight["state"] as? String == "gone" && eight["last_state"] as? String == "partial", "\(eight)")
+        let text = try ws.segno(["outputs", "spec.yaml"])
+        #expect(text.stdout.contains("eight.wav: gone") && !text.stdout.contains("eight.wav: partial"), "\(text.stdout)")
+        // A recording too short to fingerprint has none, not a fingerprint of 0 characters.
+        #expect(!text.stdout.contains("(0 characters"), "\(text.stdout)")
+        let short = try #require(recs.first { $0["path"] as? String == "short.wav" })
+        #expect((short["fingerprint"] as? String).map { !$0.isEmpty } ?? true, "\(short)")
+        let long = try #require(recs.first { $0["path"] as? String == "long.wav" })
+        #expect((long["fingerprint"] as? String)?.isEmpty == false, "\(long)")
+    }
+
+    @Test func duplicatesHelpQuotesTheThresholdTheCodeUses() throws {
+        let help = try CLI.segno(["help", "duplicates"]).stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        let percent = DuplicateFinder.defaultMaxBitError * 100
+        #expect(DuplicateFinder().maxBitError == DuplicateFinder.defaultMaxBitError)
+        #expect(help.contains(String(format: "at most %g %%", percent)), "\(help)")
+        #expect(help.contains(String(format: "similarity ≥ %.2f", 1 - DuplicateFinder.defaultMaxBitError)), "\(help)")
+    }
+}
