@@ -182,3 +182,53 @@ extension FirstHourTests {
         #expect(help.contains(String(format: "similarity ≥ %.2f", 1 - DuplicateFinder.defaultMaxBitError)), "\(help)")
     }
 }
+
+/// Item 1: salvage reports a recording salvaged only when something was lost or skipped.
+extension FirstHourTests {
+    /// Healthy FLAC (by `flac`), MP3 and Opus (by ffmpeg) of one noise WAV under `in/`, each
+    /// checked healthy by those tools; and a FLAC cut short, which salvage does recover.
+    static func healthyAndCut(_ ws: RunWorkspace) throws {
+        let wav = ws["src.wav"]
+        _ = try Audio.output(of: "sox", ["-R", "-n", "-r", "48000", "-c", "1", "-b", "16", wav, "synth", "3", "pinknoise", "vol", "0.5"], what: "make a WAV")
+        _ = try Audio.output(of: "flac", ["-s", "-f", "-o", ws["in/memo.flac"], wav], what: "encode FLAC")
+        _ = try Audio.output(of: "ffmpeg", ["-nostdin", "-v", "error", "-i", wav, "-c:a", "libmp3lame", "-b:a", "96k", ws["in/memo.mp3"]], what: "encode MP3")
+        _ = try Audio.output(of: "ffmpeg", ["-nostdin", "-v", "error", "-i", wav, "-c:a", "libopus", "-b:a", "48k", ws["in/memo.opus"]], what: "encode Opus")
+        // The independent tools find nothing wrong with them.
+        #expect(try CLI.tool("flac", ["-t", "-s", ws["in/memo.flac"]]).status == 0)
+        for name in ["memo.flac", "memo.mp3", "memo.opus"] {
+            let check = try CLI.tool("ffmpeg", ["-nostdin", "-v", "error", "-xerror", "-i", ws["in/" + name], "-f", "null", "-"])
+            #expect(check.status == 0 && check.stderr.isEmpty, "\(name): \(check.stderr)")
+        }
+        let flac = try Data(contentsOf: URL(fileURLWithPath: ws["in/memo.flac"]))
+        try flac.prefix(flac.count * 6 / 10).write(to: URL(fileURLWithPath: ws["in/cut.flac"]))
+        #expect(try CLI.tool("flac", ["-t", "-s", ws["in/cut.flac"]]).status != 0)
+    }
+
+    @Test func healthyFilesAreNotReportedSalvaged() throws {
+        let ws = try RunWorkspace()
+        try Self.healthyAndCut(ws)
+        for name in ["memo.flac", "memo.mp3", "memo.opus"] {
+            let convert = try ws.segno(["convert", "--salvage", ws["in/" + name], ws["out-" + name + ".wav"]])
+            #expect(convert.exited(0) && !convert.stderr.contains("salvaged"), "\(name): \(convert.stderr)")
+            let wave = try ws.segno(["waveform", "--salvage", ws["in/" + name], "-o", ws["out-" + name + ".json"]])
+            #expect(wave.exited(0) && !wave.stderr.contains("salvaged"), "\(name): \(wave.stderr)")
+        }
+        let cut = try ws.segno(["convert", "--salvage", ws["in/cut.flac"], ws["cut.wav"]])
+        #expect(cut.exited(0) && cut.stderr.contains("salvaged"), "the cut FLAC is: \(cut.stderr)")
+
+        try ws.writeSpec(RunTests.spec(input: ["damaged: salvage"], stages: ["encode: { path: \"{stem}.{ext}.wav\" }", "metadata: { path: \"{stem}.{ext}.json\" }"]))
+        let run = try ws.segno(["run", "spec.yaml", "--report", ws["r.json"]])
+        #expect(run.exited(0), "\(run.stderr)")
+        let warned = run.stderrLines.filter { $0.contains("salvaged") }
+        #expect(warned.count == 1 && warned.first?.contains("cut.flac") == true, "\(run.stderr)")
+        #expect(try ws.status().int("salvaged") == 1)
+        let outputs = try ws.segno(["outputs", "spec.yaml"])
+        #expect(outputs.stdout.components(separatedBy: "salvaged").count == 2, "\(outputs.stdout)")
+        for name in ["memo.flac", "memo.mp3", "memo.opus"] {
+            let meta = try RunWorkspace.json(String(contentsOfFile: ws["out/" + (name as NSString).deletingPathExtension + "." + (name as NSString).pathExtension + ".json"], encoding: .utf8))
+            #expect(meta["salvaged"] == nil, "\(name): \(meta)")
+        }
+        let recordings = try #require(try ws.report("r.json")["recordings"] as? [[String: Any]])
+        #expect(recordings.filter { $0["salvaged"] != nil }.compactMap { $0["path"] as? String } == ["cut.flac"], "\(recordings)")
+    }
+}

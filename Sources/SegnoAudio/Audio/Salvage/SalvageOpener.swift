@@ -138,11 +138,11 @@ final package class RebuiltDecoder: AudioDecoder {
     package var notes: [String] { inner.notes }
     /// Its own report, with what the inner decoder salvaged after it.
     package var salvage: SalvageReport? {
-        guard let more = inner.salvage else { return report }
+        guard let more = inner.salvage else { return report.ifSalvaged }
         var r = report
         r.losses += more.losses
         r.declaredFrames = r.declaredFrames ?? more.declaredFrames
-        return r
+        return r.ifSalvaged
     }
 
     package func read(into block: inout AudioBlock, maxFrames: Int) throws -> Int {
