@@ -46,7 +46,7 @@ struct OutputsCommand: ParsableCommand {
             }
         }
         // What salvage recovered, by recording (processed from a damaged file).
-        let salvaged = Dictionary((try opened?.salvagedRecordings() ?? []).map { ($0.path, $0.report) }) { a, _ in a }
+        let salvaged = Dictionary((try opened?.salvagedRecordings() ?? []).map { ($0.path, $0) }) { a, _ in a }
         func resolve(_ text: String) -> (kind: String, location: String) {
             switch StoredOutput(text) {
             case .relative(let r): return ("file", s.outputRoot + "/" + r)
@@ -78,9 +78,9 @@ struct OutputsCommand: ParsableCommand {
             if gone { fields.append(("last_state", .string(rec.status.rawValue))) }
             fields.append(("outputs", .array(outs)))
             if let e = rec.error { fields.append(("error", .string(e))) }
-            if let report = salvaged[path] {
-                fields.append(("salvaged", .string(report)))
-                lines.append("  salvaged \(report)")
+            if let s = salvaged[path] {
+                fields.append(("salvaged", s.reportJSON))
+                lines.append("  salvaged: \(s.reportProse)")
             }
             if let fp = fingerprints[path], !fp.isEmpty {
                 fields.append(("fingerprint", .string(fp)))

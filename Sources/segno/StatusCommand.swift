@@ -83,7 +83,7 @@ struct StatusCommand: ParsableCommand {
             if !salvaged.isEmpty {
                 // What salvage recovered of each damaged recording processed (`input.damaged: salvage`).
                 obj.append(("salvaged_recordings", .array(salvaged.map { r in
-                    .object([("path", .string(r.path)), ("report", .string(r.report)), ("at", .string(date(r.at)))])
+                    .object([("path", .string(r.path)), ("report", r.reportJSON), ("at", .string(date(r.at)))])
                 })))
             }
             if failed {
@@ -114,7 +114,7 @@ struct StatusCommand: ParsableCommand {
         }
         if !salvaged.isEmpty {
             printOut("salvaged \(salvaged.count): processed from what damaged files hold (input.damaged: salvage)")
-            for r in salvaged.prefix(failed ? salvaged.count : 5) { printOut("salvaged \(AudioError.quoted(r.path)): \(r.report)") }
+            for r in salvaged.prefix(failed ? salvaged.count : 5) { printOut("salvaged \(AudioError.quoted(r.path)): \(r.reportProse)") }
             if !failed && salvaged.count > 5 { printOut("… segno status --failed \(spec) lists them all") }
         }
         if failed {

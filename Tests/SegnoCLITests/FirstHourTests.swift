@@ -232,3 +232,37 @@ extension FirstHourTests {
         #expect(recordings.filter { $0["salvaged"] != nil }.compactMap { $0["path"] as? String } == ["cut.flac"], "\(recordings)")
     }
 }
+
+/// Item 4: `salvaged` is a JSON object in every `--json`, and prose in the text forms.
+extension FirstHourTests {
+    @Test func salvagedIsAnObjectInJSONAndProseInText() throws {
+        let ws = try RunWorkspace()
+        try Self.cutWAV(ws, "in/cut.wav")
+        try ws.writeSpec(RunTests.spec(input: ["damaged: salvage"], stages: ["encode: { path: \"{stem}.wav\" }"]))
+        #expect(try ws.segno(["run", "spec.yaml"]).exited(0))
+        // What sox counts in the output and the original: the recovered and the lost frames.
+        let soxi = { (path: String) throws -> Int in
+            Int(String(decoding: try Audio.output(of: "soxi", ["-s", path], what: "count frames"), as: UTF8.self)
+                .trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        }
+        let recovered = try soxi(ws["out/cut.wav"]), whole = try soxi(ws["whole.wav"])
+        #expect(recovered > 0 && recovered < whole)
+        func check(_ object: Any?, _ what: String) {
+            let o = object as? [String: Any]
+            #expect(o?["frames"] as? Int == recovered && o?["frames_lost"] as? Int == whole - recovered, "\(what): \(String(describing: object))")
+            #expect((o?["causes"] as? [String])?.contains("truncated") == true, "\(what): \(String(describing: object))")
+        }
+        let status = try ws.status()
+        check((status["salvaged_recordings"] as? [[String: Any]])?.first?["report"], "status --json")
+        let outputs = try RunWorkspace.json(try ws.segno(["outputs", "spec.yaml", "--json"]).stdout)
+        check((outputs["recordings"] as? [[String: Any]])?.first?["salvaged"], "outputs --json")
+        let report = try RunWorkspace.json(try ws.segno(["report", "spec.yaml", "--json"]).stdout)
+        check((report["recordings"] as? [[String: Any]])?.first?["salvaged"], "report --json")
+        // The text forms say it in words, not JSON.
+        for args in [["status", "spec.yaml"], ["outputs", "spec.yaml"]] {
+            let text = try ws.segno(args).stdout
+            let line = text.split(separator: "\n").first { $0.contains("salvaged") }.map(String.init) ?? ""
+            #expect(line.contains("\(whole - recovered) frames lost") && !line.contains("{") && !line.contains("\"frames_lost\""), "\(args): \(text)")
+        }
+    }
+}

@@ -76,7 +76,7 @@ import Testing
         #expect(st?["salvaged"] as? Int == 2, "\(status.stdout)")
         #expect(st?["done"] as? Int == 2)
         let outputs = try ws.segno(["outputs", spec])
-        #expect(outputs.stdout.components(separatedBy: "salvaged {").count == 3, "\(outputs.stdout)")
+        #expect(outputs.stdout.components(separatedBy: "salvaged: ").count == 3, "\(outputs.stdout)")
         // The run report.
         let rj = try String(contentsOfFile: report, encoding: .utf8)
         #expect(rj.components(separatedBy: "\"salvaged\":{\"frames_lost\"").count == 3, "\(rj)")

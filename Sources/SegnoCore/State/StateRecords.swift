@@ -174,6 +174,30 @@ public struct SalvagedRecord: Sendable, Equatable {
         self.report = report
         self.at = at
     }
+
+    /// `report` as the JSON object it holds (what every `--json` prints), or the text itself
+    /// when it is not one.
+    public var reportJSON: JSONValue { Self.parse(report).map(\.json) ?? .string(report) }
+
+    /// `report` as one line for people: "277810 frames lost from 2.270 s (truncated); 100000
+    /// frames recovered (read to the end of the file)".
+    public var reportProse: String { Self.parse(report).map(\.prose) ?? report }
+
+    private static func parse(_ text: String) -> (json: JSONValue, prose: String)? {
+        guard let o = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any],
+              let lost = (o["frames_lost"] as? NSNumber)?.intValue, let frames = (o["frames"] as? NSNumber)?.intValue,
+              let method = o["method"] as? String else { return nil }
+        let at = (o["at"] as? NSNumber)?.doubleValue
+        let causes = o["causes"] as? [String] ?? []
+        let json = JSONValue.object([
+            ("frames_lost", .int(lost)), ("at", at.map { .double($0) } ?? .null), ("frames", .int(frames)),
+            ("method", .string(method)), ("causes", .array(causes.map { .string($0) })),
+        ])
+        var prose = lost > 0 ? "\(lost) frames lost" + (at.map { String(format: " from %.3f s", $0) } ?? "") : "no frames lost"
+        if !causes.isEmpty { prose += " (\(causes.joined(separator: ", ")))" }
+        prose += "; \(frames) frames recovered (\(method))"
+        return (json, prose)
+    }
 }
 
 extension StateUpdate {
