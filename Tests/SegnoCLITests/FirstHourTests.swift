@@ -261,7 +261,7 @@ extension FirstHourTests {
         // The text forms say it in words, not JSON.
         for args in [["status", "spec.yaml"], ["outputs", "spec.yaml"]] {
             let text = try ws.segno(args).stdout
-            let line = text.split(separator: "\n").first { $0.contains("salvaged") }.map(String.init) ?? ""
+            let line = text.split(separator: "\n").first { $0.contains("salvaged") && $0.contains("frames") }.map(String.init) ?? ""
             #expect(line.contains("\(whole - recovered) frames lost") && !line.contains("{") && !line.contains("\"frames_lost\""), "\(args): \(text)")
         }
     }
