@@ -63,8 +63,12 @@ struct DuplicatesCommand: ParsableCommand {
             ]))
             return
         }
-        guard store != nil, !stored.isEmpty else {
-            printOut("no fingerprints yet in \(s.statePath): run segno run \(spec)")
+        guard store != nil else {
+            printOut(nothingHasRun(s, spec: spec))
+            return
+        }
+        guard !stored.isEmpty else {
+            printOut("no fingerprints yet in \(AudioError.quoted(s.statePath)): run segno run \(ReportData.shellQuoted(spec))")
             return
         }
         guard !groups.isEmpty else {
@@ -118,6 +122,10 @@ struct FindCommand: ParsableCommand {
         q.from = from.flatMap(CatalogQuery.date)
         q.to = to.flatMap(CatalogQuery.date)
         q.near = near.flatMap(CatalogQuery.place)
+        if store == nil && !json {
+            printOut(nothingHasRun(s, spec: spec))
+            return
+        }
         let hits = try store?.search(q, limit: 1000) ?? []
         func output(_ text: String) -> String {
             if case .relative(let r) = StoredOutput(text) { return s.outputRoot + "/" + r }

@@ -24,6 +24,10 @@ struct OutputsCommand: ParsableCommand {
     func run() throws {
         // Read-only: never migrates, creates or changes a file in the state folder.
         let (s, opened) = try openStateForReading(spec: spec)
+        if opened == nil && recordings.isEmpty && !json {
+            printOut(nothingHasRun(s, spec: spec))
+            return
+        }
         let states = try opened?.loadAll() ?? [:]
         let root = s.input.root.hasSuffix("/") ? String(s.input.root.dropLast()) : s.input.root
         var wanted: [String] = []

@@ -31,8 +31,13 @@ struct ReportCommand: ParsableCommand {
         // Read-only: never migrates, creates or changes a file in the state folder.
         let (s, opened) = try openStateForReading(spec: spec)
         guard let store = opened else {
-            printError("segno: no state yet at \(AudioError.quoted(s.statePath)): nothing has run")
-            throw Exit.failures
+            if json {
+                printJSON(.object([("state", .string(s.statePath)), ("counts", .object(["recordings", "done", "failed", "partial"].map { ($0, .int(0)) })),
+                                   ("runs", .array([])), ("failures", .array([])), ("recordings", .array([]))]))
+            } else {
+                printOut(nothingHasRun(s, spec: spec))
+            }
+            return
         }
         let target = output.map { URL(fileURLWithPath: $0).standardizedFileURL.path } ?? s.reportPath ?? s.outputRoot + "/report.html"
         var options = ReportData.Options(reportPath: target, runId: runId, failedOnly: failed)

@@ -50,6 +50,13 @@ func openStateForReading(spec path: String) throws -> (JobSpec, (any StateBacken
     }
 }
 
+/// What every reading command (`status`, `find`, `outputs`, `report`, `duplicates`) says for a
+/// spec that has never run, on standard output with exit 0: nothing is wrong, and there is
+/// nothing to show yet (`--json` prints its empty answer instead).
+func nothingHasRun(_ s: JobSpec, spec: String) -> String {
+    "no state yet at \(AudioError.quoted(s.statePath)): nothing has run (segno run \(ReportData.shellQuoted(spec)) processes the recordings)"
+}
+
 /// Whether a recording's source (its path relative to `input.root`) is still there, as `status`
 /// and `outputs` both count it: a recording whose source is gone is "gone", whatever it was.
 func sourcePresence(_ s: JobSpec) -> (String) -> Bool {

@@ -38,7 +38,7 @@ struct StatusCommand: ParsableCommand {
         // Read-only: never migrates, creates or changes a file in the state folder.
         let (s, opened) = try openStateForReading(spec: spec)
         guard let store = opened else {
-            if json { printOut(#"{"recordings":0,"done":0,"failed":0,"partial":0,"runs":[]}"#) } else { printOut("no state yet at \(s.statePath): nothing has run") }
+            if json { printOut(#"{"recordings":0,"done":0,"failed":0,"partial":0,"runs":[]}"#) } else { printOut(nothingHasRun(s, spec: spec)) }
             return
         }
         // Only recordings whose source is still there count; the others are listed as gone

@@ -266,3 +266,39 @@ extension FirstHourTests {
         }
     }
 }
+
+/// Item 7: every reading command answers a lost database and a never-run spec as the others do,
+/// and a lost database as `run` does.
+extension FirstHourTests {
+    static let readers: [[String]] = [["status"], ["find", "memo"], ["outputs"], ["report"], ["duplicates"]]
+
+    @Test func readingCommandsAnswerANeverRunSpecAndALostDatabaseAlike() throws {
+        let ws = try RunWorkspace()
+        try RunWorkspace.writeTone(to: ws["in/memo.wav"], rate: 16000, seconds: 4)
+        try ws.writeSpec(RunTests.spec(stages: ["encode: { path: \"{stem}.flac\" }", "fingerprint: {}"]))
+        // Never run: one line, the same for all, exit 0; --json is JSON; nothing is created.
+        var said: Set<String> = []
+        for r in Self.readers {
+            let text = try ws.segno([r[0], "spec.yaml"] + r.dropFirst())
+            #expect(text.exited(0), "\(r): \(text.status) \(text.stderr)")
+            said.insert(text.stdout)
+            let json = try ws.segno([r[0], "spec.yaml", "--json"] + r.dropFirst())
+            #expect(json.exited(0) && (try? RunWorkspace.json(json.stdout)) != nil, "\(r) --json: \(json.stdout) \(json.stderr)")
+        }
+        #expect(said.count == 1 && said.first?.contains("nothing has run") == true, "\(said)")
+        #expect(!FileManager.default.fileExists(atPath: ws["out"]))
+
+        // The database lost after runs: run refuses with 65, and so does every reader, in run's words.
+        #expect(try ws.segno(["run", "spec.yaml"]).exited(0))
+        for suffix in ["", "-wal", "-shm"] { unlink(ws["out/.segno/state.sqlite" + suffix]) }
+        let run = try ws.segno(["run", "spec.yaml"])
+        #expect(run.exited(65), "\(run.status) \(run.stderr)")
+        for r in Self.readers {
+            for json in [false, true] {
+                let read = try ws.segno([r[0], "spec.yaml"] + (json ? ["--json"] : []) + r.dropFirst())
+                #expect(read.exited(65) && read.stderr == run.stderr, "\(r) json \(json): \(read.status) \(read.stdout) \(read.stderr) — run said \(run.stderr)")
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: ws["out/.segno/state.sqlite"]), "no reader makes a new database")
+    }
+}

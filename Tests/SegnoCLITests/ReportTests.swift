@@ -190,9 +190,10 @@ import Testing
             stages:
               - encode: { path: "{stem}.flac" }
             """)
+        // Nothing has run: said as status says it, exit 0, no page (issue 31 item 7).
         let none = try ws.segno(["report", "spec.yaml"])
-        #expect(none.exited(1))
-        #expect(none.stderr.contains("no state yet"))
+        #expect(none.exited(0))
+        #expect(none.stdout.contains("no state yet"))
         #expect(!FileManager.default.fileExists(atPath: ws["out"]))
         try ws.makeRecordings(count: 1)
         RunWorkspace.setModified(ws["in/memo 000.wav"], seconds: 1_700_000_000)
