@@ -92,10 +92,10 @@ struct FindCommand: ParsableCommand {
         commandName: "find",
         abstract: "Search the recordings a run processed by words (title, tags, file name, what was said), recording date and place.",
         discussion: """
-        Words match at the start of words in titles, tags, file names and transcripts (the transcribe
-        stage; each place they were said is printed with its time), ignoring case and accents
-        ("cafe" finds "Café", "서울" finds "서울에서"); all words must match; results are ranked (title
-        first, then tags, then names). Dates are YYYY-MM-DD or ISO 8601 date-times, inclusive. SQLite
+        Words match at the start of words in titles, tags, file names and transcripts (the transcribe \
+        stage; each place they were said is printed with its time), ignoring case and accents \
+        ("cafe" finds "Café", "서울" finds "서울에서"); all words must match; results are ranked (title \
+        first, then tags, then names). Dates are YYYY-MM-DD or ISO 8601 date-times, inclusive. SQLite \
         and PostgreSQL state alike.
         """)
 

@@ -23,10 +23,10 @@ struct ConvertCommand: ParsableCommand {
     @Option(help: "High-pass corner in Hz (Butterworth, order 2).") var highpass: Double?
     @Option(help: "Low-pass corner in Hz (Butterworth, order 2).") var lowpass: Double?
     @Option(help: ArgumentHelp("EQ bands \"type:freq:bandwidth:gain,…\" in AVAudioUnitEQ's types (parametric, lowShelf, highShelf, …).", valueName: "bands")) var eq: String?
-    @Option(parsing: .unconditional, help: ArgumentHelp("Normalise to loudness (-16 or -16LUFS, true peak ≤ -1 dBTP) or sample peak (-1dBFS).", valueName: "target")) var normalize: String?
+    @Option(name: [.customLong("normalize"), .customLong("normalise")], parsing: .unconditional, help: ArgumentHelp("Normalise to loudness (-16 or -16LUFS, true peak ≤ -1 dBTP) or sample peak (-1dBFS).", valueName: "target")) var normalize: String?
     @Option(parsing: .unconditional, help: "Pitch shift in semitones, −24…24 (duration kept).") var pitch: Double?
     @Option(help: "Tempo factor 0.25…4 without changing pitch.") var tempo: Double?
-    @Option(help: "Output format: wav, aiff, caf, flac, ogg, opus, mp3, w64, rf64, aac, alac (default: from OUT's extension; .m4a is aac). aac and alac are written through the ffmpeg program.") var format: String?
+    @Option(help: "Output format: wav, aiff, caf, flac, ogg, opus, mp3, w64, rf64, aac (or m4a), alac (default: from OUT's extension; .m4a is aac). aac and alac are written through the ffmpeg program.") var format: String?
     @Option(help: "Bits per sample: 8, 16, 24, 32, float, double (default: the source's depth where the format holds it).") var bits: String?
     @Option(name: .customLong("encode-quality"), help: "Lossy quality 0…1 (higher is better) or FLAC effort.") var encodeQuality: Double?
     @Flag(help: "Keep what a damaged IN holds (cut short, sizes unwritten, lost frames) instead of failing; gaps become silence.") var salvage = false
@@ -43,7 +43,7 @@ struct ConvertCommand: ParsableCommand {
         if ResampleConfig.Quality(rawValue: quality) == nil { throw ValidationError("--quality must be one of \(ResampleConfig.Quality.allCases.map(\.rawValue).joined(separator: ", "))") }
         if let mix, MixConfig.Target(rawValue: mix) == nil { throw ValidationError("--mix must be mono or stereo") }
         if let gain, !GainConfig.range.contains(gain) { throw ValidationError("--gain must be −96…48 dB") }
-        if let format, OutputFormat(rawValue: format.lowercased()) == nil { throw ValidationError("--format must be one of \(OutputFormat.allCases.map(\.rawValue).joined(separator: ", "))") }
+        if let format, Self.format(named: format) == nil { throw ValidationError("--format must be one of \(OutputFormat.allCases.map(\.rawValue).joined(separator: ", ")) (or an extension such as m4a)") }
         if format == nil, output == "-" { throw ValidationError("writing to standard output (-) needs --format, e.g. --format wav") }
         if format == nil, OutputFormat(extensionOf: output) == nil { throw ValidationError("cannot tell the format from \"\(output)\"; add --format") }
         if let bits, SampleBits(text: bits) == nil { throw ValidationError("--bits must be 8, 16, 24, 32, float or double") }
@@ -54,7 +54,7 @@ struct ConvertCommand: ParsableCommand {
         if let p = pitch, !PitchConfig.semitoneRange.contains(p) { throw ValidationError("--pitch must be −24…24 semitones") }
         if let t = tempo, !PitchConfig.tempoRange.contains(t) { throw ValidationError("--tempo must be 0.25…4") }
         if let q = encodeQuality, !(0...1).contains(q) { throw ValidationError("--encode-quality must be 0…1") }
-        let resolved = format.flatMap { OutputFormat(rawValue: $0.lowercased()) } ?? OutputFormat(extensionOf: output)
+        let resolved = format.flatMap(Self.format(named:)) ?? OutputFormat(extensionOf: output)
         if let rate, let resolved, let allowed = resolved.allowedRates, !allowed.contains(rate) {
             throw ValidationError("--rate \(rate): \(resolved.rawValue) is coded at \(allowed.map(String.init).joined(separator: ", ")) Hz; give one of them")
         }
@@ -115,7 +115,7 @@ struct ConvertCommand: ParsableCommand {
         }
         // Opus is coded at 8, 12, 16, 24 or 48 kHz: another source rate is resampled to 48 kHz, as
         // opusenc and ffmpeg do, and said once (libsndfile would refuse the rate).
-        let resolved = format.flatMap { OutputFormat(rawValue: $0.lowercased()) } ?? OutputFormat(extensionOf: self.output)
+        let resolved = format.flatMap(Self.format(named:)) ?? OutputFormat(extensionOf: self.output)
         if rate == nil, resolved == .opus, let allowed = OutputFormat.opus.allowedRates,
            let source = try? DecoderFactory.open(path: input, tools: ProcessContext.tools) {
             let from = source.info.sampleRate
@@ -126,7 +126,7 @@ struct ConvertCommand: ParsableCommand {
             }
         }
         var output = self.output
-        if output == "-", let spool, let f = format.flatMap({ OutputFormat(rawValue: $0.lowercased()) }) {
+        if output == "-", let spool, let f = format.flatMap(Self.format(named:)) {
             output = spool + "/stdout." + f.rawValue
         }
         // Never over a file segno did not write (its files carry the user.segno mark), unless asked.
@@ -135,7 +135,7 @@ struct ConvertCommand: ParsableCommand {
             throw Exit.failures
         }
         let template = try PathTemplate(output.lastComponent)
-        let encode = EncodeConfig(path: template, format: format.flatMap { OutputFormat(rawValue: $0.lowercased()) },
+        let encode = EncodeConfig(path: template, format: format.flatMap(Self.format(named:)),
                                   bits: bits.flatMap(SampleBits.init(text:)), quality: encodeQuality,
                                   bitrate: bitrate.flatMap(resolved == .mp3 ? EncodeConfig.parseMP3Bitrate : EncodeConfig.parseBitrate),
                                   vbr: vbr, tags: try Self.tagPolicy(setTags, noTags: noTags),
@@ -218,6 +218,11 @@ struct ConvertCommand: ParsableCommand {
 }
 
 extension ConvertCommand {
+    /// `--format`: a format's name (`aac`), or an extension that names one (`m4a` is aac, `aif` aiff).
+    static func format(named name: String) -> OutputFormat? {
+        OutputFormat(rawValue: name.lowercased()) ?? (name.contains("/") || name.contains(".") ? nil : OutputFormat(extensionOf: "x." + name))
+    }
+
     /// "-16LUFS" → loudness −16 (true peak −1 dBTP); "-1dBFS" → sample peak −1.
     static func normalizeTarget(_ text: String) -> NormalizeConfig.Target? {
         let t = text.lowercased().replacingOccurrences(of: " ", with: "")

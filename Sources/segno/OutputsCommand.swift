@@ -12,13 +12,13 @@ struct OutputsCommand: ParsableCommand {
         commandName: "outputs",
         abstract: "List each recording's outputs: files, uploaded objects, fingerprints and state.",
         discussion: """
-        Reads the state database read-only. RECORDING is a path relative to input.root, or an \
-        absolute path inside it; without any, every recording in the state is listed. Exit code 1 \
-        when a RECORDING is not in the state.
+        Reads the state database read-only. RECORDING is a path relative to input.root, or a path \
+        (from the current folder, or absolute) to a file inside it; without any, every recording in \
+        the state is listed. Exit code 1 when a RECORDING is not in the state.
         """)
 
     @Argument(help: "The job spec (YAML).") var spec: String
-    @Argument(help: "Recordings (relative to input.root, or absolute). Default: all.") var recordings: [String] = []
+    @Argument(help: "Recordings: paths relative to input.root, or paths (from here, or absolute) to files inside it. Default: all.") var recordings: [String] = []
     @Flag(help: "Print one JSON object.") var json = false
 
     func run() throws {
@@ -36,7 +36,12 @@ struct OutputsCommand: ParsableCommand {
             wanted = states.keys.sorted()
         } else {
             for r in recordings {
-                let rel = r.hasPrefix(root + "/") ? String(r.dropFirst(root.count + 1)) : r
+                // Relative to input.root, or a path from here (as tab completion gives it) or an
+                // absolute one that leads inside input.root.
+                let here = URL(fileURLWithPath: r).standardizedFileURL.path
+                let rel = states.contains(r) ? r
+                    : here.hasPrefix(root + "/") ? String(here.dropFirst(root.count + 1))
+                    : r.hasPrefix(root + "/") ? String(r.dropFirst(root.count + 1)) : r
                 if states.contains(rel) { wanted.append(rel) } else { missing.append(r) }
             }
         }

@@ -13,8 +13,8 @@ struct SegnoCommand: ParsableCommand {
         commandName: "segno",
         abstract: "Declarative audio pipelines over folders of recordings.",
         discussion: """
-        Exit codes: 0 all done; 1 some recordings failed (the rest done); 2 bad spec or usage;
-        65 the state database is damaged or missing (segno state rebuild); 75 another run holds the
+        Exit codes: 0 all done; 1 some recordings failed (the rest done); 2 bad spec or usage; \
+        65 the state database is damaged or missing (segno state rebuild); 75 another run holds the \
         state; 130/143 interrupted (state is consistent; run --watch exits 0 on SIGINT/SIGTERM).
         """,
         version: SegnoVersion.string,
@@ -67,6 +67,29 @@ func sourcePresence(_ s: JobSpec) -> (String) -> Bool {
     return { names?.contains($0) ?? true }
 }
 
+/// "segno: unknown command "runn"; did you mean run? …" when the first word (or a word after
+/// `help`) names no command; nil when they all do. ArgumentParser would say "Unexpected
+/// argument", and `help nothing` would print the root help with exit 0.
+func unknownCommand(_ args: ArraySlice<String>) -> String? {
+    guard let first = args.first, !first.hasPrefix("-") else { return nil }
+    var command: any ParsableCommand.Type = SegnoCommand.self
+    var words = first == "help" ? Array(args.dropFirst()) : [first]
+    while let word = words.first, !word.hasPrefix("-") {
+        let subcommands = command.configuration.subcommands
+        if subcommands.isEmpty { return nil }
+        let names = subcommands.compactMap { $0.configuration.commandName }
+        guard let next = subcommands.first(where: { $0.configuration.commandName == word }) else {
+            let hint = SpecError.suggestion(for: word, among: names).map { "; did you mean \($0)?" } ?? ""
+            let path = ObjectIdentifier(command) == ObjectIdentifier(SegnoCommand.self) ? "segno" : "segno \(command.configuration.commandName ?? "")"
+            return "segno: unknown command \(JSONValue.string(word).serialized())\(hint) (\(path) commands: \(names.joined(separator: ", ")); segno --help says more)"
+        }
+        command = next
+        words.removeFirst()
+        if first != "help" { return nil }
+    }
+    return nil
+}
+
 /// Writes one line to standard error.
 func printError(_ message: String) {
     var line = message
@@ -101,6 +124,10 @@ enum Main {
                 }
             }
             i += 1
+        }
+        if let problem = unknownCommand(args[..<end]) {
+            printError(problem)
+            SegnoCommand.exit(withError: Exit.usage)
         }
         do {
             var command = try SegnoCommand.parseAsRoot(args)

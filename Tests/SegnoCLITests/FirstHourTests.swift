@@ -302,3 +302,94 @@ extension FirstHourTests {
         #expect(!FileManager.default.fileExists(atPath: ws["out/.segno/state.sqlite"]), "no reader makes a new database")
     }
 }
+
+/// Item 16: spec and command-line habits.
+extension FirstHourTests {
+    @Test func encodeShorthandAndNormaliseAlias() throws {
+        let ws = try RunWorkspace()
+        try RunWorkspace.writeTone(to: ws["in/memo.wav"], rate: 16000, seconds: 1)
+        try ws.writeSpec(RunTests.spec(output: "a", stages: ["normalise: -20", "encode: \"{stem}.flac\""]), name: "a.yaml")
+        try ws.writeSpec(RunTests.spec(output: "b", stages: ["normalize: -20", "encode: { path: \"{stem}.flac\" }"]), name: "b.yaml")
+        for spec in ["a.yaml", "b.yaml"] {
+            let r = try ws.segno(["run", spec])
+            #expect(r.exited(0), "\(spec): \(r.stderr)")
+        }
+        #expect(try CLI.tool("flac", ["-t", "-s", ws["a/memo.flac"]]).status == 0)
+        // The same stages under either spelling: the same audio (flac decodes both to the same samples).
+        #expect(try Audio.soxSamples(ws["a/memo.flac"]) == Audio.soxSamples(ws["b/memo.flac"]))
+        let convert = try ws.segno(["convert", ws["in/memo.wav"], ws["n.flac"], "--normalise", "-20"])
+        #expect(convert.exited(0), "\(convert.stderr)")
+        #expect(try Audio.soxSamples(ws["n.flac"]) == Audio.soxSamples(ws["a/memo.flac"]))
+    }
+
+    @Test func unknownCommandsAreUsageErrorsWithASuggestion() throws {
+        let runn = try CLI.segno(["runn", "spec.yaml"])
+        #expect(runn.status == 2 && runn.stderr.contains("did you mean run?"), "\(runn.status) \(runn.stderr)")
+        let nothing = try CLI.segno(["help", "nothing"])
+        #expect(nothing.status == 2 && nothing.stderr.contains("nothing") && nothing.stdout.isEmpty, "\(nothing.status) \(nothing.stdout) \(nothing.stderr)")
+        let stateTypo = try CLI.segno(["help", "state", "rebuld"])
+        #expect(stateTypo.status == 2 && stateTypo.stderr.contains("did you mean rebuild?"), "\(stateTypo.stderr)")
+        for ok in [["help", "run"], ["help", "state", "rebuild"], ["help"], ["--help"]] {
+            let r = try CLI.segno(ok)
+            #expect(r.status == 0 && !r.stdout.isEmpty, "\(ok): \(r.status) \(r.stderr)")
+        }
+    }
+
+    @Test func convertTakesFormatM4A() throws {
+        let ws = try RunWorkspace()
+        try RunWorkspace.writeTone(to: ws["a.wav"], rate: 44100, seconds: 1)
+        let r = try ws.segno(["convert", ws["a.wav"], ws["a.audio"], "--format", "m4a"])
+        #expect(r.exited(0), "\(r.stderr)")
+        let probe = try CLI.tool("ffprobe", ["-v", "error", "-show_entries", "stream=codec_name:format=format_name", "-of", "default=nw=1", ws["a.audio"]])
+        #expect(probe.stdout.contains("codec_name=aac") && probe.stdout.contains("mp4"), "\(probe.stdout)")
+    }
+
+    @Test func titlesInPathsAreSafeOnSMBAndFAT() throws {
+        let ws = try RunWorkspace()
+        try RunWorkspace.writeTone(to: ws["src.wav"], rate: 16000, seconds: 1)
+        let title = #"Q&A: what? <draft> "v2"|final*. "#
+        #expect(try ws.segno(["convert", ws["src.wav"], ws["in/memo.flac"], "--tag", "title=" + title]).exited(0))
+        try ws.writeSpec(RunTests.spec(stages: ["encode: { path: \"{title}.flac\" }"]))
+        #expect(try ws.segno(["run", "spec.yaml"]).exited(0))
+        let names = try FileManager.default.contentsOfDirectory(atPath: ws["out"]).filter { $0.hasSuffix(".flac") }
+        #expect(names.count == 1, "\(names)")
+        let name = try #require(names.first)
+        let stem = String(name.dropLast(5))
+        // What Windows (and so SMB and FAT) refuses in a name: none of these, no trailing dot or space.
+        #expect(!name.contains { "<>:\"/\\|?*".contains($0) } && !stem.hasSuffix(".") && !stem.hasSuffix(" "), "\(name)")
+        #expect(stem.contains("Q&A") && stem.contains("draft") && stem.contains("v2") && stem.contains("final"), "\(name)")
+        // The tag itself is kept as it was (read back by ffprobe).
+        let probe = try CLI.tool("ffprobe", ["-v", "error", "-show_entries", "format_tags=title", "-of", "default=nw=1:nk=1", ws["out/" + name]])
+        #expect(probe.stdout.trimmingCharacters(in: .newlines) == title, "\(probe.stdout)")
+    }
+
+    @Test func outputsTakesAPathAsTabCompletionGivesIt() throws {
+        let ws = try RunWorkspace()
+        try RunWorkspace.writeTone(to: ws["in/talks/x.wav"], rate: 16000, seconds: 0.5)
+        try ws.writeSpec(RunTests.spec(stages: ["encode: { path: \"{dir}/{stem}.flac\" }"]))
+        #expect(try ws.segno(["run", "spec.yaml"]).exited(0))
+        for given in ["in/talks/x.wav", "./in/talks/x.wav", "talks/x.wav", ws["in/talks/x.wav"]] {
+            let r = try ws.segno(["outputs", "spec.yaml", given, "--json"])
+            #expect(r.exited(0), "\(given): \(r.stderr)")
+            let recs = (try RunWorkspace.json(r.stdout)["recordings"] as? [[String: Any]]) ?? []
+            #expect(recs.first?["path"] as? String == "talks/x.wav", "\(given): \(r.stdout)")
+        }
+        #expect(try ws.segno(["outputs", "spec.yaml", "in/talks/nope.wav"]).exited(1))
+    }
+
+    @Test func helpTextsAreNotHandWrapped() throws {
+        // On a wide terminal each paragraph is one line: no break that the source put there.
+        for args in [["--help"], ["help", "find"], ["help", "duplicates"], ["help", "outputs"], ["help", "waveform"], ["help", "state", "rebuild"]] {
+            let r = try CLI.segno(args, environment: ["COLUMNS": "1000"])
+            #expect(r.status == 0, "\(args)")
+            let paragraphs = r.stdout.components(separatedBy: "\n\n")
+            let discussion = paragraphs.filter { !$0.hasPrefix("OVERVIEW") && !$0.hasPrefix("USAGE") && !$0.contains("OPTIONS:")
+                && !$0.contains("ARGUMENTS:") && !$0.contains("SUBCOMMANDS:") && !$0.contains("See '") }
+            for p in discussion {
+                #expect(!p.trimmingCharacters(in: .whitespacesAndNewlines).contains("\n"), "\(args): a hand-wrapped paragraph: \(p)")
+            }
+        }
+        let root = try CLI.segno(["--help"], environment: ["COLUMNS": "1000"])
+        #expect(root.stdout.contains("usage; 65 the state"), "\(root.stdout)")
+    }
+}
