@@ -125,7 +125,7 @@ enum Main {
             }
             i += 1
         }
-        if let problem = unknownCommand(args[..<end]) {
+        if let problem = unknownCommand(args[..<last]) {
             printError(problem)
             SegnoCommand.exit(withError: Exit.usage)
         }
@@ -138,7 +138,7 @@ enum Main {
             if SegnoCommand.exitCode(for: error) == .validationFailure {
                 printError(SegnoCommand.fullMessage(for: error))
                 // audiowaveform's form of `waveform` fails every way with 1, as audiowaveform does.
-                let awf = args.first == "waveform" && args[..<end].contains { a in
+                let awf = args.first == "waveform" && args[..<last].contains { a in
                     ["-i", "--input-filename", "--input-format"].contains { a == $0 || a.hasPrefix($0 + "=") }
                 }
                 SegnoCommand.exit(withError: awf ? Exit.failures : Exit.usage)

@@ -176,9 +176,10 @@ import Testing
     @Test func convertFlacTo16kMonoWav() throws {
         let input = try Audio.writeSine(to: dir["in.flac"], frequency: 440, rate: 44100, frames: 44100, channels: 2)
         let output = dir["out/voice.wav"]
-        // As SoX and ffmpeg: a missing output folder is an error, not created (issue 22).
+        // As SoX and ffmpeg: a missing output folder is an error, not created (issue 22); a usage
+        // error, exit 2 (issue 31 item 10).
         let missing = try CLI.segno(["convert", input, output, "--rate", "16000", "--mix", "mono"])
-        #expect(missing.status == 1 && missing.stderr.contains("does not exist") && dir.contents() == ["in.flac"], "\(missing.stderr)")
+        #expect(missing.status == 2 && missing.stderr.contains("does not exist") && dir.contents() == ["in.flac"], "\(missing.stderr)")
         try FileManager.default.createDirectory(atPath: dir["out"], withIntermediateDirectories: false)
         let r = try CLI.segno(["convert", input, output, "--rate", "16000", "--mix", "mono"])
         #expect(r.status == 0, "\(r.stderr)")
