@@ -263,7 +263,7 @@ public final class BatchRunner: Sendable {
         refused.map { file, message, cls in
             let text = "\(AudioError.quoted(file.relativePath)): \(message)"
             writer.submit(.failed(path: file.relativePath, identity: file.identity, error: text, attempts: 1,
-                                  recipe: job.recipeFingerprint, failureClass: cls))
+                                  recipe: job.parkingRecipe(for: cls), failureClass: cls))
             options.observer?.failure("segno: \(text)")
             return RecordingResult(path: file.relativePath, status: .failed, duration: nil, seconds: 0, attempts: 1,
                                    outputs: [], error: text, failureClass: cls, reasons: [])
@@ -394,7 +394,7 @@ public final class BatchRunner: Sendable {
         result.failureClass = cls
         result.status = outcome.steps.isEmpty && (plan.prior?.steps.isEmpty ?? true) ? .failed : .partial
         writer.submit(.failed(path: plan.file.relativePath, identity: plan.file.identity, error: message,
-                              attempts: priorAttempts + attempt, recipe: job.recipeFingerprint, failureClass: cls,
+                              attempts: priorAttempts + attempt, recipe: job.parkingRecipe(for: cls), failureClass: cls,
                               steps: Array(outcome.steps.values), recipes: outcome.recipes))
         submitArchive(outcome, path: plan.file.relativePath, to: writer)
         progress.update { $0.failed += 1 }

@@ -393,3 +393,31 @@ extension FirstHourTests {
         #expect(root.stdout.contains("usage; 65 the state"), "\(root.stdout)")
     }
 }
+
+/// Item 12: an input failure (an empty, text or cut file) waits until the file changes, as the
+/// failure table says; a spec change does not retry it (a spec failure it does).
+extension FirstHourTests {
+    @Test func inputFailuresWaitForTheFileNotTheSpec() throws {
+        let ws = try RunWorkspace()
+        try RunWorkspace.writeTone(to: ws["in/good.wav"], rate: 16000, seconds: 0.5)
+        try Data("these are my notes, not audio".utf8).write(to: URL(fileURLWithPath: ws["in/notes.wav"]))
+        FileManager.default.createFile(atPath: ws["in/empty.wav"], contents: Data())
+        try ws.writeSpec(RunTests.spec(stages: ["encode: { path: \"{stem}.flac\" }"]))
+        #expect(try ws.segno(["run", "spec.yaml"]).exited(1))
+        let failed = try ws.status(failed: true)["failures"] as? [[String: Any]] ?? []
+        #expect(failed.count == 2 && failed.allSatisfy { $0["class"] as? String == "input" }, "\(failed)")
+        #expect(failed.allSatisfy { $0["next"] as? String == "skipped until the file changes (segno retry)" }, "\(failed)")
+        // Another stage: the good recording is redone, the bad files are not tried again.
+        try ws.writeSpec(RunTests.spec(stages: ["gain: -3", "encode: { path: \"{stem}.flac\" }"]))
+        let changed = try ws.segno(["run", "spec.yaml"])
+        #expect(changed.exited(0), "\(changed.stdout) \(changed.stderr)")
+        #expect(changed.stdout.contains("1 done, 0 failed") && changed.stdout.contains("2 known failures"), "\(changed.stdout)")
+        let attempts = (try ws.status(failed: true)["failures"] as? [[String: Any]] ?? []).compactMap { $0["attempts"] as? Int }
+        #expect(attempts == [1, 1], "\(attempts)")
+        // The file changes: it is tried again.
+        try Data("still not audio, but other notes".utf8).write(to: URL(fileURLWithPath: ws["in/notes.wav"]))
+        RunWorkspace.setModified(ws["in/notes.wav"], seconds: 1_700_000_000)
+        let again = try ws.segno(["run", "spec.yaml"])
+        #expect(again.exited(1) && again.stderr.contains("notes.wav") && !again.stderr.contains("empty.wav"), "\(again.stderr)")
+    }
+}

@@ -117,7 +117,7 @@ public struct Planner {
 
     package func isKnownFailure(_ file: ScannedFile, prior: RecordingState?) -> Bool {
         guard !retryOnly, force == .none, let prior else { return false }
-        return prior.isKnownFailure(identity: file.identity, recipe: job.recipeFingerprint)
+        return prior.isKnownFailure(identity: file.identity, recipe: job.recipeFingerprint, reading: job.readingFingerprint)
     }
 
     /// Plans one scanned recording. Reads the stored state in place: a `RecordingState` is made
@@ -183,7 +183,7 @@ public struct Planner {
         let prior = at.map(state.state(at:))
         var plan = RecordingPlan(file: file, action: .run(taps: taps, uploads: uploads, reasons: reasons), prior: prior)
         if force != .none {
-            let knownFailure = prior.map { failedBefore && $0.isKnownFailure(identity: file.identity, recipe: job.recipeFingerprint) } ?? false
+            let knownFailure = prior.map { failedBefore && $0.isKnownFailure(identity: file.identity, recipe: job.recipeFingerprint, reading: job.readingFingerprint) } ?? false
             plan.forcedOnly = knownFailure || (plainTaps.isEmpty && !plainUploads)
         }
         return plan

@@ -116,11 +116,13 @@ public struct RecordingState: Sendable {
     public var fingerprinted: Set<String> = []
 
     /// The one rule for "known failure", used by every caller (planner, collisions, dry run):
-    /// the last pass failed for a parked class (input or spec), and neither the source nor the
-    /// job's stages changed since. Environment and transient failures are never known failures.
-    public func isKnownFailure(identity now: FileIdentity, recipe: String) -> Bool {
+    /// the last pass failed for a parked class, and since then neither the source changed nor,
+    /// for a *spec* failure, the job's stages (`recipe`), nor, for an *input* failure, the way
+    /// sources are read (`reading`: `Job.readingFingerprint`; `recipe` when not given).
+    /// Environment and transient failures are never known failures.
+    public func isKnownFailure(identity now: FileIdentity, recipe: String, reading: String? = nil) -> Bool {
         guard status.hasFailure, let failureClass, failureClass.isParked else { return false }
-        return identity == now && failedRecipe == recipe
+        return identity == now && failedRecipe == (failureClass == .input ? reading ?? recipe : recipe)
     }
 
     /// Every stored property: the initializer the other modules of segno use.
@@ -260,7 +262,13 @@ public struct FailureRecord: Sendable {
     public var failureClass: FailureClass
 
     /// What the next plain run does with it, in words.
-    public var nextRun: String { failureClass.isParked ? "skipped until the file or the spec changes (segno retry)" : "retried by the next run" }
+    public var nextRun: String {
+        switch failureClass {
+        case .input: return "skipped until the file changes (segno retry)"
+        case .spec: return "skipped until the file or the spec changes (segno retry)"
+        default: return "retried by the next run"
+        }
+    }
 
     /// Every stored property: the initializer the other modules of segno use.
     package init(path: String, error: String, attempts: Int, at: Double, status: RecordingStatus, failureClass: FailureClass) {
