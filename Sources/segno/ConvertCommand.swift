@@ -134,6 +134,14 @@ struct ConvertCommand: ParsableCommand {
             printError("segno: \(AudioError.quoted(output)) exists and segno did not write it; add --overwrite to replace it")
             throw Exit.failures
         }
+        // A file segno made from another input: say so, as a run does for two recordings that
+        // name one output, instead of replacing it silently.
+        let inputPath = URL(fileURLWithPath: input).standardizedFileURL.path
+        if self.output != "-", self.input != "-", !overwrite, OutputFile.isMarked(output),
+           let from = OutputFile.recordedSource(of: output), from != inputPath, !OutputFile.sameFile(from, input) {
+            printError("segno: \(AudioError.quoted(output)) was made by segno from \(AudioError.quoted(from)); converting \(AudioError.quoted(self.input)) would replace it (add --overwrite, or choose another output name)")
+            throw Exit.failures
+        }
         let template = try PathTemplate(output.lastComponent)
         let encode = EncodeConfig(path: template, format: format.flatMap(Self.format(named:)),
                                   bits: bits.flatMap(SampleBits.init(text:)), quality: encodeQuality,
@@ -149,6 +157,7 @@ struct ConvertCommand: ParsableCommand {
                 printError("segno: warning: \(AudioError.quoted(self.input)): salvaged: \(s.summary(sampleRate: result.source.sampleRate))")
             }
             for note in result.notes { printError("segno: warning: \(AudioError.quoted(self.input)): " + Self.flagWording(note)) }
+            if self.output != "-", self.input != "-" { OutputFile.recordSource(inputPath, of: result.output) }
         } catch is Interrupted {
             throw stop.signal == SIGTERM ? Exit.sigterm : Exit.sigint
         } catch {

@@ -421,3 +421,26 @@ extension FirstHourTests {
         #expect(again.exited(1) && again.stderr.contains("notes.wav") && !again.stderr.contains("empty.wav"), "\(again.stderr)")
     }
 }
+
+/// Item 15: `convert` into a name segno filled from another input says so instead of replacing it.
+extension FirstHourTests {
+    @Test func convertFromAnotherInputIntoTheSameOutputIsRefused() throws {
+        let ws = try RunWorkspace()
+        try RunWorkspace.writeTone(to: ws["memo.wav"], rate: 16000, seconds: 1)
+        _ = try Audio.output(of: "ffmpeg", ["-nostdin", "-v", "error", "-i", ws["memo.wav"], "-af", "volume=0.5", "-c:a", "aac", ws["memo.m4a"]], what: "encode AAC")
+        #expect(try ws.segno(["convert", ws["memo.wav"], ws["memo.flac"]]).exited(0))
+        let first = try Audio.soxSamples(ws["memo.flac"])
+        // The same input again (other options) replaces it, as before.
+        #expect(try ws.segno(["convert", "./memo.wav", ws["memo.flac"], "--gain", "-1"]).exited(0))
+        let regain = try Audio.soxSamples(ws["memo.flac"])
+        #expect(regain != first)
+        // Another input: refused, naming both; the file is what the first input made.
+        let other = try ws.segno(["convert", ws["memo.m4a"], ws["memo.flac"]])
+        #expect(other.exited(1) && other.stderr.contains("memo.wav") && other.stderr.contains("memo.m4a") && other.stderr.contains("--overwrite"), "\(other.stderr)")
+        #expect(try Audio.soxSamples(ws["memo.flac"]) == regain)
+        // --overwrite replaces it; from then on the m4a is its input.
+        #expect(try ws.segno(["convert", ws["memo.m4a"], ws["memo.flac"], "--overwrite"]).exited(0))
+        #expect(try Audio.soxSamples(ws["memo.flac"]) != regain)
+        #expect(try ws.segno(["convert", ws["memo.m4a"], ws["memo.flac"]]).exited(0))
+    }
+}
