@@ -444,3 +444,31 @@ extension FirstHourTests {
         #expect(try ws.segno(["convert", ws["memo.m4a"], ws["memo.flac"]]).exited(0))
     }
 }
+
+/// Item 13: a length tag is derived from the audio; it is not carried into an output (where
+/// `tempo` or `pauses` would make it wrong). mutagen reads the tags back.
+extension FirstHourTests {
+    static func mutagenTags(_ path: String) throws -> [String: String] {
+        let script = "import json,sys,mutagen\nf=mutagen.File(sys.argv[1])\nprint(json.dumps({str(k): str(v) for k, v in (f.tags or {}).items()}))"
+        let r = try CLI.tool("python3", ["-c", script, path])
+        guard r.status == 0 else { throw CLITestError("mutagen: \(r.stderr)") }
+        return (try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: String]) ?? [:]
+    }
+
+    @Test(.enabled(if: (try? CLI.tool("python3", ["-c", "import mutagen"]).status) == 0))
+    func aLengthTagIsNotCarried() throws {
+        let ws = try RunWorkspace()
+        try RunWorkspace.writeTone(to: ws["src.wav"], rate: 44100, seconds: 2)
+        _ = try Audio.output(of: "ffmpeg", ["-nostdin", "-v", "error", "-i", ws["src.wav"], "-c:a", "libmp3lame", "-metadata", "title=Kitchen idea", ws["memo.mp3"]], what: "encode MP3")
+        let add = "import sys\nfrom mutagen.id3 import ID3, TLEN\nt=ID3(sys.argv[1])\nt.add(TLEN(encoding=3, text='2000'))\nt.save()"
+        #expect(try CLI.tool("python3", ["-c", add, ws["memo.mp3"]]).status == 0)
+        #expect(try Self.mutagenTags(ws["memo.mp3"])["TLEN"] == "2000")
+        for out in ["fast.flac", "fast.opus", "fast.m4a"] {
+            let r = try ws.segno(["convert", ws["memo.mp3"], ws[out], "--tempo", "2"])
+            #expect(r.exited(0), "\(out): \(r.stderr)")
+            let tags = try Self.mutagenTags(ws[out])
+            #expect(!tags.keys.contains { $0.lowercased().hasSuffix("length") }, "\(out) carries a length: \(tags)")
+            #expect(tags.contains { $0.key.lowercased() == "title" || $0.key == "©nam" }, "\(out) keeps its title: \(tags)")
+        }
+    }
+}
