@@ -472,3 +472,30 @@ extension FirstHourTests {
         }
     }
 }
+
+/// Item 18: `info` on a file whose audio fails from the first frame still shows what its
+/// container says (tags), as ffprobe and mutagen do.
+extension FirstHourTests {
+    @Test func infoShowsTheTagsOfAFileWhoseAudioFails() throws {
+        let ws = try RunWorkspace()
+        try RunWorkspace.writeTone(to: ws["src.wav"], rate: 44100, seconds: 1)
+        _ = try Audio.output(of: "flac", ["-s", "-f", "-T", "TITLE=Kitchen idea", "-o", ws["memo.flac"], ws["src.wav"]], what: "encode FLAC")
+        // Every byte after the metadata blocks becomes junk: no frame decodes.
+        var b = [UInt8](try Data(contentsOf: URL(fileURLWithPath: ws["memo.flac"])))
+        var at = 4, last = false
+        while !last && at + 4 <= b.count {
+            last = b[at] & 0x80 != 0
+            at += 4 + (Int(b[at + 1]) << 16 | Int(b[at + 2]) << 8 | Int(b[at + 3]))
+        }
+        for i in at..<b.count { b[i] = UInt8(truncatingIfNeeded: i &* 7 &+ 1) & 0x7F }
+        try Data(b).write(to: URL(fileURLWithPath: ws["memo.flac"]))
+        #expect(try CLI.tool("flac", ["-t", "-s", ws["memo.flac"]]).status != 0)
+        let probe = try CLI.tool("ffprobe", ["-v", "quiet", "-show_entries", "format_tags=title", "-of", "default=nw=1:nk=1", ws["memo.flac"]])
+        #expect(probe.stdout.trimmingCharacters(in: .newlines) == "Kitchen idea", "ffprobe reads the title: \(probe.stdout)")
+        let text = try ws.segno(["info", ws["memo.flac"]])
+        #expect(text.exited(1) && text.stderr.contains("Kitchen idea"), "\(text.stdout) \(text.stderr)")
+        let json = try ws.segno(["info", "--json", ws["memo.flac"]])
+        let o = try RunWorkspace.json(json.stdout)
+        #expect(json.exited(1) && o["ok"] as? Bool == false && (o["tags"] as? [String: Any])?["title"] as? String == "Kitchen idea", "\(json.stdout)")
+    }
+}
