@@ -86,6 +86,8 @@ import Testing
             return out
         }
         let before = try snapshot()
+        // -o writes into a folder that exists (issue 31 item 11: segno creates none for it).
+        try FileManager.default.createDirectory(atPath: ws["pages"], withIntermediateDirectories: true)
         let made = try ws.segno(["report", "spec.yaml", "-o", "pages/all.html"])
         #expect(made.exited(0), "\(made.stderr)")
         let failedOnly = try ws.segno(["report", "spec.yaml", "--failed", "-o", "pages/failed.html"])
