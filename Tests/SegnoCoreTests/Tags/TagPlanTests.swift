@@ -60,7 +60,8 @@ import Testing
 
     @Test func tagTemplatesReadNormalisedNamesAndRawKeysAndAreSafeInPaths() throws {
         let c = Self.context([TagEntry("title", "a/b: memo"), TagEntry("album", "Notes")])
-        #expect(try PathTemplate("{tag:album}/{tag:TIT2}.flac").resolve(c) == "/out/Notes/a-b: memo.flac")
+        // A name SMB shares and FAT cards take too: `:` becomes `-` (issue 31 item 16).
+        #expect(try PathTemplate("{tag:album}/{tag:TIT2}.flac").resolve(c) == "/out/Notes/a-b- memo.flac")
         #expect(try PathTemplate("{tag:TIT2} ({tag:missing})", isPath: false).resolveRelative(c) == "a/b: memo ()")
         #expect(throws: TemplateError.self) { try PathTemplate("{tag}.flac") }
     }
