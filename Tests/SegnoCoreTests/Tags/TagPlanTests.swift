@@ -65,4 +65,15 @@ import Testing
         #expect(try PathTemplate("{tag:TIT2} ({tag:missing})", isPath: false).resolveRelative(c) == "a/b: memo ()")
         #expect(throws: TemplateError.self) { try PathTemplate("{tag}.flac") }
     }
+
+    /// Issue 31 item 16: what Windows refuses in a name (and so an SMB share or a FAT card) never
+    /// comes out of a tag in a path.
+    @Test func tagValuesBecomeNamesWindowsTakes() {
+        #expect(PathTemplate.pathComponent(#"a?b*<c>|d"e:f\g/h"#, fallback: "x") == "abc-d'e-f-g-h")
+        #expect(PathTemplate.pathComponent("notes. . ", fallback: "x") == "notes")
+        #expect(PathTemplate.pathComponent("con", fallback: "x") == "con_")
+        #expect(PathTemplate.pathComponent("COM1.take", fallback: "x") == "COM1_.take")
+        #expect(PathTemplate.pathComponent("Concert", fallback: "x") == "Concert")
+        #expect(PathTemplate.pathComponent("???", fallback: "x") == "x")
+    }
 }
