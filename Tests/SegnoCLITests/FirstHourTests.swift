@@ -499,3 +499,21 @@ extension FirstHourTests {
         #expect(json.exited(1) && o["ok"] as? Bool == false && (o["tags"] as? [String: Any])?["title"] as? String == "Kitchen idea", "\(json.stdout)")
     }
 }
+
+/// Item 3 (its search part): "cafe" finds a recording named with the Latin-1 byte é.
+extension FirstHourTests {
+    @Test func cafeFindsALatin1Name() throws {
+        let ws = try RunWorkspace()
+        try RunWorkspace.writeTone(to: ws["src.wav"], rate: 16000, seconds: 0.5)
+        let bin = (try CLI.segnoPath() as NSString).deletingLastPathComponent
+        let made = try CLI.run("/bin/sh", ["-c", #"cd "$0" && cp src.wav "$(printf 'in/caf\351 notes.wav')""#, ws.root, bin])
+        #expect(made.status == 0, "\(made.stderr)")
+        try ws.writeSpec(RunTests.spec(stages: ["encode: { path: \"{stem}.flac\" }"]))
+        #expect(try ws.segno(["run", "spec.yaml"]).exited(0))
+        let found = try ws.segno(["find", "spec.yaml", "cafe", "--json"])
+        let results = (try RunWorkspace.json(found.stdout)["results"] as? [[String: Any]]) ?? []
+        #expect(results.count == 1 && (results.first?["path"] as? String)?.hasPrefix(#"caf\xe9"#) == true, "\(found.stdout) \(found.stderr)")
+        // The name's own bytes are what is printed, not the é it was searched as.
+        #expect(!found.stdout.contains("café"), "\(found.stdout)")
+    }
+}
