@@ -84,6 +84,7 @@ test: export SEGNO_WARNINGS_AS_ERRORS = 1
 ## HLS station, all started on 127.0.0.1 and stopped afterwards.
 test: test-deps
 	python3 tools/check-layers.py
+	python3 tools/check-doc-links.py
 	$(SWIFT) build --build-tests
 	@set -e; \
 	trap 'for s in rgw postgres slurm icecast hls; do bash Tests/support/$$s.sh stop >/dev/null 2>&1 || true; done' EXIT; \
@@ -112,12 +113,14 @@ bench: release
 	bash bench/run.sh $(SEGNO_REL)
 	python3 tools/speech_quality.py --segno $(SEGNO_REL) --only denoise,transcribe
 
-## quality: pitch-shift and resampling quality tables (segno vs sox), see tools/quality.py and tools/resample_quality.py.
+## quality: pitch-shift and resampling quality tables (segno vs sox), see tools/quality.py and tools/resample_quality.py;
+## 10,000 mutated tagged and crafted files through info and run, peak memory per process (tools/hostile_quality.py).
 quality: release
 	python3 tools/quality.py --segno $(SEGNO_REL)
 	python3 tools/resample_quality.py --segno $(SEGNO_REL)
 	python3 tools/speech_quality.py --segno $(SEGNO_REL)
 	python3 tools/salvage_quality.py --segno $(SEGNO_REL)
+	python3 tools/hostile_quality.py --segno $(SEGNO_REL) --count 10000 --max-rss 300
 	SEGNO_FUZZ_RUNS=2000 swift test --filter SalvageFuzzTests
 
 ## install: the binary and its segno-decode helper (built beside it) into $(PREFIX)/bin, segno(1) made from its --help texts

@@ -20,8 +20,17 @@
 #include <wavfile.h>
 #include <xiphcomment.h>
 
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
 #include <cstring>
+#include <fcntl.h>
 #include <mutex>
+#include <new>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <string>
 #include <vector>
 
@@ -198,10 +207,174 @@ extern "C" segno_tags *segno_tags_read(const char *path, int format, int64_t pic
         default:
             return failure(t, "no tag reader for this container");
         }
+    } catch (const std::bad_alloc &) {
+        return failure(t, "reading them needs more memory than the tag reader may use");
     } catch (const std::exception &e) {
         return failure(t, e.what());
     } catch (...) {
         return failure(t, "TagLib failed");
+    }
+    return t;
+}
+
+namespace {
+/// The child's answer on the pipe: every field of `segno_tags`, numbers as 8 bytes, strings and
+/// picture data with their length first.
+struct PipeWriter {
+    int fd;
+    bool ok = true;
+    void bytes(const void *p, size_t n) {
+        const char *c = static_cast<const char *>(p);
+        while (ok && n > 0) {
+            ssize_t w = ::write(fd, c, n);
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) { ok = false; return; }
+            c += w;
+            n -= static_cast<size_t>(w);
+        }
+    }
+    void number(uint64_t v) { bytes(&v, sizeof v); }
+    void string(const std::string &s) { number(s.size()); bytes(s.data(), s.size()); }
+};
+
+struct PipeReader {
+    const std::vector<uint8_t> &buffer;
+    size_t at = 0;
+    bool ok = true;
+    uint64_t number() {
+        uint64_t v = 0;
+        if (buffer.size() - at < sizeof v) { ok = false; return 0; }
+        std::memcpy(&v, buffer.data() + at, sizeof v);
+        at += sizeof v;
+        return v;
+    }
+    std::string string() {
+        uint64_t n = number();
+        if (!ok || buffer.size() - at < n) { ok = false; return std::string(); }
+        std::string s(reinterpret_cast<const char *>(buffer.data() + at), n);
+        at += n;
+        return s;
+    }
+};
+
+void send(const segno_tags &t, PipeWriter &w) {
+    w.number(t.failed);
+    w.string(t.error);
+    for (auto *list : {&t.properties, &t.raw}) {
+        w.number(list->size());
+        for (const auto &kv : *list) { w.string(kv.first); w.string(kv.second); }
+    }
+    w.number(t.pictures.size());
+    for (const auto &p : t.pictures) {
+        w.number(static_cast<uint64_t>(p.type));
+        w.string(p.mime);
+        w.string(p.description);
+        w.number(static_cast<uint64_t>(p.size));
+        w.number(p.hasData);
+        if (p.hasData) { w.number(p.data.size()); w.bytes(p.data.data(), p.data.size()); }
+    }
+}
+
+bool receive(PipeReader &r, segno_tags *t) {
+    t->failed = r.number() != 0;
+    t->error = r.string();
+    for (auto *list : {&t->properties, &t->raw}) {
+        uint64_t n = r.number();
+        for (uint64_t i = 0; r.ok && i < n; ++i) {
+            std::string k = r.string();
+            list->emplace_back(std::move(k), r.string());
+        }
+    }
+    uint64_t n = r.number();
+    for (uint64_t i = 0; r.ok && i < n; ++i) {
+        segno_tags::Picture p;
+        p.type = static_cast<int>(r.number());
+        p.mime = r.string();
+        p.description = r.string();
+        p.size = static_cast<int64_t>(r.number());
+        p.hasData = r.number() != 0;
+        if (p.hasData) {
+            uint64_t size = r.number();
+            if (!r.ok || r.buffer.size() - r.at < size) return false;
+            p.data.assign(r.buffer.begin() + static_cast<long>(r.at), r.buffer.begin() + static_cast<long>(r.at + size));
+            r.at += size;
+        }
+        t->pictures.push_back(std::move(p));
+    }
+    return r.ok && r.at == r.buffer.size();
+}
+
+/// Bytes of address space the process maps now (`/proc/self/statm`'s first field).
+uint64_t mappedBytes() {
+    FILE *f = std::fopen("/proc/self/statm", "r");
+    if (!f) return 0;
+    unsigned long pages = 0;
+    if (std::fscanf(f, "%lu", &pages) != 1) pages = 0;
+    std::fclose(f);
+    return static_cast<uint64_t>(pages) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+}
+}  // namespace
+
+extern "C" segno_tags *segno_tags_read_isolated(const char *path, int format, int64_t picture_limit,
+                                                int64_t memory_limit, int cpu_seconds) {
+    id3UTF8();  // in the parent: the child must not be the first to take its lock
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) return failure(new segno_tags(), "cannot start the tag reader (pipe)");
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return failure(new segno_tags(), "cannot start the tag reader (fork)");
+    }
+    if (pid == 0) {
+        // The child: only this thread exists; it reads, answers and leaves without running
+        // any destructor or exit handler of segno's.
+        close(fds[0]);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        // segno's fatal-signal handler marks the run's crash journal: a crash here is the tag
+        // reader's alone, so it must end this child with no mark.
+        for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP}) signal(sig, SIG_DFL);
+        struct rlimit mem = {static_cast<rlim_t>(mappedBytes() + static_cast<uint64_t>(memory_limit)), RLIM_INFINITY};
+        mem.rlim_max = mem.rlim_cur;
+        setrlimit(RLIMIT_AS, &mem);
+        struct rlimit cpu = {static_cast<rlim_t>(cpu_seconds), static_cast<rlim_t>(cpu_seconds + 1)};
+        setrlimit(RLIMIT_CPU, &cpu);
+        signal(SIGALRM, SIG_DFL);
+        alarm(static_cast<unsigned>(cpu_seconds) * 4 + 1);  // a child stuck without using CPU
+        segno_tags *t = segno_tags_read(path, format, picture_limit);
+        PipeWriter w{fds[1]};
+        send(*t, w);
+        _exit(w.ok ? 0 : 3);
+    }
+    close(fds[1]);
+    std::vector<uint8_t> buffer;
+    uint8_t chunk[65536];
+    while (true) {
+        ssize_t n = ::read(fds[0], chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        buffer.insert(buffer.end(), chunk, chunk + n);
+    }
+    close(fds[0]);
+    int status = 0;
+    pid_t waited;
+    do { waited = waitpid(pid, &status, 0); } while (waited < 0 && errno == EINTR);
+    segno_tags *t = new segno_tags();
+    t->limit = picture_limit;
+    if (waited == pid && WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        char why[200];
+        if (sig == SIGXCPU || sig == SIGALRM || sig == SIGKILL)
+            std::snprintf(why, sizeof why, "the tag reader gave up after %d s of CPU (signal %d); the tags are not carried", cpu_seconds, sig);
+        else
+            std::snprintf(why, sizeof why, "the tags crash the tag reader (TagLib stopped on signal %d: %s); they are not carried", sig, strsignal(sig));
+        return failure(t, why);
+    }
+    PipeReader r{buffer};
+    if (!receive(r, t)) {
+        delete t;
+        t = new segno_tags();
+        return failure(t, "the tag reader stopped before it answered; the tags are not carried");
     }
     return t;
 }

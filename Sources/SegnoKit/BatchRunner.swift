@@ -29,6 +29,12 @@ public struct RunOptions: Sendable {
     public var environment: [String: String] = [:]
     /// `--shard K/N`: only the recordings whose stable hash falls in shard K of N (0 ≤ K < N).
     public var shard: Shard? = nil
+    /// Told the run's crash journal once it is open (the CLI points its fatal-signal handler at
+    /// it); nil: crashes leave no mark.
+    public var onJournal: (@Sendable (CrashJournal) -> Void)? = nil
+    /// Called first on each worker thread (the CLI gives it an alternate signal stack, so a stack
+    /// overflow still reaches the fatal-signal handler).
+    public var onWorkerThread: (@Sendable () -> Void)? = nil
     /// Called on the run's thread after each pass of a live source (`--watch`, stream capture)
     /// with that pass's summary. When set, the run's own summary keeps the counts but not each
     /// pass's results and plan lines, so a watcher that runs for months does not grow.
@@ -108,14 +114,24 @@ public final class BatchRunner: Sendable {
     public func run() throws(RunError) -> RunSummary {
         let session = try prepare()
         defer {
+            session.journal?.close()
             session.store?.close()
             _ = session.hold
         }
+        var parked: [RecordingResult] = []
+        if !session.crashed.isEmpty, let store = session.store { parked = try recordCrashes(session.crashed, store: store) }
         let deadline = options.maxTime.map { Date().addingTimeInterval($0) }
+        var summary: RunSummary
         if !options.dryRun, let live = source as? any LiveRecordingSource {
-            return try runLive(live, session: session, deadline: deadline)
+            summary = try runLive(live, session: session, deadline: deadline)
+        } else {
+            summary = try pass(session: session, deadline: deadline)
         }
-        return try pass(session: session, deadline: deadline)
+        // Parked by a second death: failed in this run, though the plan only skipped them as known.
+        summary.results = (summary.results + parked).sorted { $0.path < $1.path }
+        summary.failed += parked.count
+        summary.knownFailures -= min(summary.knownFailures, parked.count)
+        return summary
     }
 
     /// One scan → plan → execute over what the source holds now.
@@ -149,7 +165,7 @@ public final class BatchRunner: Sendable {
             return summary
         }
         guard let store else { throw .state("not opened") }
-        try execute(plan, state: state, store: store, deadline: deadline, into: &summary)
+        try execute(plan, state: state, store: store, deadline: deadline, journal: session.journal, into: &summary)
         return summary
     }
 
@@ -192,6 +208,40 @@ public final class BatchRunner: Sendable {
     package struct Session {
         package var hold: (any RunHold)?
         package var store: (any StateBackend)?
+        /// This process's crash journal (nil for a dry run, or where it cannot be written).
+        package var journal: CrashJournal? = nil
+        /// Recordings that processes which died had in hand, with how many such journals named each.
+        package var crashed: [String: Int] = [:]
+    }
+
+    /// Where the crash journals live: `<output.root>/.segno`.
+    package var journalFolder: String { job.spec.outputRoot + "/.segno" }
+
+    /// Records a strike (`CrashJournal.strike`) for each recording a dead process had in hand
+    /// and that is still in the input. Called once, before the first pass, after a crash only.
+    /// Returns the recordings it parked (the second death with the same file in hand).
+    package func recordCrashes(_ crashed: [String: Int], store: any StateBackend) throws(RunError) -> [RecordingResult] {
+        let scan = try source.scan()
+        let state: StateIndex
+        do { state = try store.loadAll() } catch { throw StateOpening.classify(error, path: job.spec.statePath) }
+        var updates: [StateUpdate] = []
+        for file in scan.files where crashed[file.relativePath] != nil {
+            updates.append(CrashJournal.strike(path: file.relativePath, identity: file.identity, prior: state[file.relativePath],
+                                               recipe: job.recipeFingerprint))
+        }
+        do { try store.apply(updates) } catch { throw StateOpening.classify(error, path: job.spec.statePath) }
+        var parked: [RecordingResult] = []
+        for u in updates {
+            guard case .failed(let path, _, let error, let attempts, _, let cls, _, _) = u else { continue }
+            if cls.isParked {
+                options.observer?.failure("segno: \(error)")
+                parked.append(RecordingResult(path: path, status: .failed, duration: nil, seconds: 0, attempts: attempts,
+                                              outputs: [], error: error, failureClass: cls, reasons: []))
+            } else {
+                options.observer?.warning("segno: warning: \(error)")
+            }
+        }
+        return parked
     }
 
     /// Takes the run, opens the state (a dry run: read-only, nothing created or migrated, no
@@ -205,11 +255,15 @@ public final class BatchRunner: Sendable {
         for up in job.uploads {
             if let dir = up.config.localFolder?.fixedFolder { Temporaries.remove(under: dir, sharedWithOtherWorkers: shared) }
         }
-        return Session(hold: hold, store: store)
+        let crashed = CrashJournal.recover(folder: journalFolder)
+        let journal = CrashJournal(folder: journalFolder)
+        if let journal { options.onJournal?(journal) }
+        return Session(hold: hold, store: store, journal: journal, crashed: crashed)
     }
 
     /// Sets up uploads, prunes, runs the plan's recordings on the worker pool and records the run.
-    package func execute(_ plan: RunPlan, state: StateIndex, store: any StateBackend, deadline: Date?, into summary: inout RunSummary) throws(RunError) {
+    package func execute(_ plan: RunPlan, state: StateIndex, store: any StateBackend, deadline: Date?, journal: CrashJournal?,
+                         into summary: inout RunSummary) throws(RunError) {
         var uploaders: [any RecordingUploader] = []
         do {
             for up in job.uploads {
@@ -232,7 +286,9 @@ public final class BatchRunner: Sendable {
         progress.plan(plan.work.map { ($0.file.relativePath, $0.prior?.duration) })
         options.observer?.workStarted(progress)
         let before = store.statementStats
-        let (finished, timeUp) = runWork(plan.work, store: store, writer: writer, progress: progress, uploaders: uploaders, deadline: deadline)
+        let (finished, timeUp) = runWork(plan.work, store: store, writer: writer, progress: progress, uploaders: uploaders,
+                                         deadline: deadline, journal: journal,
+                                         owners: OutputOwners(state: state, outputRoot: job.spec.outputRoot, pruned: Set(plan.prune)))
         options.observer?.workEnded(progress)
         do { try writer.flush() } catch { progress.error("segno: \(error)") }
         if let before, let after = store.statementStats {
@@ -276,7 +332,8 @@ public final class BatchRunner: Sendable {
     /// ends with the work done (then they are skipped) or expires (taken over). Returns the
     /// results and whether `--max-time` ran out.
     package func runWork(_ plan: [RecordingPlan], store: any StateBackend, writer: StateWriter, progress: RunProgress,
-                 uploaders: [any RecordingUploader], deadline: Date?) -> ([RecordingResult], Bool) {
+                 uploaders: [any RecordingUploader], deadline: Date?, journal: CrashJournal? = nil,
+                 owners: OutputOwners? = nil) -> ([RecordingResult], Bool) {
         let collected = Mutex<[RecordingResult]>([])
         let timeUp = Mutex(false)
         let shouldStop: @Sendable () -> Bool = { [stop] in
@@ -284,28 +341,36 @@ public final class BatchRunner: Sendable {
             if let deadline, Date() >= deadline { timeUp.withLock { $0 = true }; return true }
             return false
         }
-        var work = plan
-        var pause = 0.2
-        while !work.isEmpty && !shouldStop() {
-            let queue = ClaimQueue(work, store: store, workers: options.parallel ?? job.spec.workers)
-            WorkerPool.run(workers: options.parallel ?? job.spec.workers, shouldStop: shouldStop, next: queue.take) { [self] plan in
-                let r = process(plan, writer: writer, progress: progress, uploaders: uploaders)
-                if store.claimsRecordings && (r.status == .interrupted || r.status == .notReady) { store.release(r.path) }
-                collected.withLock { $0.append(r) }
-            }
-            queue.releaseUnstarted()
-            let (held, skipped) = queue.leftovers
-            for r in skipped {
-                progress.update { $0.planned -= 1 }
-                progress.end(r.path)
-                if let e = r.error { progress.error("segno: \(e)") }
-            }
-            collected.withLock { $0 += skipped }
-            work = held.sorted { $0.file.relativePath < $1.file.relativePath }
-            // Held recordings usually finish within moments: ask again soon, then less often.
-            if !work.isEmpty && !shouldStop() {
-                Thread.sleep(forTimeInterval: pause)
-                pause = min(pause * 2, min(2, max(0.2, job.spec.leaseSeconds / 4)))
+        // Recordings a dead process had in hand run first, one at a time: if one of them kills
+        // the process again, the journal names it alone (`CrashJournal`).
+        let suspects = plan.filter { CrashJournal.isSuspect($0.prior) }
+        let rest = suspects.isEmpty ? plan : plan.filter { !CrashJournal.isSuspect($0.prior) }
+        for (list, workers) in [(suspects, 1), (rest, options.parallel ?? job.spec.workers)] {
+            var work = list
+            var pause = 0.2
+            while !work.isEmpty && !shouldStop() {
+                let queue = ClaimQueue(work, store: store, workers: workers)
+                WorkerPool.run(workers: workers, shouldStop: shouldStop, next: queue.take, onThread: options.onWorkerThread) { [self] plan in
+                    journal?.begin(plan.file.relativePath)
+                    let r = process(plan, writer: writer, progress: progress, uploaders: uploaders, owners: owners)
+                    if store.claimsRecordings && (r.status == .interrupted || r.status == .notReady) { store.release(r.path) }
+                    collected.withLock { $0.append(r) }
+                    journal?.end(plan.file.relativePath)
+                }
+                queue.releaseUnstarted()
+                let (held, skipped) = queue.leftovers
+                for r in skipped {
+                    progress.update { $0.planned -= 1 }
+                    progress.end(r.path)
+                    if let e = r.error { progress.error("segno: \(e)") }
+                }
+                collected.withLock { $0 += skipped }
+                work = held.sorted { $0.file.relativePath < $1.file.relativePath }
+                // Held recordings usually finish within moments: ask again soon, then less often.
+                if !work.isEmpty && !shouldStop() {
+                    Thread.sleep(forTimeInterval: pause)
+                    pause = min(pause * 2, min(2, max(0.2, job.spec.leaseSeconds / 4)))
+                }
             }
         }
         return (collected.withLock { $0 }, timeUp.withLock { $0 })
@@ -337,7 +402,8 @@ public final class BatchRunner: Sendable {
 
     /// Processes one recording; transient failures are retried with back-off, and a retry reruns
     /// only the taps and uploads that did not finish. Called on a worker thread.
-    package func process(_ plan: RecordingPlan, writer: StateWriter, progress: RunProgress, uploaders: [any RecordingUploader]) -> RecordingResult {
+    package func process(_ plan: RecordingPlan, writer: StateWriter, progress: RunProgress, uploaders: [any RecordingUploader],
+                         owners: OutputOwners? = nil) -> RecordingResult {
         guard case .run(let tapIndices, let uploadIndices, let reasons) = plan.action else { fatalError("only runnable plans are processed") }
         let started = Date()
         let priorAttempts = plan.prior?.status.hasFailure == true ? plan.prior?.attempts ?? 0 : 0
@@ -345,6 +411,7 @@ public final class BatchRunner: Sendable {
                                      attempts: 0, outputs: [], error: nil, reasons: reasons.map(\.description))
         defer { result.seconds = Date().timeIntervalSince(started) }
         var runner = RecordingJob(job: job, plan: plan, source: source, uploaders: uploaders, stop: stop)
+        runner.owners = owners
         let path = plan.file.relativePath
         progress.begin(path)
         defer { progress.end(path) }

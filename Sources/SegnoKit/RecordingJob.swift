@@ -51,6 +51,8 @@ package struct RecordingJob {
     package let source: any RecordingSource
     package let uploaders: [any RecordingUploader]
     package let stop: StopFlag
+    /// Who owns each output and upload destination in this run (nil: not checked, one-off use).
+    package var owners: OutputOwners?
     /// Sees the seconds decoded so far over all passes (a loudness measuring pass counts), the
     /// duration from the header, and the number of passes known so far (progress).
     package var onDecoded: ((_ seconds: Double, _ total: Double?, _ passes: Int) -> Void)?
@@ -123,6 +125,10 @@ package struct RecordingJob {
                     }
                     for p in paths {
                         try Self.checkContained(p, root: spec.outputRoot, source: file.absolutePath)
+                        if let other = owners?.claim(p, for: file.relativePath) {
+                            throw OutputClash(recording: file.relativePath, output: String(p.dropFirst(spec.outputRoot.count + 1)), other: other,
+                                              template: tap.pathTemplate.text)
+                        }
                         try Self.checkNotForeign(p, recorded: recorded)
                     }
                     items.append(.tap(tap, paths: paths))
@@ -194,6 +200,7 @@ package struct RecordingJob {
                 for out in outs { values.merge(out.values) { a, _ in a } }
                 let detail = values.isEmpty ? nil : JSONValue.object(values.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }).serialized()
                 let rels = files.map { String($0.path.dropFirst(spec.outputRoot.count + 1)) }
+                removeSuperseded(plan.prior?.steps[tap.identity]?.outputs ?? [], keeping: rels)
                 if let fp = outs.lazy.compactMap(\.fingerprint).first { outcome.fingerprints[tap.identity] = fp }
                 if let s = outs.lazy.compactMap(\.spoken).first { spoken[t] = s }
                 outcome.steps[tap.identity] = StepState(stage: tap.identity, fingerprint: tap.fingerprint, source: file.identity.key,
@@ -238,11 +245,31 @@ package struct RecordingJob {
             }
         }
         let fingerprint = up.fingerprint(fileHashes: hashes)
+        if let owners {
+            for uri in try uploader.destinations(files: files.map(\.path), context: ctx) {
+                if let other = owners.claim(uri, for: plan.file.relativePath) {
+                    throw OutputClash(recording: plan.file.relativePath, output: uri, other: other, template: up.config.to)
+                }
+            }
+        }
         let uris = try uploader.upload(files: files, context: ctx, recipe: fingerprint, shouldContinue: { [stop] in !stop.isStopped })
         outcome.steps[up.identity] = StepState(stage: up.identity, fingerprint: fingerprint, source: plan.file.identity.key,
                                                output: StepState.encodeOutputs(uris), outputHash: FileHash.combine(files.map(\.digest)),
                                                outputSize: Int64(files.count), finishedAt: Date().timeIntervalSince1970)
         outcome.recipes[fingerprint] = up.recipe
+    }
+
+    /// Removes the files this recording's tap wrote before under another name (a `{title}` that
+    /// changed): each only when it lies inside the output root through no symbolic link, carries
+    /// segno's mark, and no other recording claims it. Called after the tap's new files are in place.
+    private func removeSuperseded(_ old: [String], keeping new: [String]) {
+        let root = job.spec.outputRoot
+        for rel in old where !new.contains(rel) {
+            let path = root + "/" + rel
+            guard !rel.split(separator: "/").contains(".."), (try? Self.checkContained(path, root: root)) != nil,
+                  OutputFile.isMarked(path), owners?.claim(path, for: plan.file.relativePath) == nil else { continue }
+            unlink(path)
+        }
     }
 
     /// Refuses an output path outside the output root, onto the source itself, or whose existing

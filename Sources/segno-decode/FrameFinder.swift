@@ -40,10 +40,23 @@ final class FrameFinder {
     static let batchBytes = 32 * 1024
     static let maxFrameBytes = 16 * 1024
     static let resyncWindow: Int64 = 256 * 1024
+    /// Bytes tried at each resync offset: four AAC frames (at most 768 bytes per channel each) fit.
+    static let resyncProbeBytes = 8 * 1024
     /// Frames found, sent in 'Z' messages of up to 4096 pairs.
     var pending: [UInt32] = []
     var frames: UInt64 = 0
     var skipped: UInt64 = 0
+    /// Bytes handed to the decoder so far, and the most a request may hand it: linear in the
+    /// data (issue 33: junk cost n^1.6 before, 77 s for 200 KB), so no file can hold a helper.
+    var spent: Int64 = 0
+    var budget: Int64 { Self.budgetPerByte * (end - start) + Self.budgetFloor }
+    static let budgetPerByte: Int64 = 64
+    static let budgetFloor: Int64 = 16 << 20
+    var overBudget: Bool { spent > budget }
+    /// Why the search ended at `at` with its budget spent.
+    func budgetSpent(_ at: Int64) -> String {
+        "trial decoding stopped after \(spent / (1 << 20)) MiB (at most \(Self.budgetPerByte) times the data); \(end - at) bytes from offset \(at - start) not searched"
+    }
 
     init(codecID: UInt32, rate: Int32, channels: Int32, extradata: [UInt8], fd: Int32, start: Int64, end: Int64) throws {
         self.codecID = codecID
@@ -68,11 +81,16 @@ final class FrameFinder {
         var at = start
         var why = ""
         while at < end {
+            if overBudget {
+                why = budgetSpent(at)
+                skipped += UInt64(end - at)
+                break
+            }
             let step = codecID == 2 ? alacFrame(at) : aacFrames(at)
             if step > 0 { at += step; continue }
             // Nothing decodes here: look for the place where the stream goes on.
             guard let next = resync(from: at) else {
-                why = "\(end - at) bytes from offset \(at - start) do not decode"
+                why = overBudget ? budgetSpent(at) : "\(end - at) bytes from offset \(at - start) do not decode"
                 skipped += UInt64(end - at)
                 break
             }
@@ -98,7 +116,9 @@ final class FrameFinder {
             }
             return offset
         }
-        // One frame or none: the shortest packet that decodes to exactly one frame.
+        // None: nothing starts here (resync looks on). One: the last frame before damage or the
+        // end, whose length is the shortest packet that decodes to exactly one frame.
+        guard sizes.count == 1 else { return 0 }
         for length in 1...min(Self.maxFrameBytes, Int(end - at)) where decodeAll(at, length).count == 1 && !lastFailed {
             emit(at, Int64(length))
             return Int64(length)
@@ -114,6 +134,7 @@ final class FrameFinder {
     /// channel count end the list (a wrong configuration or garbage).
     func decodeAll(_ at: Int64, _ count: Int) -> [Int] {
         lastFailed = false
+        spent += Int64(count)
         guard let codec, let packet, let frame, let data = bytesAt(at, count) else { lastFailed = true; return [] }
         avcodec_flush_buffers(codec)
         packet.pointee.data = data
@@ -152,6 +173,7 @@ final class FrameFinder {
 
     /// True when the `count` bytes at `at` decode as one whole ALAC frame of this stream.
     func alacDecodes(_ at: Int64, _ count: Int) -> Bool {
+        spent += Int64(count)
         guard let codec, let packet, let frame, let data = bytesAt(at, count) else { return false }
         avcodec_flush_buffers(codec)
         packet.pointee.data = data
@@ -172,7 +194,7 @@ final class FrameFinder {
     func resync(from at: Int64) -> Int64? {
         var probe = at + 1
         let limit = min(end, at + Self.resyncWindow)
-        while probe < limit {
+        while probe < limit && !overBudget {
             if codecID == 2 {
                 let saved = pending.count, savedFrames = frames
                 let a = alacFrame(probe)
@@ -183,7 +205,7 @@ final class FrameFinder {
                 }
                 pending.removeSubrange(saved...)
                 frames = savedFrames
-            } else if decodeAll(probe, Int(min(Int64(Self.batchBytes), end - probe))).count >= 4 {
+            } else if decodeAll(probe, Int(min(Int64(Self.resyncProbeBytes), end - probe))).count >= 4 {
                 return probe
             }
             probe += 1

@@ -153,13 +153,13 @@ struct FindCommand: ParsableCommand {
             return
         }
         for h in hits {
-            var line = "\(AudioError.quoted(h.path))  \(h.title)  \(h.recorded)"
+            var line = "\(AudioError.quoted(h.path))  \(AudioError.quoted(h.title))  \(AudioError.quoted(h.recorded))"
             if let lat = h.latitude, let lon = h.longitude { line += String(format: "  %.4f,%.4f", lat, lon) }
             if let d = h.distanceKm { line += String(format: " (%.1f km)", d) }
             printOut(line)
             // Where the words were said, from the recording's transcript.
             for said in SpokenSearch.hits(words: words, in: h.outputs.map(output)) {
-                printOut("\(AudioError.quoted(h.path)) \(SpokenSearch.clock(said.time)) \"…\(said.text)…\"")
+                printOut("\(AudioError.quoted(h.path)) \(SpokenSearch.clock(said.time)) \"…\(AudioError.quoted(said.text))…\"")
             }
             for o in h.outputs { printOut("  \(output(o))") }
         }

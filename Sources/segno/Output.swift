@@ -18,7 +18,16 @@ struct FileHandleOutput {
     }
 }
 
-func printOut(_ s: String) { FileHandleOutput.standardOutput.write(s + "\n") }
+/// Standard output, each line through the one escaping rule (`printable`).
+func printOut(_ s: String) { FileHandleOutput.standardOutput.write(printable(s) + "\n") }
+
+/// `s` with each of its lines as `AudioError.quoted` writes them: whatever text reaches a line
+/// (a title, a transcript, an error built from tags), no ESC sequence, carriage return or bidi
+/// override gets to the terminal. Lines stay lines: a value that must not add one (an item of a
+/// list) is quoted where it is put into the line.
+func printable(_ s: String) -> String {
+    s.split(separator: "\n", omittingEmptySubsequences: false).map { AudioError.quoted(String($0)) }.joined(separator: "\n")
+}
 
 /// Writes `value` as one line of JSON to standard output, every byte of a name that is not UTF-8
 /// written as `\xe9` (`JSONValue.escapingFileNameBytes`): what every `--json` of segno prints.

@@ -61,6 +61,8 @@ struct RunFlags: ParsableArguments {
         o.observer = TerminalProgress(mode: TerminalProgress.mode(quiet: quiet))
         o.environment = ProcessContext.environment
         o.shard = shard.flatMap(Shard.init)
+        o.onJournal = { CrashMark.arm($0) }
+        o.onWorkerThread = { CrashMark.alternateStack() }
         return o
     }
 }

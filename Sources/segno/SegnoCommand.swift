@@ -92,7 +92,7 @@ func unknownCommand(_ args: ArraySlice<String>) -> String? {
 
 /// Writes one line to standard error.
 func printError(_ message: String) {
-    var line = message
+    var line = printable(message)
     if !line.hasSuffix("\n") { line += "\n" }
     FileHandleOutput.standardError.write(line)
 }

@@ -120,7 +120,7 @@ struct StatusCommand: ParsableCommand {
         if failed {
             for f in failures {
                 let what = f.status == .partial ? "partly done" : "failed"
-                printOut("\(what) \(AudioError.quoted(f.path)) [\(f.failureClass.rawValue); \(f.nextRun)] (\(f.attempts) \(f.attempts == 1 ? "attempt" : "attempts")): \(f.error)")
+                printOut("\(what) \(AudioError.quoted(f.path)) [\(f.failureClass.rawValue); \(f.nextRun)] (\(f.attempts) \(f.attempts == 1 ? "attempt" : "attempts")): \(AudioError.quoted(f.error))")
             }
         } else if !failures.isEmpty {
             printOut("\(failures.count) failed or partly done: segno status --failed \(spec) lists them")

@@ -43,7 +43,8 @@ final class TerminalProgress: RunObserver, @unchecked Sendable {
     /// A line above the bar (or alone).
     func failure(_ line: String) {
         let prefix = mode == .bar ? "\r\u{1B}[K" : ""
-        FileHandle.standardError.write(Data((prefix + line + "\n").utf8))
+        // One failure or warning is one line, whatever text it carries.
+        FileHandle.standardError.write(Data((prefix + AudioError.quoted(line) + "\n").utf8))
     }
 
     func warning(_ line: String) {

@@ -27,6 +27,13 @@ typedef struct segno_tags segno_tags;
 /// Reads the tags of `path`. `picture_limit`: pictures up to this many bytes keep their data,
 /// larger ones only their size; 0 keeps no picture data. Never NULL; check `segno_tags_error`.
 segno_tags *segno_tags_read(const char *path, int format, int64_t picture_limit);
+/// As `segno_tags_read`, but in a child process (fork) that may use at most `memory_limit`
+/// bytes more than segno had and `cpu_seconds` of CPU: a tag that crashes TagLib (ID3v2 CHAP
+/// frames nested thousands deep overflow its stack), exhausts memory (compressed ID3v2 frames)
+/// or takes forever fails this file's tags alone, with a one-line error, and segno goes on.
+/// Called once per file whose tags are read; costs a fork (milliseconds).
+segno_tags *segno_tags_read_isolated(const char *path, int format, int64_t picture_limit,
+                                     int64_t memory_limit, int cpu_seconds);
 /// NULL when the file was read; else why not (one line).
 const char *segno_tags_error(const segno_tags *t);
 /// TagLib's property map, one entry per value, keys in TagLib's vocabulary (TITLE, ARTIST, …).

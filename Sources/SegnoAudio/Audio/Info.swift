@@ -155,6 +155,9 @@ public enum FileInfo {
     /// `estimated` writes `about N frames` and `about D s`; `lengthNote` goes in brackets after the duration.
     /// `metadata` adds the pictures (`, picture: front cover, image/png, 1234 bytes`), the BWF
     /// origin (`, bext: originator "…", time reference N`) and `iXML` when present.
+    /// Characters of a tag value `text` shows; longer ones end in "…" and their size.
+    static package let valueShown = 200
+
     public static func text(path: String, _ result: Result<SourceInfo, AudioError>, estimated: Bool = false,
                             metadata: RecordingMetadata? = nil, lengthNote: String? = nil) -> String {
         switch result {
@@ -175,7 +178,11 @@ public enum FileInfo {
     static func describe(tags: [String: String], metadata: RecordingMetadata?) -> String {
         var line = ""
         for (k, v) in tags.sorted(by: { $0.key < $1.key }) {
-            line += ", \(AudioError.quoted(k))=" + JSONValue.string(v).serialized()
+            // A line for people: a long value is shown by its start and size (`--json` has it whole).
+            let cut = v.index(v.startIndex, offsetBy: Self.valueShown, limitedBy: v.endIndex) ?? v.endIndex
+            let shown = cut == v.endIndex ? v : String(v[..<cut]) + "…"
+            line += ", \(AudioError.quoted(k))=" + JSONValue.string(shown).serialized()
+            if shown != v { line += " (\(v.utf8.count) bytes)" }
         }
         if let m = metadata {
             for p in m.pictures { line += ", picture: " + p.summary }

@@ -113,9 +113,17 @@ public enum AudioError: Error, Sendable, CustomStringConvertible, Equatable {
         .io(path: path, detail: "\(what): \(String(cString: strerror(code)))", code: code)
     }
 
-    /// A path as it appears in messages: control characters (newlines in hostile names) escaped,
-    /// so one error stays one line.
+    /// A path (or any text a recording carries: a title, a transcript's words) as it appears in
+    /// messages: the one escaping rule for everything segno prints (issue 33). Control
+    /// characters (newlines in hostile names, ESC sequences, carriage returns), Unicode line
+    /// separators and bidirectional overrides are escaped, and bytes of names that are not
+    /// UTF-8 written `\xe9`, so one item stays one line and no text can steer the terminal.
     public static func quoted(_ path: String) -> String {
+        // Nothing to escape in most text: no control byte, and no lead byte of a C1 control
+        // (C2), U+061C (D8), a separator or bidi control (E2) or a name's byte (F4).
+        if !path.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == 0xC2 || $0 == 0xD8 || $0 == 0xE2 || $0 == 0xF4 }) {
+            return path
+        }
         var out = ""
         for scalar in path.unicodeScalars {
             switch scalar {
@@ -125,6 +133,9 @@ public enum AudioError: Error, Sendable, CustomStringConvertible, Equatable {
             default:
                 if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
                     out += "\\x" + String(scalar.value, radix: 16)
+                } else if [0x2028, 0x2029, 0x200E, 0x200F, 0x061C].contains(scalar.value) || (0x202A...0x202E).contains(scalar.value)
+                            || (0x2066...0x2069).contains(scalar.value) {
+                    out += "\\u{" + String(scalar.value, radix: 16) + "}"
                 } else if FileNameBytes.isByte(scalar) {
                     out += FileNameBytes.escaped(String(scalar))  // a byte of a name that is not UTF-8
                 } else {

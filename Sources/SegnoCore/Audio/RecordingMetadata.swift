@@ -74,19 +74,43 @@ public struct RecordingMetadata: Sendable, Equatable {
     }
 
     /// The normalised tags as one value per name (repeated names joined by "; "), the form
-    /// `SourceInfo.tags` keeps.
+    /// `SourceInfo.tags` keeps. Linear in the number of values.
     public var flattened: [String: String] {
         var out: [String: String] = [:]
+        var seen: [String: Set<String>] = [:]
         for t in tags where !t.value.isEmpty {
-            if let v = out[t.key] { if !v.split(separator: ";").contains(where: { $0.trimmingCharacters(in: .whitespaces) == t.value }) { out[t.key] = v + "; " + t.value } }
-            else { out[t.key] = t.value }
+            guard seen[t.key, default: []].insert(t.value).inserted else { continue }
+            if let v = out[t.key] { out[t.key] = v + "; " + t.value } else { out[t.key] = t.value }
         }
         return out
     }
 
-    /// Adds a normalised tag unless the same name already has this value.
+    /// Adds a normalised tag unless the same name already has this value, within `TagLimits`
+    /// (a value over `valueBytes`, or past `values` values, is dropped with a warning).
     mutating package func add(_ key: String, _ value: String) {
-        guard !value.isEmpty, !tags.contains(where: { $0.key == key && $0.value == value }) else { return }
+        guard !value.isEmpty, admit(key, value, count: tags.count, what: "tag values"),
+              !tags.contains(where: { $0.key == key && $0.value == value }) else { return }
         tags.append(TagEntry(key, value))
+    }
+
+    /// Adds a value under the container's own key (`TIT2`, `©nam`), within `TagLimits`.
+    mutating package func addRaw(_ key: String, _ value: String) {
+        guard admit(key, value, count: raw.count, what: "values under the container's own keys") else { return }
+        raw.append(TagEntry(key, value))
+    }
+
+    /// True when a value may be added to a list of `count`; else warns (once per cause).
+    private mutating func admit(_ key: String, _ value: String, count: Int, what: String) -> Bool {
+        let bytes = value.utf8.count
+        if bytes > TagLimits.valueBytes {
+            warnings.append("tag \(key): a value of \(bytes) bytes is over the limit of \(TagLimits.valueBytes) bytes; dropped")
+            return false
+        }
+        guard count < TagLimits.values else {
+            let line = "more than \(TagLimits.values) \(what); the rest are dropped"
+            if !warnings.contains(line) { warnings.append(line) }
+            return false
+        }
+        return true
     }
 }

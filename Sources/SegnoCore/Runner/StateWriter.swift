@@ -2,29 +2,25 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// The one writer of a run's state: workers hand it updates; it applies them in batches (one
-/// transaction per 64 updates or per 100 ms, whichever comes first) on its own serial queue,
-/// so workers never wait for SQLite and the database sees few transactions.
+/// The one writer of a run's state: workers hand it updates; it applies them on its own serial
+/// queue, so workers never wait for SQLite. Each update is applied as soon as the queue is free
+/// (group commit: the updates that arrive while a transaction runs share the next one), so a
+/// result handed over is in the state within a transaction's time even if the process dies a
+/// moment later (issue 33: a crash no longer takes the last 100 ms of results with it).
 public final class StateWriter: Sendable {
     private let store: any StateBackend
     private let pending = Mutex<[StateUpdate]>([])
     private let queue = DispatchQueue(label: "segno.state-writer")
     private let lastError = Mutex<String?>(nil)
     private let scheduled = Mutex(false)
-    /// Updates per transaction before an immediate flush.
-    public static let batchSize = 64
-    /// Longest an update waits, in seconds.
-    public static let maxDelay = 0.1
 
     public init(store: any StateBackend) { self.store = store }
 
     /// Queues an update. Called by workers when a recording finishes or fails.
     public func submit(_ update: StateUpdate) {
-        let count = pending.withLock { $0.append(update); return $0.count }
-        if count >= Self.batchSize {
-            queue.async { self.flushNow() }
-        } else if scheduled.withLock({ s in defer { s = true }; return !s }) {
-            queue.asyncAfter(deadline: .now() + Self.maxDelay) {
+        pending.withLock { $0.append(update) }
+        if scheduled.withLock({ s in defer { s = true }; return !s }) {
+            queue.async {
                 self.scheduled.withLock { $0 = false }
                 self.flushNow()
             }

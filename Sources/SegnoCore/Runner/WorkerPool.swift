@@ -28,14 +28,15 @@ public enum WorkerPool {
     }
 
     /// Runs `body` on up to `workers` threads for each item `next` hands out, until it returns nil
-    /// or `shouldStop` says so (asked before each item).
+    /// or `shouldStop` says so (asked before each item). `onThread` runs first on each thread.
     public static func run<T>(workers: Int, shouldStop: @escaping @Sendable () -> Bool, next: @escaping @Sendable () -> T?,
-                              body: @escaping @Sendable (T) -> Void) {
+                              onThread: (@Sendable () -> Void)? = nil, body: @escaping @Sendable (T) -> Void) {
         let group = DispatchGroup()
         for _ in 0..<max(1, workers) {
             group.enter()
             Thread.detachNewThread {
                 defer { group.leave() }
+                onThread?()
                 while !shouldStop(), let item = next() { body(item) }
             }
         }

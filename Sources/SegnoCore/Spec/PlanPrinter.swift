@@ -43,6 +43,16 @@ public enum PlanPrinter {
                 out.append("\(file):\(p.line): warning: \(p.config.name) comes after the last tap, so nothing writes its output")
             }
         }
+        // Outputs two recordings could share (issue 33): the run fails the second, naming both.
+        let ownName = ["stem", "name", "relpath"]
+        for p in spec.stages {
+            if let tap = p.config as? any TapConfig, tap.pathTemplate != .none, !ownName.contains(where: { tap.pathTemplate.uses($0) }) {
+                out.append("\(file):\(p.line): warning: \(p.config.name) path \(tap.pathTemplate.text) names no recording ({stem}, {name} or {relpath}): two recordings that resolve it alike (one {title}) would share one output, and the run fails the second")
+            }
+            if let up = p.config as? any UploadStageConfig, !["{dir}", "{relpath}"].contains(where: { up.to.contains($0) }) {
+                out.append("\(file):\(p.line): warning: upload to \(up.to) has no {dir}: recordings with one file name in two folders would go to one destination, and the run fails the second")
+            }
+        }
         return out
     }
 }

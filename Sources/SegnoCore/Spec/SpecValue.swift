@@ -174,7 +174,16 @@ final package class SpecContext {
         }
     }
 
-    /// Replaces `${VAR}` and `${VAR:-default}`; a missing variable without default is an error.
+    /// True for an environment variable's name that holds a secret (issue 33): one with SECRET,
+    /// PASSWORD, PASSWD, TOKEN, CREDENTIAL or PRIVATE in it, or ending in _KEY (but not an
+    /// access key's id).
+    static package func namesSecret(_ name: String) -> Bool {
+        let n = name.uppercased()
+        return ["SECRET", "PASSWORD", "PASSWD", "TOKEN", "CREDENTIAL", "PRIVATE"].contains { n.contains($0) } || n.hasSuffix("_KEY")
+    }
+
+    /// Replaces `${VAR}` and `${VAR:-default}`; a missing variable without default is an error,
+    /// and so is a variable that holds a secret (`namesSecret`).
     package func expand(_ text: String, at value: SpecValue) throws(SpecError) -> String {
         guard text.contains("${") else { return text }
         var out = ""
@@ -190,6 +199,9 @@ final package class SpecContext {
             else { name = body; fallback = nil }
             guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
                 throw value.error("\"${\(body)}\" is not a variable name")
+            }
+            if Self.namesSecret(String(name)) {
+                throw value.error("${\(name)} looks like a secret: a spec's values reach the state, the report and uploaded metadata, so secrets are never expanded into them; segno reads credentials from the environment itself (AWS_SECRET_ACCESS_KEY, PGPASSWORD)")
             }
             if let v = environment[String(name)], !v.isEmpty { out += v }
             else if let fallback { out += fallback }

@@ -179,7 +179,7 @@ public struct PathTemplate: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// A tag value made safe as (part of) one file name on Linux and on the SMB shares and FAT
-    /// cards recordings travel to: `/` `\\` `:` `|` become `-`, `"` becomes `'`, `?` `*` `<` `>`
+    /// cards recordings travel to: `/` `\` `:` `|` become `-`, `"` becomes `'`, `?` `*` `<` `>`
     /// are dropped, control characters become spaces; trailing dots and spaces are dropped (Windows
     /// drops them), a device name (`CON`, `NUL`, `COM1`, …) gets a `_`; at most 200 bytes;
     /// `fallback` when nothing usable is left ("", ".", "..").
@@ -191,7 +191,7 @@ public struct PathTemplate: Sendable, Equatable, CustomStringConvertible {
             case "\"": out += "'"
             case "?", "*", "<", ">": continue
             default:
-                if scalar.value < 0x20 || scalar.value == 0x7F { out += " " } else { out.unicodeScalars.append(scalar) }
+                if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) { out += " " } else { out.unicodeScalars.append(scalar) }
             }
         }
         out = out.trimmingCharacters(in: .whitespaces)

@@ -174,10 +174,14 @@ public protocol Tap: AnyObject {
     /// Called once after the last block and before `finish` when the source was salvaged
     /// (`damaged: salvage` and the decoder recovered a damaged file): what was lost, where, why.
     func sourceSalvaged(_ report: SalvageReport, sampleRate: Int)
+    /// What the user should know though nothing failed ("tag X does not fit a FLAC tag; dropped"),
+    /// one line each; read once after the real pass, printed as warnings.
+    var notes: [String] { get }
 }
 
 extension Tap {
     public func sourceSalvaged(_ report: SalvageReport, sampleRate: Int) {}
+    public var notes: [String] { [] }
 }
 
 /// A tap that can also observe the source's int16 samples directly (see `Int16Decoding`). When

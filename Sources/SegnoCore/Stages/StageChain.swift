@@ -252,6 +252,7 @@ public struct ChainRecipe {
         var made = try StageChain(elements: instances).runEach(decoder: decoder, isolatingTaps: isolatingTaps,
                                                                isCancelled: isCancelled, progress: progress)[...]
         decoder.notes.forEach { notes?($0) }
+        for case .tap(let tap) in instances { tap.notes.forEach { notes?($0) } }
         var results: [Result<[ProducedFile], any Error>] = []
         for k in 0..<tapCount {
             if let e = unmade[k] { results.append(.failure(e)) } else { results.append(made.removeFirst()) }

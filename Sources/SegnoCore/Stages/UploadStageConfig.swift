@@ -26,6 +26,9 @@ public protocol RecordingUploader: Sendable {
     /// `shouldContinue` turns false.
     func upload(files: [(path: String, digest: Data)], context: RecordingContext, recipe: String,
                 shouldContinue: @escaping @Sendable () -> Bool) throws -> [String]
+    /// The URIs `upload` would send `files` (absolute paths) to, sending nothing. Called before
+    /// `upload`, so that no two recordings share a destination (`OutputOwners`).
+    func destinations(files: [String], context: RecordingContext) throws -> [String]
     /// The URIs when every file is already at its destination with this digest and recipe, else
     /// nil (used by `state rebuild`); sends nothing.
     func inPlace(files: [(path: String, digest: Data)], context: RecordingContext, recipe: String) throws -> [String]?

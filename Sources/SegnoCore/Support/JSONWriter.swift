@@ -59,6 +59,12 @@ public indirect enum JSONValue: Sendable, Equatable {
 
     static package func escape(_ s: String, into out: inout String) {
         out += "\""
+        // Most strings need nothing escaped: copied whole (a tag value may be a megabyte).
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            out += s
+            out += "\""
+            return
+        }
         for u in s.unicodeScalars {
             switch u {
             case "\"": out += "\\\""

@@ -49,13 +49,20 @@ public final class Uploader: RecordingUploader {
             let p = try prefix?.resolveRelative(context) ?? ""
             let comps = p.split(separator: "/").filter { $0 != "." && !$0.isEmpty }
             if comps.contains("..") { throw UploadError.configuration("\(config.to) resolves to \"\(p)\" with '..'") }
-            return (bucket, (comps.map(String.init) + [name]).joined(separator: "/"))
+            return (bucket, (comps.map(Self.keyPart) + [name]).joined(separator: "/"))
         case .folder(let prefix):
             let p = try prefix.resolveRelative(context)
             let comps = p.split(separator: "/").filter { $0 != "." && !$0.isEmpty }
             if comps.contains("..") { throw UploadError.configuration("\(config.to) resolves to \"\(p)\" with '..'") }
-            return (nil, "/" + (comps.map(String.init) + [name]).joined(separator: "/"))
+            return (nil, "/" + (comps.map(Self.keyPart) + [name]).joined(separator: "/"))
         }
+    }
+
+    /// One folder of a destination as resolved from `to:` (a `{tag:…}` value may hold anything):
+    /// control characters become spaces, as in output names (`PathTemplate.pathComponent`).
+    static package func keyPart(_ part: Substring) -> String {
+        part.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
+            ? PathTemplate.pathComponent(String(part), fallback: "_") : String(part)
     }
 
     /// Uploads `files` (absolute path and SHA-256 of each). Returns the remote URIs in order.
@@ -111,6 +118,14 @@ public final class Uploader: RecordingUploader {
             }
         }
         return uris
+    }
+
+    /// The URI each file goes to (`s3://bucket/key`, `file:///path`); sends nothing.
+    public func destinations(files: [String], context: RecordingContext) throws -> [String] {
+        try files.map { path in
+            let d = try destination(for: path, context: context)
+            return d.bucket.map { "s3://\($0)/\(d.key)" } ?? "file://" + d.key
+        }
     }
 
     /// `segno state rebuild`: the URIs of `files` when every one is already at its destination with

@@ -244,7 +244,7 @@ import Testing
                 }
                 batch.append(.done(path: rel, identity: id, contentHash: nil, duration: 12.345, steps: steps,
                                    recipes: Dictionary(steps.map { ($0.fingerprint, "segno-recipe 1\nmix@v1 to=mono\ntap \($0.stage)") }, uniquingKeysWith: { a, _ in a })))
-                if batch.count == StateWriter.batchSize { try store.apply(batch); batch.removeAll() }
+                if batch.count == 64 { try store.apply(batch); batch.removeAll() }
             }
             try store.apply(batch)
             _ = try store.startRun(spec: "/jobs/memos.yaml", specName: "memos")

@@ -35,6 +35,8 @@ public enum MP4Repair {
         public var origin: String
         /// Seconds the unreadable tail would have held (estimated from the frames' average size).
         public var tailSeconds: Double
+        /// Why the search for frames ended early (its budget spent on junk), or nil.
+        public var stopped: String? = nil
 
         /// "memo.m4a: 41:07.200 of audio recovered (99.9 % of mdat), index rebuilt from reference iphone.m4a; last 0.021 s unreadable"
         public func summary(input: String) -> String {
@@ -43,6 +45,7 @@ public enum MP4Repair {
             s += ", index rebuilt from \(origin)"
             if skippedBytes > 0 { s += "; \(skippedBytes) damaged bytes inside skipped" }
             if tailBytes > 0 { s += String(format: "; last %.3f s unreadable", tailSeconds) }
+            if let stopped { s += "; " + stopped }
             return s
         }
     }
@@ -110,7 +113,8 @@ public enum MP4Repair {
         return Outcome(output: output, frames: frames, seconds: Double(frames) * Double(template.frameTicks) / Double(template.timescale),
                        bytesRecovered: scan.covered, bytesInData: layout.dataEnd - layout.dataStart, tailBytes: tail,
                        skippedBytes: scan.skipped - max(0, tail), origin: template.origin,
-                       tailSeconds: Double(tail) / average * Double(template.frameTicks) / Double(template.timescale))
+                       tailSeconds: Double(tail) / average * Double(template.frameTicks) / Double(template.timescale),
+                       stopped: scan.stoppedBecause.hasPrefix("trial decoding stopped") ? scan.stoppedBecause : nil)
     }
 
     /// The template that decodes the stream and the frames it finds. With a reference, its

@@ -101,7 +101,7 @@ package enum ChunkTags {
             let n = Int(le32(b, i + 4))
             guard i + 8 + n <= b.count else { m.warnings.append("INFO \(key) claims \(n) bytes, past its list; not read"); return }
             let value = text(b[(i + 8)..<(i + 8 + n)])
-            m.raw.append(TagEntry(key, value))
+            m.addRaw(key, value)
             m.add(TagNames.fromInfo[key] ?? key.lowercased().trimmingCharacters(in: .whitespaces), value)
             i += 8 + n + (n & 1)
         }
@@ -111,7 +111,7 @@ package enum ChunkTags {
         walk(f, size: size, bigEndian: true, audio: "SSND", into: &m) { name, at, length, m in
             if let key = TagNames.fromAIFF[name], let b = body(f, name, at: at, length, into: &m) {
                 let value = text(b[...])
-                m.raw.append(TagEntry(name, value))
+                m.addRaw(name, value)
                 m.add(key, value)
             }
             return true
@@ -138,7 +138,7 @@ package enum ChunkTags {
                 var i = 0
                 while i + 1 < parts.count, i / 2 < count {
                     let key = parts[i], value = parts[i + 1]
-                    m.raw.append(TagEntry(key, value))
+                    m.addRaw(key, value)
                     m.add(TagNames.fromCAF[key.lowercased()] ?? key.lowercased(), value)
                     i += 2
                 }

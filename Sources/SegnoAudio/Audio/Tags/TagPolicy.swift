@@ -79,4 +79,42 @@ public struct TagPlan: Sendable {
 
     /// The first value of a name.
     package func value(_ key: String) -> String? { tags.first { $0.key == key }?.value }
+
+    /// Largest FLAC metadata block, in bytes: its length field has 24 bits.
+    static package let flacBlockLimit = (1 << 24) - 1
+    /// Largest ID3v2 tag, in bytes: its size is a 28-bit syncsafe integer.
+    static package let id3v2TagLimit = (1 << 28) - 1
+
+    /// Drops the values and pictures `format`'s fields cannot hold (a FLAC Vorbis comment block
+    /// or PICTURE block over 16 MiB, an ID3v2 tag over 256 MiB), so nothing is ever written with
+    /// a wrapped length. Called once per encode tap when it is made; returns one line per item
+    /// dropped, for the run's warnings.
+    mutating package func fit(_ format: OutputFormat) -> [String] {
+        let limit: Int, perValue: Int, perPicture: Int
+        switch format {
+        case .flac: (limit, perValue, perPicture) = (Self.flacBlockLimit - 64, 5, 32)  // vendor string and counts
+        case .mp3, .wav, .aiff: (limit, perValue, perPicture) = (Self.id3v2TagLimit - 64, 16, 16)
+        default: return []
+        }
+        var dropped: [String] = []
+        var used = 0
+        tags = tags.filter { t in
+            let size = perValue + t.key.utf8.count + t.value.utf8.count
+            if used + size > limit {
+                dropped.append("tag \(t.key): a value of \(t.value.utf8.count) bytes does not fit the \(format.rawValue) tag's \(limit) bytes; dropped")
+                return false
+            }
+            used += size
+            return true
+        }
+        pictures = pictures.filter { p in
+            let size = perPicture + p.mime.utf8.count + p.description.utf8.count + (p.data?.count ?? 0)
+            // FLAC keeps each picture in a block of its own; ID3v2 keeps them in the one tag.
+            let fits = format == .flac ? size <= Self.flacBlockLimit : used + size <= limit
+            if !fits { dropped.append("picture (\(p.summary)) does not fit a \(format.rawValue) tag; dropped"); return false }
+            if format != .flac { used += size }
+            return true
+        }
+        return dropped
+    }
 }

@@ -43,29 +43,36 @@ public enum TagReader {
     public static func read(path: String, pictures: Pictures = .describe) -> RecordingMetadata {
         var m = RecordingMetadata()
         let kind = ContentSniffer.sniff(path: path)
+        var read = true
         if let format = tagLibFormat(kind, path: path) {
-            readTagLib(path: path, format: format, pictures: pictures, into: &m)
+            read = readTagLib(path: path, format: format, pictures: pictures, into: &m)
         }
-        if kind == .mp3, let w = TagDamage.id3v2(path: path, read: m) { m.warnings.append(w) }
+        if kind == .mp3, read, let w = TagDamage.id3v2(path: path, read: m) { m.warnings.append(w) }
         if kind == .flac { TagDamage.flacComments(path: path, into: &m) }
         ChunkTags.read(path: path, kind: kind, into: &m)
         if let b = m.broadcast { addBroadcast(b, into: &m) }
         return m
     }
 
-    private static func readTagLib(path: String, format: Int32, pictures: Pictures, into m: inout RecordingMetadata) {
-        guard let t = FileNameBytes.withCPath(path, { segno_tags_read($0, format, pictures == .load ? Int64(pictureLimit) : 0) }) else { return }
+    /// Returns false when TagLib could not read the tags (a warning says why).
+    @discardableResult
+    private static func readTagLib(path: String, format: Int32, pictures: Pictures, into m: inout RecordingMetadata) -> Bool {
+        // In a child process: a tag that crashes TagLib or exhausts memory fails this file's tags alone.
+        guard let t = FileNameBytes.withCPath(path, {
+            segno_tags_read_isolated($0, format, pictures == .load ? Int64(pictureLimit) : 0,
+                                     Int64(TagLimits.readerMemory), Int32(TagLimits.readerSeconds))
+        }) else { return false }
         defer { segno_tags_free(t) }
         if let e = segno_tags_error(t) {
             m.warnings.append("tags not read: \(String(cString: e))")
-            return
+            return false
         }
         for i in 0..<segno_tags_property_count(t) {
             let key = String(cString: segno_tags_property_key(t, i)).lowercased()
             m.add(key, String(cString: segno_tags_property_value(t, i)))
         }
         for i in 0..<segno_tags_raw_count(t) {
-            m.raw.append(TagEntry(String(cString: segno_tags_raw_key(t, i)), String(cString: segno_tags_raw_value(t, i))))
+            m.addRaw(String(cString: segno_tags_raw_key(t, i)), String(cString: segno_tags_raw_value(t, i)))
         }
         for i in 0..<segno_tags_picture_count(t) {
             let size = Int(segno_tags_picture_size(t, i))
@@ -77,6 +84,7 @@ public enum TagReader {
             m.pictures.append(EmbeddedPicture(type: Int(segno_tags_picture_type(t, i)), mime: String(cString: segno_tags_picture_mime(t, i)),
                                               description: String(cString: segno_tags_picture_description(t, i)), size: size, data: data))
         }
+        return true
     }
 
     /// The `bext` fields under normalised names: who, when (as `origination`, which `recorded`

@@ -62,12 +62,14 @@ public struct EncodeConfig: TapConfig {
         let path = paths[0]
         let f = try resolvedFormat(path: path)
         let b = bits ?? context.source.flatMap { SampleBits.defaultFor(source: $0.sampleKind, sourceCodec: $0.codec, format: f) }
-        let plan: TagPlan
+        var plan: TagPlan
         do { plan = try TagPlan(policy: tags, context: context) } catch {
             throw StageStartError(stage: "encode", "set: \(error.message)")
         }
+        let dropped = plan.fit(f)
         let tap = EncodeTap(path: path, format: f, bits: b, quality: quality, bitrate: bitrate, tags: plan, searchPath: searchPath)
         tap.vbr = vbr
+        tap.notes = dropped
         return tap
     }
 }
@@ -83,6 +85,8 @@ final package class EncodeTap: Tap {
     package let tags: TagPlan
     package let searchPath: String?
     package var encoder: (any AudioEncoder)?
+    /// What the output format could not hold (`TagPlan.fit`), as warnings.
+    package var notes: [String] = []
 
     package init(path: String, format: OutputFormat, bits: SampleBits?, quality: Double?, bitrate: Int?, tags: TagPlan, searchPath: String?) {
         self.searchPath = searchPath
