@@ -226,8 +226,9 @@ public final class BatchRunner: Sendable {
         do { state = try store.loadAll() } catch { throw StateOpening.classify(error, path: job.spec.statePath) }
         var updates: [StateUpdate] = []
         for file in scan.files where crashed[file.relativePath] != nil {
+            // A strike parks only as an input failure (a first one is transient, never parked).
             updates.append(CrashJournal.strike(path: file.relativePath, identity: file.identity, prior: state[file.relativePath],
-                                               recipe: job.recipeFingerprint))
+                                               recipe: job.parkingRecipe(for: .input)))
         }
         do { try store.apply(updates) } catch { throw StateOpening.classify(error, path: job.spec.statePath) }
         var parked: [RecordingResult] = []
