@@ -226,8 +226,9 @@ public final class BatchRunner: Sendable {
         do { state = try store.loadAll() } catch { throw StateOpening.classify(error, path: job.spec.statePath) }
         var updates: [StateUpdate] = []
         for file in scan.files where crashed[file.relativePath] != nil {
+            // A strike parks only as an input failure (a first one is transient, never parked).
             updates.append(CrashJournal.strike(path: file.relativePath, identity: file.identity, prior: state[file.relativePath],
-                                               recipe: job.recipeFingerprint))
+                                               recipe: job.parkingRecipe(for: .input)))
         }
         do { try store.apply(updates) } catch { throw StateOpening.classify(error, path: job.spec.statePath) }
         var parked: [RecordingResult] = []
@@ -296,6 +297,11 @@ public final class BatchRunner: Sendable {
             summary.stateStatements = (after.statements - before.statements, after.seconds - before.seconds)
         }
         summary.notStarted = plan.work.count - finished.count
+        let interrupted = Set(finished.filter { $0.status == .interrupted }.map(\.path))
+        let finishedPaths = Set(finished.map(\.path))
+        summary.leftForNextRun = plan.work.filter { w in
+            !w.forcedOnly && (!finishedPaths.contains(w.file.relativePath) || interrupted.contains(w.file.relativePath))
+        }.count
         summary.results = (refused + finished).sorted { $0.path < $1.path }
         summarise(&summary, timeUp: timeUp)
         try? store.finishRun(id: runId, status: runStatus(summary), planned: summary.planned, done: summary.done,
@@ -315,7 +321,7 @@ public final class BatchRunner: Sendable {
         refused.map { file, message, cls in
             let text = "\(AudioError.quoted(file.relativePath)): \(message)"
             writer.submit(.failed(path: file.relativePath, identity: file.identity, error: text, attempts: 1,
-                                  recipe: job.recipeFingerprint, failureClass: cls))
+                                  recipe: job.parkingRecipe(for: cls), failureClass: cls))
             options.observer?.failure("segno: \(text)")
             return RecordingResult(path: file.relativePath, status: .failed, duration: nil, seconds: 0, attempts: 1,
                                    outputs: [], error: text, failureClass: cls, reasons: [])
@@ -457,7 +463,7 @@ public final class BatchRunner: Sendable {
         result.failureClass = cls
         result.status = outcome.steps.isEmpty && (plan.prior?.steps.isEmpty ?? true) ? .failed : .partial
         writer.submit(.failed(path: plan.file.relativePath, identity: plan.file.identity, error: message,
-                              attempts: priorAttempts + attempt, recipe: job.recipeFingerprint, failureClass: cls,
+                              attempts: priorAttempts + attempt, recipe: job.parkingRecipe(for: cls), failureClass: cls,
                               steps: Array(outcome.steps.values), recipes: outcome.recipes))
         submitArchive(outcome, path: plan.file.relativePath, to: writer)
         progress.update { $0.failed += 1 }

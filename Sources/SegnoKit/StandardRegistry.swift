@@ -27,6 +27,6 @@ extension StageRegistry {
             "denoise": DenoiseConfig.parse,
             "pauses": PausesConfig.parse,
             "transcribe": TranscribeConfig.parse,
-        ])
+        ], aliases: ["normalise": "normalize"])
     }
 }

@@ -92,7 +92,7 @@ public struct WaveformBatch: Sendable {
             let path = outputPath(f.0, relative: f.1)
             if path == "-" { continue }
             if let first = owner[path] {
-                out[i] = "\(AudioError.quoted(f.0)): would write \(AudioError.quoted(path)) like \(AudioError.quoted(first)); not written (use --out-dir with another layout, or -o for each)"
+                out[i] = "\(AudioError.quoted(f.0)): would write \(AudioError.quoted(path)) like \(AudioError.quoted(first)); not written (give it its own name: segno waveform \(AudioError.quoted(ReportData.shellQuoted(f.0))) -o OTHER.\(outputExtension))"
             } else {
                 owner[path] = f.0
             }

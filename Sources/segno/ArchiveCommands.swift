@@ -14,15 +14,19 @@ private func openState(_ specPath: String) throws -> (JobSpec, (any StateBackend
 
 private func seconds(_ x: Double) -> JSONValue { JSONValue.rounded(x, places: 2) }
 
+/// 0.15 → "15 %".
+private func percent(_ x: Double) -> String { String(format: "%g %%", (x * 1000).rounded() / 10) }
+
 struct DuplicatesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "duplicates",
         abstract: "List groups of recordings that share audio, from the fingerprints a run stored.",
         discussion: """
-        Needs a fingerprint tap in the spec and a run that made the fingerprints. Whole duplicates
-        (copies, re-encodings, other rates) and partial overlaps (a cut of a memo, a song in two
-        radio captures) are found by the aligned bit error rate of the Chromaprint items; a match
-        needs a bit error rate of at most 25 % (similarity ≥ 0.75). Times are in seconds.
+        Needs a fingerprint tap in the spec and a run that made the fingerprints. Whole duplicates \
+        (copies, re-encodings, other rates) and partial overlaps (a cut of a memo, a song in two \
+        radio captures) are found by the aligned bit error rate of the Chromaprint items; a match \
+        needs a bit error rate of at most \(percent(DuplicateFinder.defaultMaxBitError)) (similarity ≥ \
+        \(String(format: "%.2f", 1 - DuplicateFinder.defaultMaxBitError))). Times are in seconds.
         """)
 
     @Argument(help: "The job spec (YAML).") var spec: String
@@ -59,8 +63,12 @@ struct DuplicatesCommand: ParsableCommand {
             ]))
             return
         }
-        guard store != nil, !stored.isEmpty else {
-            printOut("no fingerprints yet in \(s.statePath): run segno run \(spec)")
+        guard store != nil else {
+            printOut(nothingHasRun(s, spec: spec))
+            return
+        }
+        guard !stored.isEmpty else {
+            printOut("no fingerprints yet in \(AudioError.quoted(s.statePath)): run segno run \(ReportData.shellQuoted(spec))")
             return
         }
         guard !groups.isEmpty else {
@@ -84,10 +92,10 @@ struct FindCommand: ParsableCommand {
         commandName: "find",
         abstract: "Search the recordings a run processed by words (title, tags, file name, what was said), recording date and place.",
         discussion: """
-        Words match at the start of words in titles, tags, file names and transcripts (the transcribe
-        stage; each place they were said is printed with its time), ignoring case and accents
-        ("cafe" finds "Café", "서울" finds "서울에서"); all words must match; results are ranked (title
-        first, then tags, then names). Dates are YYYY-MM-DD or ISO 8601 date-times, inclusive. SQLite
+        Words match at the start of words in titles, tags, file names and transcripts (the transcribe \
+        stage; each place they were said is printed with its time), ignoring case and accents \
+        ("cafe" finds "Café", "서울" finds "서울에서"); all words must match; results are ranked (title \
+        first, then tags, then names). Dates are YYYY-MM-DD or ISO 8601 date-times, inclusive. SQLite \
         and PostgreSQL state alike.
         """)
 
@@ -114,6 +122,10 @@ struct FindCommand: ParsableCommand {
         q.from = from.flatMap(CatalogQuery.date)
         q.to = to.flatMap(CatalogQuery.date)
         q.near = near.flatMap(CatalogQuery.place)
+        if store == nil && !json {
+            printOut(nothingHasRun(s, spec: spec))
+            return
+        }
         let hits = try store?.search(q, limit: 1000) ?? []
         func output(_ text: String) -> String {
             if case .relative(let r) = StoredOutput(text) { return s.outputRoot + "/" + r }

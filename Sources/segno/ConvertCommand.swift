@@ -23,10 +23,10 @@ struct ConvertCommand: ParsableCommand {
     @Option(help: "High-pass corner in Hz (Butterworth, order 2).") var highpass: Double?
     @Option(help: "Low-pass corner in Hz (Butterworth, order 2).") var lowpass: Double?
     @Option(help: ArgumentHelp("EQ bands \"type:freq:bandwidth:gain,…\" in AVAudioUnitEQ's types (parametric, lowShelf, highShelf, …).", valueName: "bands")) var eq: String?
-    @Option(parsing: .unconditional, help: ArgumentHelp("Normalise to loudness (-16 or -16LUFS, true peak ≤ -1 dBTP) or sample peak (-1dBFS).", valueName: "target")) var normalize: String?
+    @Option(name: [.customLong("normalize"), .customLong("normalise")], parsing: .unconditional, help: ArgumentHelp("Normalise to loudness (-16 or -16LUFS, true peak ≤ -1 dBTP) or sample peak (-1dBFS).", valueName: "target")) var normalize: String?
     @Option(parsing: .unconditional, help: "Pitch shift in semitones, −24…24 (duration kept).") var pitch: Double?
     @Option(help: "Tempo factor 0.25…4 without changing pitch.") var tempo: Double?
-    @Option(help: "Output format: wav, aiff, caf, flac, ogg, opus, mp3, w64, rf64, aac, alac (default: from OUT's extension; .m4a is aac). aac and alac are written through the ffmpeg program.") var format: String?
+    @Option(help: "Output format: wav, aiff, caf, flac, ogg, opus, mp3, w64, rf64, aac (or m4a), alac (default: from OUT's extension; .m4a is aac). aac and alac are written through the ffmpeg program.") var format: String?
     @Option(help: "Bits per sample: 8, 16, 24, 32, float, double (default: the source's depth where the format holds it).") var bits: String?
     @Option(name: .customLong("encode-quality"), help: "Lossy quality 0…1 (higher is better) or FLAC effort.") var encodeQuality: Double?
     @Flag(help: "Keep what a damaged IN holds (cut short, sizes unwritten, lost frames) instead of failing; gaps become silence.") var salvage = false
@@ -43,7 +43,7 @@ struct ConvertCommand: ParsableCommand {
         if ResampleConfig.Quality(rawValue: quality) == nil { throw ValidationError("--quality must be one of \(ResampleConfig.Quality.allCases.map(\.rawValue).joined(separator: ", "))") }
         if let mix, MixConfig.Target(rawValue: mix) == nil { throw ValidationError("--mix must be mono or stereo") }
         if let gain, !GainConfig.range.contains(gain) { throw ValidationError("--gain must be −96…48 dB") }
-        if let format, OutputFormat(rawValue: format.lowercased()) == nil { throw ValidationError("--format must be one of \(OutputFormat.allCases.map(\.rawValue).joined(separator: ", "))") }
+        if let format, Self.format(named: format) == nil { throw ValidationError("--format must be one of \(OutputFormat.allCases.map(\.rawValue).joined(separator: ", ")) (or an extension such as m4a)") }
         if format == nil, output == "-" { throw ValidationError("writing to standard output (-) needs --format, e.g. --format wav") }
         if format == nil, OutputFormat(extensionOf: output) == nil { throw ValidationError("cannot tell the format from \"\(output)\"; add --format") }
         if let bits, SampleBits(text: bits) == nil { throw ValidationError("--bits must be 8, 16, 24, 32, float or double") }
@@ -54,7 +54,10 @@ struct ConvertCommand: ParsableCommand {
         if let p = pitch, !PitchConfig.semitoneRange.contains(p) { throw ValidationError("--pitch must be −24…24 semitones") }
         if let t = tempo, !PitchConfig.tempoRange.contains(t) { throw ValidationError("--tempo must be 0.25…4") }
         if let q = encodeQuality, !(0...1).contains(q) { throw ValidationError("--encode-quality must be 0…1") }
-        let resolved = format.flatMap { OutputFormat(rawValue: $0.lowercased()) } ?? OutputFormat(extensionOf: output)
+        let resolved = format.flatMap(Self.format(named:)) ?? OutputFormat(extensionOf: output)
+        if let rate, let resolved, let allowed = resolved.allowedRates, !allowed.contains(rate) {
+            throw ValidationError("--rate \(rate): \(resolved.rawValue) is coded at \(allowed.map(String.init).joined(separator: ", ")) Hz; give one of them")
+        }
         if let bitrate, resolved == .mp3 {
             if EncodeConfig.parseMP3Bitrate(bitrate) == nil { throw ValidationError("--bitrate: " + EncodeConfig.mp3BitrateRule) }
         } else if let bitrate {
@@ -70,6 +73,21 @@ struct ConvertCommand: ParsableCommand {
         }
         if encodeQuality != nil, resolved == .aac { throw ValidationError("aac takes --bitrate (e.g. --bitrate 128k), not --encode-quality") }
         if encodeQuality != nil, resolved == .alac { throw ValidationError("alac is lossless and has no --encode-quality") }
+        try checkFiles()
+    }
+
+    /// The files named on the command line: a missing IN, OUT naming IN, and OUT in a folder that
+    /// does not exist are usage errors (exit 2), as for every other command; nothing is created.
+    func checkFiles() throws {
+        if input != "-", !FileNameBytes.exists(input) { throw ValidationError("\(AudioError.quoted(input)): no such file") }
+        guard output != "-" else { return }
+        if input != "-", OutputFile.sameFile(output, input)
+            || URL(fileURLWithPath: output).standardizedFileURL.path == URL(fileURLWithPath: input).standardizedFileURL.path {
+            throw ValidationError("\(AudioError.quoted(output)) is the input file; choose another output name")
+        }
+        if let dir = missingFolder(of: output) {
+            throw ValidationError("\(AudioError.quoted(output)): its folder \(AudioError.quoted(dir)) does not exist; segno creates no folder (as SoX and ffmpeg)")
+        }
     }
 
     func run() throws {
@@ -97,7 +115,7 @@ struct ConvertCommand: ParsableCommand {
         }
         // Opus is coded at 8, 12, 16, 24 or 48 kHz: another source rate is resampled to 48 kHz, as
         // opusenc and ffmpeg do, and said once (libsndfile would refuse the rate).
-        let resolved = format.flatMap { OutputFormat(rawValue: $0.lowercased()) } ?? OutputFormat(extensionOf: self.output)
+        let resolved = format.flatMap(Self.format(named:)) ?? OutputFormat(extensionOf: self.output)
         if rate == nil, resolved == .opus, let allowed = OutputFormat.opus.allowedRates,
            let source = try? DecoderFactory.open(path: input, tools: ProcessContext.tools) {
             let from = source.info.sampleRate
@@ -108,21 +126,24 @@ struct ConvertCommand: ParsableCommand {
             }
         }
         var output = self.output
-        if output == "-", let spool, let f = format.flatMap({ OutputFormat(rawValue: $0.lowercased()) }) {
+        if output == "-", let spool, let f = format.flatMap(Self.format(named:)) {
             output = spool + "/stdout." + f.rawValue
         }
-        if self.output != "-", let dir = missingFolder(of: output) {
-            printError("segno: \(AudioError.quoted(output)): its folder \(AudioError.quoted(dir)) does not exist; segno creates no folder (as SoX and ffmpeg)")
-            throw Exit.failures
-        }
         // Never over a file segno did not write (its files carry the user.segno mark), unless asked.
-        if self.output != "-", !overwrite, OutputFile.exists(output), !OutputFile.isMarked(output),
-           !Self.isInput(output, input) {
+        if self.output != "-", !overwrite, OutputFile.exists(output), !OutputFile.isMarked(output) {
             printError("segno: \(AudioError.quoted(output)) exists and segno did not write it; add --overwrite to replace it")
             throw Exit.failures
         }
+        // A file segno made from another input: say so, as a run does for two recordings that
+        // name one output, instead of replacing it silently.
+        let inputPath = URL(fileURLWithPath: input).standardizedFileURL.path
+        if self.output != "-", self.input != "-", !overwrite, OutputFile.isMarked(output),
+           let from = OutputFile.recordedSource(of: output), from != inputPath, !OutputFile.sameFile(from, input) {
+            printError("segno: \(AudioError.quoted(output)) was made by segno from \(AudioError.quoted(from)); converting \(AudioError.quoted(self.input)) would replace it (add --overwrite, or choose another output name)")
+            throw Exit.failures
+        }
         let template = try PathTemplate(output.lastComponent)
-        let encode = EncodeConfig(path: template, format: format.flatMap { OutputFormat(rawValue: $0.lowercased()) },
+        let encode = EncodeConfig(path: template, format: format.flatMap(Self.format(named:)),
                                   bits: bits.flatMap(SampleBits.init(text:)), quality: encodeQuality,
                                   bitrate: bitrate.flatMap(resolved == .mp3 ? EncodeConfig.parseMP3Bitrate : EncodeConfig.parseBitrate),
                                   vbr: vbr, tags: try Self.tagPolicy(setTags, noTags: noTags),
@@ -136,6 +157,7 @@ struct ConvertCommand: ParsableCommand {
                 printError("segno: warning: \(AudioError.quoted(self.input)): salvaged: \(s.summary(sampleRate: result.source.sampleRate))")
             }
             for note in result.notes { printError("segno: warning: \(AudioError.quoted(self.input)): " + Self.flagWording(note)) }
+            if self.output != "-", self.input != "-" { OutputFile.recordSource(inputPath, of: result.output) }
         } catch is Interrupted {
             throw stop.signal == SIGTERM ? Exit.sigterm : Exit.sigint
         } catch {
@@ -160,12 +182,6 @@ struct ConvertCommand: ParsableCommand {
             }
         }
         return policy
-    }
-
-    /// True when both paths name one existing file (output = input is refused by the library, with its own message).
-    static func isInput(_ output: String, _ input: String) -> Bool {
-        var a = stat(), b = stat()
-        return stat(output, &a) == 0 && stat(input, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino
     }
 
     /// Copies everything readable from `fd` into a new file at `path`, 1 MiB at a time.
@@ -201,16 +217,21 @@ struct ConvertCommand: ParsableCommand {
 
     /// The library's advice names spec stages ("add mix: stereo"); convert's user has flags.
     static func flagWording(_ message: String) -> String {
-        message
+        AudioError.salvageWording(message, for: .flag)
             .replacingOccurrences(of: "add mix: stereo", with: "add --mix stereo")
             .replacingOccurrences(of: "add mix: mono", with: "add --mix mono")
-            .replacingOccurrences(of: "add a resample stage", with: "add --rate")
+            .replacingOccurrences(of: "add a resample stage", with: "add --rate with one of them")
             .replacingOccurrences(of: "; add format: (", with: "; add --format (")
             .replacingOccurrences(of: "(limit: true would reach the target)", with: "")
     }
 }
 
 extension ConvertCommand {
+    /// `--format`: a format's name (`aac`), or an extension that names one (`m4a` is aac, `aif` aiff).
+    static func format(named name: String) -> OutputFormat? {
+        OutputFormat(rawValue: name.lowercased()) ?? (name.contains("/") || name.contains(".") ? nil : OutputFormat(extensionOf: "x." + name))
+    }
+
     /// "-16LUFS" → loudness −16 (true peak −1 dBTP); "-1dBFS" → sample peak −1.
     static func normalizeTarget(_ text: String) -> NormalizeConfig.Target? {
         let t = text.lowercased().replacingOccurrences(of: " ", with: "")

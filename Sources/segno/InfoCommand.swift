@@ -69,10 +69,12 @@ struct InfoCommand: ParsableCommand {
                 continue
             }
             let inspection = FileInfo.inspect(path: path, tools: ProcessContext.tools, fast: fast)
-            let (line, bad) = FileInfo.text(path: path, inspection: inspection)
+            // info takes no --salvage: its hints name the commands that do.
+            let (text, bad) = FileInfo.text(path: path, inspection: inspection)
+            let line = AudioError.salvageWording(text, for: .command)
             if bad { failed = true }
             if json {
-                printJSONLine(FileInfo.json(path: path, inspection: inspection))
+                printJSONLine(AudioError.salvageWording(FileInfo.json(path: path, inspection: inspection), for: .command))
             } else if bad {
                 printError("segno: " + line)
             } else {

@@ -12,18 +12,22 @@ struct OutputsCommand: ParsableCommand {
         commandName: "outputs",
         abstract: "List each recording's outputs: files, uploaded objects, fingerprints and state.",
         discussion: """
-        Reads the state database read-only. RECORDING is a path relative to input.root, or an \
-        absolute path inside it; without any, every recording in the state is listed. Exit code 1 \
-        when a RECORDING is not in the state.
+        Reads the state database read-only. RECORDING is a path relative to input.root, or a path \
+        (from the current folder, or absolute) to a file inside it; without any, every recording in \
+        the state is listed. Exit code 1 when a RECORDING is not in the state.
         """)
 
     @Argument(help: "The job spec (YAML).") var spec: String
-    @Argument(help: "Recordings (relative to input.root, or absolute). Default: all.") var recordings: [String] = []
+    @Argument(help: "Recordings: paths relative to input.root, or paths (from here, or absolute) to files inside it. Default: all.") var recordings: [String] = []
     @Flag(help: "Print one JSON object.") var json = false
 
     func run() throws {
         // Read-only: never migrates, creates or changes a file in the state folder.
         let (s, opened) = try openStateForReading(spec: spec)
+        if opened == nil && recordings.isEmpty && !json {
+            printOut(nothingHasRun(s, spec: spec))
+            return
+        }
         let states = try opened?.loadAll() ?? [:]
         let root = s.input.root.hasSuffix("/") ? String(s.input.root.dropLast()) : s.input.root
         var wanted: [String] = []
@@ -32,7 +36,12 @@ struct OutputsCommand: ParsableCommand {
             wanted = states.keys.sorted()
         } else {
             for r in recordings {
-                let rel = r.hasPrefix(root + "/") ? String(r.dropFirst(root.count + 1)) : r
+                // Relative to input.root, or a path from here (as tab completion gives it) or an
+                // absolute one that leads inside input.root.
+                let here = URL(fileURLWithPath: r).standardizedFileURL.path
+                let rel = states.contains(r) ? r
+                    : here.hasPrefix(root + "/") ? String(here.dropFirst(root.count + 1))
+                    : r.hasPrefix(root + "/") ? String(r.dropFirst(root.count + 1)) : r
                 if states.contains(rel) { wanted.append(rel) } else { missing.append(r) }
             }
         }
@@ -46,7 +55,7 @@ struct OutputsCommand: ParsableCommand {
             }
         }
         // What salvage recovered, by recording (processed from a damaged file).
-        let salvaged = Dictionary((try opened?.salvagedRecordings() ?? []).map { ($0.path, $0.report) }) { a, _ in a }
+        let salvaged = Dictionary((try opened?.salvagedRecordings() ?? []).map { ($0.path, $0) }) { a, _ in a }
         func resolve(_ text: String) -> (kind: String, location: String) {
             switch StoredOutput(text) {
             case .relative(let r): return ("file", s.outputRoot + "/" + r)
@@ -56,10 +65,16 @@ struct OutputsCommand: ParsableCommand {
         }
         var objects: [JSONValue] = []
         var lines: [String] = []
+        let present = sourcePresence(s)
         for path in wanted {
             guard let rec = states[path] else { continue }
             var outs: [JSONValue] = []
-            lines.append("\(AudioError.quoted(path)): \(rec.status.rawValue)" + (rec.error.map { " — \(AudioError.quoted($0))" } ?? ""))
+            // As status counts it: a recording whose source is gone is "gone" (its outputs stay
+            // until a run with prune: true removes them), whatever its last run left.
+            let gone = !present(path)
+            let state = gone ? "gone" : rec.status.rawValue
+            lines.append("\(AudioError.quoted(path)): \(state)" + (gone ? " (source deleted; it was \(rec.status.rawValue); prune: true removes its outputs)" : "")
+                         + (rec.error.map { " — \(AudioError.quoted($0))" } ?? ""))
             for step in rec.steps.values.sorted(by: { $0.stage < $1.stage }) {
                 let stage = String(step.stage.prefix { $0 != ":" })
                 for o in step.outputs {
@@ -68,15 +83,21 @@ struct OutputsCommand: ParsableCommand {
                     lines.append("  \(stage) \(AudioError.quoted(location))")
                 }
             }
-            var fields: [(String, JSONValue)] = [("path", .string(path)), ("state", .string(rec.status.rawValue)), ("outputs", .array(outs))]
+            var fields: [(String, JSONValue)] = [("path", .string(path)), ("state", .string(state))]
+            if gone { fields.append(("last_state", .string(rec.status.rawValue))) }
+            fields.append(("outputs", .array(outs)))
             if let e = rec.error { fields.append(("error", .string(e))) }
-            if let report = salvaged[path] {
-                fields.append(("salvaged", .string(report)))
-                lines.append("  salvaged \(report)")
+            if let s = salvaged[path] {
+                fields.append(("salvaged", s.reportJSON))
+                lines.append("  salvaged: \(s.reportProse)")
             }
-            if let fp = fingerprints[path] {
+            if let fp = fingerprints[path], !fp.isEmpty {
                 fields.append(("fingerprint", .string(fp)))
                 lines.append("  fingerprint \(fp.prefix(32))… (\(fp.count) characters; --json prints it whole)")
+            } else if fingerprints[path] != nil {
+                // Chromaprint gives no items for audio too short (under about 3 s) or silent.
+                fields.append(("fingerprint", .null))
+                lines.append("  fingerprint none (too short or silent to fingerprint)")
             }
             objects.append(.object(fields))
         }

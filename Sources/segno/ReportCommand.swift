@@ -20,12 +20,24 @@ struct ReportCommand: ParsableCommand {
     @Flag(help: "Only recordings that failed or are partly done.") var failed = false
     @Flag(help: "Print the report's data as one JSON object instead of writing HTML.") var json = false
 
+    func validate() throws {
+        // As convert, waveform and run --report: a typo in a folder name is an error, not a new tree.
+        if let output, !json, let dir = missingFolder(of: output) {
+            throw ValidationError("-o \(AudioError.quoted(output)): its folder \(AudioError.quoted(dir)) does not exist; segno creates no folder for -o")
+        }
+    }
+
     func run() throws {
         // Read-only: never migrates, creates or changes a file in the state folder.
         let (s, opened) = try openStateForReading(spec: spec)
         guard let store = opened else {
-            printError("segno: no state yet at \(AudioError.quoted(s.statePath)): nothing has run")
-            throw Exit.failures
+            if json {
+                printJSON(.object([("state", .string(s.statePath)), ("counts", .object(["recordings", "done", "failed", "partial"].map { ($0, .int(0)) })),
+                                   ("runs", .array([])), ("failures", .array([])), ("recordings", .array([]))]))
+            } else {
+                printOut(nothingHasRun(s, spec: spec))
+            }
+            return
         }
         let target = output.map { URL(fileURLWithPath: $0).standardizedFileURL.path } ?? s.reportPath ?? s.outputRoot + "/report.html"
         var options = ReportData.Options(reportPath: target, runId: runId, failedOnly: failed)

@@ -44,6 +44,10 @@ struct RunFlags: ParsableArguments {
         if parallel != nil, !(workers.map(JobSpec.parallelRange.contains) ?? false) { throw ValidationError("--parallel must be 1…256 or auto") }
         if let m = maxTime, parseDuration(m) == nil { throw ValidationError("--max-time takes a duration such as 50m or 1h30m") }
         if let s = shard, Shard(s) == nil { throw ValidationError("--shard takes K/N with 0 ≤ K < N, e.g. 0/4") }
+        // Before any work, as report -o and the one-off commands: segno creates no folder for it.
+        if let report, let dir = missingFolder(of: report) {
+            throw ValidationError("--report \(AudioError.quoted(report)): its folder \(AudioError.quoted(dir)) does not exist; segno creates no folder for it")
+        }
     }
 
     func options(retryOnly: Bool) -> RunOptions {
@@ -181,14 +185,14 @@ func runJob(spec path: String, flags: RunFlags, retryOnly: Bool, watchRescan: Do
         if summary.planned == 0 && summary.failed == 0 {
             line = "nothing to do: \(summary.skipped) recordings up to date"
         } else {
-            line = "\(summary.done) done, \(summary.failed) failed, \(summary.skipped) up to date"
+            line = outcomeWords(summary) + ", \(summary.skipped) up to date"
         }
         if summary.knownFailures > 0 { line += ", \(summary.knownFailures) known failures (segno status --failed; segno retry)" }
         if summary.settling > 0 { line += ", " + settlingNote(summary.settling, settle: spec.input.settle) }
         if !summary.pruned.isEmpty { line += ", \(summary.pruned.count) pruned" }
         switch summary.stop {
-        case .signal: line += "; interrupted, \(summary.notStarted + summary.interrupted) left for the next run"
-        case .timeUp: line += "; --max-time reached, \(summary.notStarted) left for the next run"
+        case .signal: line += "; interrupted, \(summary.leftForNextRun) left for the next run"
+        case .timeUp: line += "; --max-time reached, \(summary.leftForNextRun) left for the next run"
         case .none: break
         }
         printOut(line)
@@ -204,6 +208,12 @@ func runJob(spec path: String, flags: RunFlags, retryOnly: Bool, watchRescan: Do
         }
     }
     if code != 0 { throw ExitCode(code) }
+}
+
+/// "3 done, 1 failed, 2 partly done": the words of `segno status`, where a recording with some
+/// outputs made and others failed is "partly done" (the count is left out when 0).
+func outcomeWords(_ s: RunSummary) -> String {
+    "\(s.done) done, \(s.failed - s.partial) failed" + (s.partial > 0 ? ", \(s.partial) partly done" : "")
 }
 
 /// "1 still settling (modified in the last 10 s; input.settle sets how long)": why a recording

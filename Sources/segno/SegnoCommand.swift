@@ -13,8 +13,8 @@ struct SegnoCommand: ParsableCommand {
         commandName: "segno",
         abstract: "Declarative audio pipelines over folders of recordings.",
         discussion: """
-        Exit codes: 0 all done; 1 some recordings failed (the rest done); 2 bad spec or usage;
-        65 the state database is damaged or missing (segno state rebuild); 75 another run holds the
+        Exit codes: 0 all done; 1 some recordings failed (the rest done); 2 bad spec or usage; \
+        65 the state database is damaged or missing (segno state rebuild); 75 another run holds the \
         state; 130/143 interrupted (state is consistent; run --watch exits 0 on SIGINT/SIGTERM).
         """,
         version: SegnoVersion.string,
@@ -48,6 +48,46 @@ func openStateForReading(spec path: String) throws -> (JobSpec, (any StateBacken
         if case .stateLost = error { throw Exit.stateLost }
         throw Exit.failures
     }
+}
+
+/// What every reading command (`status`, `find`, `outputs`, `report`, `duplicates`) says for a
+/// spec that has never run, on standard output with exit 0: nothing is wrong, and there is
+/// nothing to show yet (`--json` prints its empty answer instead).
+func nothingHasRun(_ s: JobSpec, spec: String) -> String {
+    "no state yet at \(AudioError.quoted(s.statePath)): nothing has run (segno run \(ReportData.shellQuoted(spec)) processes the recordings)"
+}
+
+/// Whether a recording's source (its path relative to `input.root`) is still there, as `status`
+/// and `outputs` both count it: a recording whose source is gone is "gone", whatever it was.
+func sourcePresence(_ s: JobSpec) -> (String) -> Bool {
+    guard s.input.isObjectStore else { return { FileNameBytes.exists(s.input.root + "/" + $0) } }
+    // Objects are listed (one ListObjectsV2 per 1,000); without credentials nothing counts as gone.
+    let listed = try? s.makeSource(environment: ProcessContext.environment, tools: ProcessContext.tools, logger: Logger(label: "segno")).scan()
+    let names = listed.map { Set($0.files.map(\.relativePath) + $0.settlingPaths) }
+    return { names?.contains($0) ?? true }
+}
+
+/// "segno: unknown command "runn"; did you mean run? …" when the first word (or a word after
+/// `help`) names no command; nil when they all do. ArgumentParser would say "Unexpected
+/// argument", and `help nothing` would print the root help with exit 0.
+func unknownCommand(_ args: ArraySlice<String>) -> String? {
+    guard let first = args.first, !first.hasPrefix("-") else { return nil }
+    var command: any ParsableCommand.Type = SegnoCommand.self
+    var words = first == "help" ? Array(args.dropFirst()) : [first]
+    while let word = words.first, !word.hasPrefix("-") {
+        let subcommands = command.configuration.subcommands
+        if subcommands.isEmpty { return nil }
+        let names = subcommands.compactMap { $0.configuration.commandName }
+        guard let next = subcommands.first(where: { $0.configuration.commandName == word }) else {
+            let hint = SpecError.suggestion(for: word, among: names).map { "; did you mean \($0)?" } ?? ""
+            let path = ObjectIdentifier(command) == ObjectIdentifier(SegnoCommand.self) ? "segno" : "segno \(command.configuration.commandName ?? "")"
+            return "segno: unknown command \(JSONValue.string(word).serialized())\(hint) (\(path) commands: \(names.joined(separator: ", ")); segno --help says more)"
+        }
+        command = next
+        words.removeFirst()
+        if first != "help" { return nil }
+    }
+    return nil
 }
 
 /// Writes one line to standard error.
@@ -85,6 +125,10 @@ enum Main {
             }
             i += 1
         }
+        if let problem = unknownCommand(args[..<last]) {
+            printError(problem)
+            SegnoCommand.exit(withError: Exit.usage)
+        }
         do {
             var command = try SegnoCommand.parseAsRoot(args)
             defer { ProcessContext.tools.shutdown() }
@@ -94,7 +138,7 @@ enum Main {
             if SegnoCommand.exitCode(for: error) == .validationFailure {
                 printError(SegnoCommand.fullMessage(for: error))
                 // audiowaveform's form of `waveform` fails every way with 1, as audiowaveform does.
-                let awf = args.first == "waveform" && args[..<end].contains { a in
+                let awf = args.first == "waveform" && args[..<last].contains { a in
                     ["-i", "--input-filename", "--input-format"].contains { a == $0 || a.hasPrefix($0 + "=") }
                 }
                 SegnoCommand.exit(withError: awf ? Exit.failures : Exit.usage)

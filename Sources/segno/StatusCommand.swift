@@ -38,20 +38,14 @@ struct StatusCommand: ParsableCommand {
         // Read-only: never migrates, creates or changes a file in the state folder.
         let (s, opened) = try openStateForReading(spec: spec)
         guard let store = opened else {
-            if json { printOut(#"{"recordings":0,"done":0,"failed":0,"partial":0,"runs":[]}"#) } else { printOut("no state yet at \(s.statePath): nothing has run") }
+            if json { printOut(#"{"recordings":0,"done":0,"failed":0,"partial":0,"runs":[]}"#) } else { printOut(nothingHasRun(s, spec: spec)) }
             return
         }
         // Only recordings whose source is still there count; the others are listed as gone
         // (their outputs stay until a run with `prune: true` removes them).
         var counts: [String: Int] = [:]
         var gone: [String] = []
-        var present: (String) -> Bool = { FileNameBytes.exists(s.input.root + "/" + $0) }
-        if s.input.isObjectStore {
-            // Objects are listed (one ListObjectsV2 per 1,000); without credentials nothing counts as gone.
-            let listed = try? s.makeSource(environment: ProcessContext.environment, tools: ProcessContext.tools, logger: Logger(label: "segno")).scan()
-            let names = listed.map { Set($0.files.map(\.relativePath) + $0.settlingPaths) }
-            present = { names?.contains($0) ?? true }
-        }
+        let present = sourcePresence(s)
         let all = try store.loadAll()
         for (path, rec) in all {
             if present(path) { counts[rec.status.rawValue, default: 0] += 1 } else { gone.append(path) }
@@ -89,7 +83,7 @@ struct StatusCommand: ParsableCommand {
             if !salvaged.isEmpty {
                 // What salvage recovered of each damaged recording processed (`input.damaged: salvage`).
                 obj.append(("salvaged_recordings", .array(salvaged.map { r in
-                    .object([("path", .string(r.path)), ("report", .string(r.report)), ("at", .string(date(r.at)))])
+                    .object([("path", .string(r.path)), ("report", r.reportJSON), ("at", .string(date(r.at)))])
                 })))
             }
             if failed {
@@ -108,7 +102,8 @@ struct StatusCommand: ParsableCommand {
             if r.repeats > 1 {
                 printOut("run \(r.id) \(date(r.startedAt)) … \(date(r.finishedAt)) \(r.status.rawValue): nothing to do, \(r.repeats) runs, \(r.skipped) up to date")
             } else {
-                printOut("run \(r.id) \(date(r.startedAt)) \(r.status.rawValue): \(r.done) done, \(r.failed) failed, \(r.skipped) up to date")
+                // A run's row counts partly done recordings with the failed ones (the exit code's count).
+                printOut("run \(r.id) \(date(r.startedAt)) \(r.status.rawValue): \(r.done) done, \(r.failed) failed or partly done, \(r.skipped) up to date")
             }
         }
         for w in fleet {
@@ -119,7 +114,7 @@ struct StatusCommand: ParsableCommand {
         }
         if !salvaged.isEmpty {
             printOut("salvaged \(salvaged.count): processed from what damaged files hold (input.damaged: salvage)")
-            for r in salvaged.prefix(failed ? salvaged.count : 5) { printOut("salvaged \(AudioError.quoted(r.path)): \(r.report)") }
+            for r in salvaged.prefix(failed ? salvaged.count : 5) { printOut("salvaged \(AudioError.quoted(r.path)): \(r.reportProse)") }
             if !failed && salvaged.count > 5 { printOut("… segno status --failed \(spec) lists them all") }
         }
         if failed {

@@ -36,7 +36,7 @@ final class WatchLog: Sendable {
         if explain { for line in s.plan { printOut(AudioError.quoted(line)) } }
         let worked = s.results.filter { $0.status != .unchanged && $0.status != .notReady && $0.status != .elsewhere }
         guard !quiet, !worked.isEmpty || !s.pruned.isEmpty else { return }
-        var line = "\(Self.clock(Date())) \(s.done) done, \(s.failed) failed, \(s.skipped) up to date"
+        var line = "\(Self.clock(Date())) \(outcomeWords(s)), \(s.skipped) up to date"
         if s.interrupted > 0 { line += ", \(s.interrupted) interrupted" }
         if s.settling > 0 { line += ", \(s.settling) still settling" }
         if !s.pruned.isEmpty { line += ", \(s.pruned.count) pruned" }
@@ -54,9 +54,9 @@ final class WatchLog: Sendable {
         case .timeUp: why = "--max-time"
         case .none: why = "end"
         }
-        var line = "watch stopped (\(why)): \(total.done) done, \(total.failed) failed since \(Self.clock(startedAt))"
+        var line = "watch stopped (\(why)): \(outcomeWords(total)) since \(Self.clock(startedAt))"
         if !total.pruned.isEmpty { line += ", \(total.pruned.count) pruned" }
-        let left = total.notStarted + total.interrupted
+        let left = total.leftForNextRun
         if left > 0 { line += "; \(left) left for the next run" }
         printOut(line)
     }

@@ -44,7 +44,10 @@ extension WaveformCommand {
         if let inputFormat, !(Self.awfAudio.contains(inputFormat) || Self.awfData.contains(inputFormat) || inputFormat == "txt") {
             throw ValidationError("--input-format must be wav, mp3, flac, ogg, opus, raw, dat or json")
         }
-        guard let out = awfOutputFormat else { throw ValidationError("give an output: -o FILE, or --output-format to write standard output") }
+        guard let out = awfOutputFormat else {
+            if outputName == "-" { throw ValidationError("writing standard output (-o -) needs --output-format (dat, json, txt, png or wav)") }
+            throw ValidationError("give an output: -o FILE, or --output-format to write standard output")
+        }
         let input = awfInputFormat
         let audio = Self.awfAudio.contains(input) || input == "audio"
         let data = Self.awfData.contains(input)
@@ -81,7 +84,7 @@ extension WaveformCommand {
         } catch is Interrupted {
             throw watcher.flag.signal == SIGTERM ? Exit.sigterm : Exit.sigint
         } catch {
-            printError("segno: \(error)")
+            printError("segno: " + AudioError.salvageWording("\(error)", for: .flag))
             throw Exit.failures
         }
         if output == "-" {

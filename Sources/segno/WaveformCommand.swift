@@ -157,6 +157,9 @@ struct WaveformCommand: ParsableCommand {
         if let p = parallel, !JobSpec.parallelRange.contains(p) { throw ValidationError("--parallel must be 1…256") }
         if !WaveformConfig.levelsRange.contains(levels) { throw ValidationError("--levels must be 1…1400") }
         if let zooms, parseZooms(zooms) == nil { throw ValidationError("--zooms takes whole numbers ≥ 2 separated by commas") }
+        if let out = outputName, out != "-", let dir = missingFolder(of: out) {
+            throw ValidationError("\(AudioError.quoted(out)): its folder \(AudioError.quoted(dir)) does not exist; segno creates no folder for -o")
+        }
         if awfForm && ["wav", "txt"].contains(awfOutputFormat ?? "") { return }
         try validateOutputName()
         try validateAudiowaveformFlags()
@@ -346,7 +349,7 @@ struct WaveformCommand: ParsableCommand {
         let outcomes = batch.run(files, stop: watcher.flag)
         var failed = 0
         for o in outcomes {
-            if let e = o.error { failed += 1; printError("segno: \(e)") }
+            if let e = o.error { failed += 1; printError("segno: " + AudioError.salvageWording(e, for: .flag)) }
             if let s = o.salvaged { printError("segno: warning: \(AudioError.quoted(o.input)): salvaged: \(s)") }
         }
         if let s = watcher.flag.signal { throw s == SIGTERM ? Exit.sigterm : Exit.sigint }

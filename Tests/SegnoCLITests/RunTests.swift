@@ -609,6 +609,8 @@ import Testing
         let inputs = try ws.makeRecordings(count: 4, maxSeconds: 1)
         try Data("RIFF but not really".utf8).write(to: URL(fileURLWithPath: ws["in/broken.wav"]))
         try ws.writeSpec(Self.spec())
+        // --report writes into a folder that exists (segno creates none for it: issue 31 item 11).
+        try FileManager.default.createDirectory(atPath: ws["reports"], withIntermediateDirectories: true)
         let r = try ws.segno(["run", "spec.yaml", "--report", "reports/r.json"])
         #expect(r.exited(1))
         #expect(r.stderrLines.count == 1 && r.stderr.contains("broken.wav"), "\(r.stderr)")

@@ -50,7 +50,9 @@ public struct DuplicateFinder: Sendable {
     /// in about 45 % of the bits and two stretches of hiss in 17–30 %; re-encodings and resampled
     /// copies in 0–2 %, a copy with noise at 20 dB SNR in 0.1–1 %, and an excerpt cut half an
     /// item off the original's grid (the worst case) in 6–10 %.
-    public var maxBitError: Double = 0.15
+    public var maxBitError: Double = Self.defaultMaxBitError
+    /// `maxBitError` unless a caller sets another: the one number `segno help duplicates` quotes.
+    public static let defaultMaxBitError = 0.15
     /// Bit error rate that bounds the shared stretch: items with fewer errors extend it.
     public var extentBitError: Double = 0.20
     public var minVotes = 3

@@ -90,6 +90,10 @@ public enum FileInfo {
             return JSONValue.object(successFields(path: path, i, estimated: estimated, metadata: metadata)).serialized()
         case .failure(let e):
             var fields: [(String, JSONValue)] = [("path", .string(FileNameBytes.escaped(path))), ("ok", .bool(false)), ("error", .string(e.description))]
+            if let m = metadataDespite(e, path: path) {
+                if !m.tags.isEmpty { fields.append(("tags", .object(m.flattened.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }))) }
+                fields += metadataFields(m)
+            }
             if let s = SalvageOpener.describe(path: path) { fields.append(("salvage", .string(s))) }
             return JSONValue.object(fields).serialized()
         }
@@ -123,6 +127,8 @@ public enum FileInfo {
             let i = x.info
             var line = p.description + String(format: "; decoded: %d frames (%.3f s)", i.frames, i.duration)
             if let h = x.headerFrames { line += " of the \(h) its header declares" }
+            let carried = describe(tags: i.tags ?? [:], metadata: x.metadata)
+            if !carried.isEmpty { line += "; it carries" + carried.dropFirst() }
             if let s = SalvageOpener.describe(path: path) { line += "; salvage: " + s }
             return (line, true)
         }
@@ -159,22 +165,45 @@ public enum FileInfo {
             let about = estimated ? "about " : ""
             var line = "\(AudioError.quoted(path)): \(i.container) \(i.codec), \(i.sampleRate) Hz, \(i.channels) ch, \(about)\(i.frames) frames, \(about)\(String(format: "%.3f", i.duration)) s"
             if let n = lengthNote { line += " (\(n))" }
-            for (k, v) in (i.tags ?? [:]).sorted(by: { $0.key < $1.key }) {
-                // A line for people: a long value is shown by its start and size (`--json` has it whole).
-                let cut = v.index(v.startIndex, offsetBy: Self.valueShown, limitedBy: v.endIndex) ?? v.endIndex
-                let shown = cut == v.endIndex ? v : String(v[..<cut]) + "…"
-                line += ", \(AudioError.quoted(k))=" + JSONValue.string(shown).serialized()
-                if shown != v { line += " (\(v.utf8.count) bytes)" }
-            }
-            if let m = metadata {
-                for p in m.pictures { line += ", picture: " + p.summary }
-                if let b = m.broadcast { line += ", bext: originator \(JSONValue.string(b.originator).serialized()), time reference \(b.timeReference)" }
-                if let x = m.ixml { line += ", iXML: \(x.count) bytes" }
-            }
-            return line
+            return line + describe(tags: i.tags ?? [:], metadata: metadata)
         case .failure(let e):
-            return e.description + (SalvageOpener.describe(path: path).map { "; salvage: " + $0 } ?? "")
+            // What the container says about itself is shown even when its audio does not decode.
+            let carried = metadataDespite(e, path: path).map { "; it carries" + String(describe(tags: $0.flattened, metadata: $0).dropFirst()) } ?? ""
+            return e.description + carried + (SalvageOpener.describe(path: path).map { "; salvage: " + $0 } ?? "")
         }
+    }
+
+    /// ", title="Kitchen idea", picture: front cover, image/png, 1234 bytes, bext: …": the tags
+    /// (sorted by key) and what else `metadata` holds, each after ", ".
+    static func describe(tags: [String: String], metadata: RecordingMetadata?) -> String {
+        var line = ""
+        for (k, v) in tags.sorted(by: { $0.key < $1.key }) {
+            // A line for people: a long value is shown by its start and size (`--json` has it whole).
+            let cut = v.index(v.startIndex, offsetBy: Self.valueShown, limitedBy: v.endIndex) ?? v.endIndex
+            let shown = cut == v.endIndex ? v : String(v[..<cut]) + "…"
+            line += ", \(AudioError.quoted(k))=" + JSONValue.string(shown).serialized()
+            if shown != v { line += " (\(v.utf8.count) bytes)" }
+        }
+        if let m = metadata {
+            for p in m.pictures { line += ", picture: " + p.summary }
+            if let b = m.broadcast { line += ", bext: originator \(JSONValue.string(b.originator).serialized()), time reference \(b.timeReference)" }
+            if let x = m.ixml { line += ", iXML: \(x.count) bytes" }
+        }
+        return line
+    }
+
+    /// The tags, pictures, `bext` and `iXML` of a regular file whose audio failed (`error` is about
+    /// its content, not a missing or empty file), as TagReader reads them whatever the audio
+    /// holds; nil when it carries none.
+    static func metadataDespite(_ error: AudioError, path: String) -> RecordingMetadata? {
+        switch error {
+        case .missing, .notAFile, .unreadable, .empty, .io, .refused: return nil
+        default: break
+        }
+        var st = stat()
+        guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+        let m = TagReader.read(path: path)
+        return m.isEmpty ? nil : m
     }
 
     /// The `info --json` fields of what a file carries besides audio.

@@ -40,7 +40,8 @@ public struct CatalogEntry: Sendable, Equatable {
         let words = tags.filter { !Self.technicalTags.contains($0.key) && !$0.key.hasPrefix("com.apple.quicktime.location") }
             .sorted { $0.key < $1.key }.map(\.value).filter { !$0.isEmpty }
         let place = (tags["location"] ?? tags["com.apple.quicktime.location.iso6709"]).flatMap(Self.iso6709)
-        self.init(title: context.title, tags: words.joined(separator: "\n"), name: context.relativePath, recorded: context.recorded,
+        // The name as searched: bytes that are not UTF-8 read as Latin-1, so "cafe" finds caf\xe9.wav.
+        self.init(title: context.title, tags: words.joined(separator: "\n"), name: FileNameBytes.latin1Reading(context.relativePath), recorded: context.recorded,
                   latitude: place?.latitude, longitude: place?.longitude, duration: duration)
     }
 

@@ -64,14 +64,37 @@ public enum AudioError: Error, Sendable, CustomStringConvertible, Equatable {
         }
     }
 
-    /// The way out for a damaged recording, appended to the messages of `.truncated` and of a
-    /// `.decodeFailed` that is damage.
-    public static let salvageHint = " (to keep what it holds: `segno repair`, --salvage, or input: { damaged: salvage })"
-    /// The way out for the damaged recording at `path`: `segno repair` only for the MP4 family
-    /// ADTS AAC and Ogg (by extension), which it repairs; salvage for every format.
-    static func salvageHint(for path: String) -> String {
-        let mp4 = ["m4a", "mp4", "m4b", "mov", "3gp", "3g2", "m4v", "aac", "ogg", "oga", "opus"].contains((path as NSString).pathExtension.lowercased())
-        return mp4 ? salvageHint : " (to keep what it holds: --salvage, or input: { damaged: salvage })"
+    /// Where a person reads a damaged recording's way out, so the hint names what that command
+    /// takes: a run (and what the state keeps for `status` and the report) names the spec's key,
+    /// `convert` and `waveform` their `--salvage`, and `info` (which takes neither) those commands.
+    public enum SalvageWay: Sendable, CaseIterable {
+        case spec, flag, command
+    }
+
+    /// The way out for the damaged recording at `path`, appended to the messages of `.truncated`
+    /// and of a `.decodeFailed` that is damage: `segno repair` only for the MP4 family, ADTS AAC and
+    /// Ogg (by extension), which it repairs; salvage for every format.
+    static func salvageHint(for path: String, way: SalvageWay = .spec) -> String {
+        let repairable = ["m4a", "mp4", "m4b", "mov", "3gp", "3g2", "m4v", "aac", "ogg", "oga", "opus"].contains((path as NSString).pathExtension.lowercased())
+        return salvageHint(repairable: repairable, way: way)
+    }
+
+    static func salvageHint(repairable: Bool, way: SalvageWay) -> String {
+        let salvage = switch way {
+        case .spec: "input: { damaged: salvage } in the spec"
+        case .flag: "--salvage"
+        case .command: "segno convert --salvage or segno waveform --salvage"
+        }
+        return " (to keep what it holds: \(salvage)\(repairable ? ", or `segno repair`" : ""))"
+    }
+
+    /// `message` (an error's description, as a run stores it) with its salvage hint worded for `way`.
+    public static func salvageWording(_ message: String, for way: SalvageWay) -> String {
+        var out = message
+        for repairable in [true, false] {
+            out = out.replacingOccurrences(of: salvageHint(repairable: repairable, way: .spec), with: salvageHint(repairable: repairable, way: way))
+        }
+        return out
     }
 
     /// True when the error says the file is damaged (cut short, lost sync, junk, a missing index):

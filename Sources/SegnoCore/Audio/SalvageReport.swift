@@ -70,6 +70,10 @@ public struct SalvageReport: Sendable, Equatable, Codable {
     public var firstLossAt: Int? { losses.first { $0.frames > 0 }?.at }
     /// True when the read differed from a plain one at all.
     public var isEmpty: Bool { losses.isEmpty }
+    /// The report when something was lost, skipped or read other than the header says; nil when
+    /// the salvaging decoder met a healthy file (read whole, as a plain decoder reads it), which is
+    /// then not "salvaged" anywhere. What every salvaging decoder's `salvage` returns.
+    public var ifSalvaged: SalvageReport? { isEmpty ? nil : self }
 
     /// Records a loss; `frames` ≥ 0.
     public mutating func add(at: Int, frames: Int, filled: Bool, cause: Cause, _ detail: String) {

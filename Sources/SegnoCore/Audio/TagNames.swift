@@ -32,7 +32,10 @@ public enum TagNames {
         ("album", 0x07), ("tracknumber", 0x09), ("genre", 0x10),
     ]
     /// Names that say how a file was made, not what it holds: never carried to an output (the
-    /// output was made by segno) and not searched.
+    /// output was made by segno) and not searched. `length` (ID3 `TLEN`, Vorbis `LENGTH`, MP4
+    /// `----:com.apple.iTunes:LENGTH`) is derived from the audio: after `pauses`, `tempo` or a cut
+    /// it would be wrong, and the output's own header says its length.
     public static let technical: Set<String> = ["encoding", "encodedby", "encoder", "creation_time", "major_brand", "minor_version",
-                                                 "compatible_brands", "handler_name", "vendor_id", "itunsmpb", "itunnorm", "coding_history"]
+                                                 "compatible_brands", "handler_name", "vendor_id", "itunsmpb", "itunnorm", "coding_history",
+                                                 "length"]
 }

@@ -38,7 +38,7 @@ extension ReportData {
                     compact ? .array([.string(o.stage), .string(o.text), text(o.href)])
                         : .object([("stage", .string(o.stage)), ("path", .string(o.text)), ("href", text(o.href))])
                 }),
-                text(r.audio), text(r.wave), text(r.salvaged),
+                text(r.audio), text(r.wave), r.salvaged ?? .null,
                 .array(r.transcript.map { .array([JSONValue.rounded($0.start, places: 3), .string($0.text)]) }), text(r.transcriptAudio),
                 text(r.waveRMS),
             ]

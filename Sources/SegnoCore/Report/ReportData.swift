@@ -72,7 +72,7 @@ public struct ReportData: Sendable {
         public var waveRMS: String? = nil
         /// What salvage recovered (`SalvageReport.json`) when the recording was processed from a
         /// damaged file; nil when it was read whole.
-        public var salvaged: String? = nil
+        public var salvaged: JSONValue? = nil
         /// The `transcribe` tap's segments (start in seconds, text); empty when none.
         public var transcript: [(start: Double, text: String)] = []
         /// Relative link of the audio the transcript's times refer to (the source for `from: source`).
@@ -116,7 +116,7 @@ public struct ReportData: Sendable {
         var failures: [FailureRecord] = []
         let window = options.runId.flatMap { _ in runs.first.map { ($0.started, $0.finished ?? .infinity) } }
         let index = try store.loadAll()
-        let salvaged = Dictionary(try store.salvagedRecordings().map { ($0.path, $0.report) }) { a, _ in a }
+        let salvaged = Dictionary(try store.salvagedRecordings().map { ($0.path, $0.reportJSON) }) { a, _ in a }
         for path in index.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
             guard let rec = index[path] else { continue }
             let status = rec.status.rawValue

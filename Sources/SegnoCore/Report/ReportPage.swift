@@ -275,7 +275,7 @@ public enum ReportPage {
           tr.appendChild(td(db(r[C.loudness], 'LUFS'), 'num', 'loudness'));
           tr.appendChild(td(db(r[C.peak], 'dBFS'), 'num', 'peak'));
           var s = td(); s.appendChild(el('span', { 'class': 'badge ' + r[C.status], 'title': r[C.error] || '' }, r[C.status] === 'partial' ? 'partly done' : r[C.status]));
-          if (r[C.salvaged]) { var sv = JSON.parse(r[C.salvaged]); s.appendChild(el('span', { 'class': 'badge partial', 'title': 'processed from a damaged file: ' + sv.frames_lost + ' frames lost' + (sv.at !== null ? ' from ' + sv.at + ' s' : '') + ' (' + sv.causes.join(', ') + ')' }, 'salvaged')); }
+          if (r[C.salvaged]) { var sv = r[C.salvaged]; s.appendChild(el('span', { 'class': 'badge partial', 'title': 'processed from a damaged file: ' + sv.frames_lost + ' frames lost' + (sv.at !== null ? ' from ' + sv.at + ' s' : '') + ' (' + sv.causes.join(', ') + ')' }, 'salvaged')); }
           if (r[C['class']]) { s.appendChild(document.createTextNode(' ')); s.appendChild(el('span', { 'class': 'muted' }, r[C['class']])); }
           tr.appendChild(s);
           var o = td(null, 'outputs');

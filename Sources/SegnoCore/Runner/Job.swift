@@ -65,6 +65,7 @@ public struct Job: Sendable {
         // fingerprint is what it always was.
         let salvage = spec.input.damaged == .salvage ? ["input.damaged salvage" + (spec.input.reference.map { " reference " + $0 } ?? "")] : []
         recipeFingerprint = Self.fingerprint((taps.map(\.fingerprint) + uploads.map(\.recipe) + salvage).joined(separator: "\n"))
+        readingFingerprint = Self.fingerprint((["segno-reading 1"] + salvage).joined(separator: "\n"))
         // Name taps by kind in messages, or by identity when a kind appears twice.
         var counts: [String: Int] = [:]
         for t in taps { counts[t.config.name, default: 0] += 1 }
@@ -74,6 +75,13 @@ public struct Job: Sendable {
     /// Fingerprint of every tap and upload: a failure recorded with another one was made by
     /// other stages, so a fixed spec tries the recording again.
     public var recipeFingerprint: String = ""
+    /// Fingerprint of how sources are read (`input.damaged`, `input.reference`) and nothing else:
+    /// what an *input* failure is recorded with, so it waits until the file changes — or until
+    /// salvage is turned on for it — whatever else the spec changes.
+    public var readingFingerprint: String = ""
+
+    /// What a failure of class `cls` is recorded with (`RecordingState.failedRecipe`).
+    public func parkingRecipe(for cls: FailureClass) -> String { cls == .input ? readingFingerprint : recipeFingerprint }
     /// How messages name each tap: its kind ("encode"), or its identity when a kind appears twice.
     public var labels: [String] = []
 

@@ -46,6 +46,9 @@ public struct RecordingPlan: Sendable {
     }
     public var file: ScannedFile
     public var action: Action
+    /// True when only `--force` makes it run: a plain run would leave it alone (fresh, or a known
+    /// failure), so if it is not processed in this run nothing is left for the next one.
+    public var forcedOnly = false
     /// The stored state of a recording that runs or is a known failure (nil when it has none,
     /// and for a skip: planning leaves recordings that stay alone in the compact index).
     public var prior: RecordingState? {
@@ -114,7 +117,7 @@ public struct Planner {
 
     package func isKnownFailure(_ file: ScannedFile, prior: RecordingState?) -> Bool {
         guard !retryOnly, force == .none, let prior else { return false }
-        return prior.isKnownFailure(identity: file.identity, recipe: job.recipeFingerprint)
+        return prior.isKnownFailure(identity: file.identity, recipe: job.recipeFingerprint, reading: job.readingFingerprint)
     }
 
     /// Plans one scanned recording. Reads the stored state in place: a `RecordingState` is made
@@ -129,11 +132,14 @@ public struct Planner {
         }
         var taps: [Int] = []
         var reasons: [StepReason] = []
+        // What a plain run (no --force) would do, to tell a recording only --force runs.
+        var plainTaps: [Int] = []
+        var plainUploads = false
         let root = job.spec.outputRoot
         for (i, tap) in job.taps.enumerated() {
             var why: StepReason.Why? = nil
-            if force == .all || force == .stage(tap.config.name) { why = .forced }
-            else if let at, let step = state.step(of: at, stage: stageIds.taps[i]) {
+            let forced = force == .all || force == .stage(tap.config.name)
+            if let at, let step = state.step(of: at, stage: stageIds.taps[i]) {
                 let fingerprint = state.fingerprint(ofStep: step)
                 if fingerprint != tap.fingerprint {
                     why = .optionsChanged(recipeLookup.flatMap { $0(fingerprint) }.map { Job.explainChange(old: $0, new: tap.recipe) })
@@ -147,6 +153,8 @@ public struct Planner {
             } else {
                 why = failedBefore ? .failedBefore : .new
             }
+            if why != nil { plainTaps.append(i) }
+            if forced { why = .forced }
             if let why {
                 taps.append(i)
                 reasons.append(StepReason(label: job.labels[i], why: why))
@@ -154,19 +162,17 @@ public struct Planner {
         }
         var uploads: [Int] = []
         for (u, up) in job.uploads.enumerated() {
+            // Without --force: after a tap it feeds (one a plain run would redo), or for its own sake.
+            let afterPlain = up.sourceTaps.contains(where: plainTaps.contains)
+            let stale = afterPlain ? nil : uploadStaleness(up, u, at: at)
+            plainUploads = plainUploads || afterPlain || stale != nil
             var why: StepReason.Why? = nil
             if force == .all || force == .stage("upload") {
                 why = .forced
             } else if let t = up.sourceTaps.first(where: { taps.contains($0) }) {
                 why = .tapOutputChanges(job.taps[t].config.name)
             } else {
-                let hashes = at.map { at in up.sourceTaps.compactMap { state.step(of: at, stage: stageIds.taps[$0]).map(state.outputHash(ofStep:)) } } ?? []
-                let stored = at.flatMap { state.step(of: $0, stage: stageIds.uploads[u]) }
-                if hashes.count != up.sourceTaps.count || stored == nil {
-                    why = .new
-                } else if let stored, state.fingerprint(ofStep: stored) != up.fingerprint(fileHashes: hashes) {
-                    why = .uploadChanged
-                }
+                why = stale
             }
             if let why {
                 uploads.append(u)
@@ -174,7 +180,22 @@ public struct Planner {
             }
         }
         if taps.isEmpty && uploads.isEmpty { return RecordingPlan(file: file, action: .skip, prior: nil) }
-        return RecordingPlan(file: file, action: .run(taps: taps, uploads: uploads, reasons: reasons), prior: at.map(state.state(at:)))
+        let prior = at.map(state.state(at:))
+        var plan = RecordingPlan(file: file, action: .run(taps: taps, uploads: uploads, reasons: reasons), prior: prior)
+        if force != .none {
+            let knownFailure = prior.map { failedBefore && $0.isKnownFailure(identity: file.identity, recipe: job.recipeFingerprint, reading: job.readingFingerprint) } ?? false
+            plan.forcedOnly = knownFailure || (plainTaps.isEmpty && !plainUploads)
+        }
+        return plan
+    }
+
+    /// Why upload `u` would run without `--force` for its own sake: never made (or a file it sends
+    /// has no stored step), or made from other files or options; nil when it is fresh.
+    private func uploadStaleness(_ up: JobUpload, _ u: Int, at: Int?) -> StepReason.Why? {
+        let hashes = at.map { at in up.sourceTaps.compactMap { state.step(of: at, stage: stageIds.taps[$0]).map(state.outputHash(ofStep:)) } } ?? []
+        let stored = at.flatMap { state.step(of: $0, stage: stageIds.uploads[u]) }
+        guard hashes.count == up.sourceTaps.count, let stored else { return .new }
+        return state.fingerprint(ofStep: stored) != up.fingerprint(fileHashes: hashes) ? .uploadChanged : nil
     }
 
     /// With `verify: content`: true when a recording that would run only because its metadata

@@ -17,7 +17,8 @@ public enum RunReport {
             ("seconds", JSONValue.rounded(s.finishedAt.timeIntervalSince(s.startedAt), places: 3)),
             ("exit_code", .int(Int(exitCode))), ("stopped_by", .string(stop)),
             ("counts", .object([
-                ("scanned", .int(s.scanned)), ("planned", .int(s.planned)), ("done", .int(s.done)), ("failed", .int(s.failed)),
+                ("scanned", .int(s.scanned)), ("planned", .int(s.planned)), ("done", .int(s.done)),
+                ("failed", .int(s.failed - s.partial)), ("partial", .int(s.partial)),
                 ("skipped", .int(s.skipped)), ("known_failures", .int(s.knownFailures)), ("interrupted", .int(s.interrupted)),
                 ("not_started", .int(s.notStarted)), ("settling", .int(s.settling)),
             ])),

@@ -55,6 +55,12 @@ public struct RunSummary: Sendable {
     /// The settling recordings' relative paths (sorted), for `--explain`.
     public var settlingPaths: [String] = []
     public var notStarted = 0
+    /// Recordings not started or interrupted that the next plain run will take up: those only
+    /// `--force` made run (`RecordingPlan.forcedOnly`) are up to date for it, and not counted.
+    public var leftForNextRun = 0
+    /// Recordings of this run that are partly done (some taps or uploads finished, others failed):
+    /// counted in `failed` (the exit code), named "partly done" as `status` names them.
+    public var partial: Int { results.filter { $0.status == .partial }.count }
     /// Recordings whose sources disappeared and whose outputs and uploads were deleted (`prune`).
     public var pruned: [String] = []
     /// Why `prune` deleted nothing this run although sources are gone (over `prune_limit`…).
@@ -91,6 +97,7 @@ public struct RunSummary: Sendable {
         interrupted += s.interrupted
         settling = s.settling
         notStarted = s.notStarted
+        leftForNextRun = s.leftForNextRun
         pruned += s.pruned
         pruneHeld = s.pruneHeld ?? pruneHeld
         pruneRefused = s.pruneRefused ?? pruneRefused

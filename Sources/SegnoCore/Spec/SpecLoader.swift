@@ -111,7 +111,7 @@ public enum SpecLoader {
                 guard entries.count == 1, let entry = entries.first else {
                     throw item.error("each stage is a one-key mapping such as `- lowpass: { frequency: 3400 }`; found \(entries.count) keys")
                 }
-                guard let parser = registry.parsers[entry.key] else {
+                guard let parser = registry.parser(for: entry.key) else {
                     let named = SpecValue(node: entry.value.node, path: entry.value.path, context: context)
                     let hint = SpecError.suggestion(for: entry.key, among: registry.parsers.keys).map { "did you mean \($0)? " } ?? ""
                     var e = named.error("unknown stage \"\(entry.key)\" (\(hint)stages: \(registry.parsers.keys.sorted().joined(separator: ", ")))")

@@ -142,6 +142,14 @@ public struct SpecOptions {
     /// The mapping node itself, for errors about the whole stage.
     public let owner: SpecValue
     public subscript(_ key: String) -> SpecValue? { values[key] }
+
+    /// Every stored property: the initializer the other modules of segno use (a stage's scalar
+    /// shorthand, `encode: "{stem}.flac"`, as its one option).
+    package init(values: [String: SpecValue], owner: SpecValue) {
+        self.values = values
+        self.owner = owner
+    }
+
     /// Keys present.
     public var keys: Set<String> { Set(values.keys) }
 }

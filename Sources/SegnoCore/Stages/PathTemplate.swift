@@ -5,8 +5,8 @@ import Foundation
 ///
 /// Variables: `{stem}` `{name}` `{ext}` `{dir}` `{relpath}` `{date:FORMAT}` (strftime, the
 /// source's modification time, UTC) `{duration}` (seconds, 3 decimals) `{rate}` `{channels}`
-/// `{title}` (the source's title tag, else the stem; `/` and control characters become `-` and
-/// spaces) `{recorded}` (ISO 8601 date-time from the source's date tags, else its modification
+/// `{title}` (the source's title tag, else the stem; made a name Linux, SMB shares and FAT cards
+/// all take: `pathComponent`) `{recorded}` (ISO 8601 date-time from the source's date tags, else its modification
 /// time: `2024-05-01T09:30:12Z`; see `RecordingContext.recorded`), `{tag:NAME}` (any tag of the
 /// source by normalised name — `artist`, `album` — or the container's key — `TIT2`; empty when
 /// absent; made safe as a file name in paths), plus any names a stage adds
@@ -178,19 +178,33 @@ public struct PathTemplate: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// A tag value made safe as (part of) one file name: `/` and `\` become `-`, control
-    /// characters spaces, at most 200 bytes; `fallback` when nothing usable is left ("", ".", "..").
+    /// A tag value made safe as (part of) one file name on Linux and on the SMB shares and FAT
+    /// cards recordings travel to: `/` `\` `:` `|` become `-`, `"` becomes `'`, `?` `*` `<` `>`
+    /// are dropped, control characters become spaces; trailing dots and spaces are dropped (Windows
+    /// drops them), a device name (`CON`, `NUL`, `COM1`, …) gets a `_`; at most 200 bytes;
+    /// `fallback` when nothing usable is left ("", ".", "..").
     static package func pathComponent(_ value: String, fallback: String) -> String {
         var out = ""
         for scalar in value.unicodeScalars {
-            if scalar == "/" || scalar == "\\" { out += "-" } else if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) { out += " " } else {
-                out.unicodeScalars.append(scalar)
+            switch scalar {
+            case "/", "\\", ":", "|": out += "-"
+            case "\"": out += "'"
+            case "?", "*", "<", ">": continue
+            default:
+                if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) { out += " " } else { out.unicodeScalars.append(scalar) }
             }
         }
         out = out.trimmingCharacters(in: .whitespaces)
         while out.utf8.count > 200 { out.removeLast() }
+        while let last = out.last, last == "." || last == " " { out.removeLast() }
+        let device = out.split(separator: ".", maxSplits: 1).first.map { $0.uppercased().trimmingCharacters(in: .whitespaces) } ?? ""
+        if Self.deviceNames.contains(device) { out = String(out.prefix(device.count)) + "_" + String(out.dropFirst(device.count)) }
         return out.isEmpty || out == "." || out == ".." ? fallback : out
     }
+
+    /// Names Windows (and so an SMB share or a FAT card read there) keeps for devices, with or
+    /// without an extension.
+    static package let deviceNames: Set<String> = Set(["CON", "PRN", "AUX", "NUL"] + (1...9).flatMap { ["COM\($0)", "LPT\($0)"] })
 
     static package func strftime(_ format: String, _ date: Date) -> String {
         var t = time_t(date.timeIntervalSince1970)

@@ -28,10 +28,18 @@ public struct StageRegistry: Sendable {
 
     /// Spec key → parser of that stage's options.
     public let parsers: [String: Parser]
+    /// Other spellings of a stage's key (`normalise` → `normalize`): accepted, never listed.
+    public let aliases: [String: String]
 
     /// A registry of the given stages. The standard one (every stage segno ships) is
     /// `StageRegistry.standard` in SegnoKit, the module that sees every stage.
-    public init(_ parsers: [String: Parser]) { self.parsers = parsers }
+    public init(_ parsers: [String: Parser], aliases: [String: String] = [:]) {
+        self.parsers = parsers
+        self.aliases = aliases
+    }
+
+    /// The parser of the stage a spec names `key`, by its key or one of its aliases.
+    public func parser(for key: String) -> Parser? { parsers[key] ?? aliases[key].flatMap { parsers[$0] } }
 
 
     /// Parses a path template option, locating template errors at the option.

@@ -116,11 +116,13 @@ public struct RecordingState: Sendable {
     public var fingerprinted: Set<String> = []
 
     /// The one rule for "known failure", used by every caller (planner, collisions, dry run):
-    /// the last pass failed for a parked class (input or spec), and neither the source nor the
-    /// job's stages changed since. Environment and transient failures are never known failures.
-    public func isKnownFailure(identity now: FileIdentity, recipe: String) -> Bool {
+    /// the last pass failed for a parked class, and since then neither the source changed nor,
+    /// for a *spec* failure, the job's stages (`recipe`), nor, for an *input* failure, the way
+    /// sources are read (`reading`: `Job.readingFingerprint`; `recipe` when not given).
+    /// Environment and transient failures are never known failures.
+    public func isKnownFailure(identity now: FileIdentity, recipe: String, reading: String? = nil) -> Bool {
         guard status.hasFailure, let failureClass, failureClass.isParked else { return false }
-        return identity == now && failedRecipe == recipe
+        return identity == now && failedRecipe == (failureClass == .input ? reading ?? recipe : recipe)
     }
 
     /// Every stored property: the initializer the other modules of segno use.
@@ -173,6 +175,30 @@ public struct SalvagedRecord: Sendable, Equatable {
         self.path = path
         self.report = report
         self.at = at
+    }
+
+    /// `report` as the JSON object it holds (what every `--json` prints), or the text itself
+    /// when it is not one.
+    public var reportJSON: JSONValue { Self.parse(report).map(\.json) ?? .string(report) }
+
+    /// `report` as one line for people: "277810 frames lost from 2.270 s (truncated); 100000
+    /// frames recovered (read to the end of the file)".
+    public var reportProse: String { Self.parse(report).map(\.prose) ?? report }
+
+    private static func parse(_ text: String) -> (json: JSONValue, prose: String)? {
+        guard let o = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any],
+              let lost = (o["frames_lost"] as? NSNumber)?.intValue, let frames = (o["frames"] as? NSNumber)?.intValue,
+              let method = o["method"] as? String else { return nil }
+        let at = (o["at"] as? NSNumber)?.doubleValue
+        let causes = o["causes"] as? [String] ?? []
+        let json = JSONValue.object([
+            ("frames_lost", .int(lost)), ("at", at.map { .double($0) } ?? .null), ("frames", .int(frames)),
+            ("method", .string(method)), ("causes", .array(causes.map { .string($0) })),
+        ])
+        var prose = lost > 0 ? "\(lost) frames lost" + (at.map { String(format: " from %.3f s", $0) } ?? "") : "no frames lost"
+        if !causes.isEmpty { prose += " (\(causes.joined(separator: ", ")))" }
+        prose += "; \(frames) frames recovered (\(method))"
+        return (json, prose)
     }
 }
 
@@ -236,7 +262,13 @@ public struct FailureRecord: Sendable {
     public var failureClass: FailureClass
 
     /// What the next plain run does with it, in words.
-    public var nextRun: String { failureClass.isParked ? "skipped until the file or the spec changes (segno retry)" : "retried by the next run" }
+    public var nextRun: String {
+        switch failureClass {
+        case .input: return "skipped until the file changes (segno retry)"
+        case .spec: return "skipped until the file or the spec changes (segno retry)"
+        default: return "retried by the next run"
+        }
+    }
 
     /// Every stored property: the initializer the other modules of segno use.
     package init(path: String, error: String, attempts: Int, at: Double, status: RecordingStatus, failureClass: FailureClass) {

@@ -147,6 +147,20 @@ extension FileNameBytes {
 
 
 extension FileNameBytes {
+    /// `s` with each byte of a name that is not UTF-8 read as Latin-1 (`caf\xe9` → "café"), for
+    /// searching only: most such names come from Latin-1 or Windows-1252 systems. Bytes 0x80–0x9F
+    /// (control characters in Latin-1) become spaces. Never a path: the bytes are the name.
+    public static func latin1Reading(_ s: String) -> String {
+        guard holdsBytes(s) else { return s }
+        var out = String.UnicodeScalarView()
+        for scalar in s.unicodeScalars {
+            guard isByte(scalar) else { out.append(scalar); continue }
+            let byte = scalar.value - base
+            out.append(byte >= 0xA0 ? Unicode.Scalar(UInt8(byte)) : " ")
+        }
+        return String(out)
+    }
+
     /// `FileManager.fileExists(atPath:)` for a name that may not be UTF-8 (links followed).
     public static func exists(_ path: String) -> Bool {
         var st = stat()

@@ -143,6 +143,25 @@ public final class OutputFile {
         return FileNameBytes.withCPath(path) { lgetxattr($0, markAttribute, &value, 1) } == 1 && value == markValue[0]
     }
 
+    /// Where a one-off `segno convert` keeps the input it made a file from (the input's absolute
+    /// path, as bytes), beside the mark: a later convert from another input into the same name
+    /// says so instead of replacing it silently.
+    public static let sourceAttribute = "user.segno.from"
+
+    /// Records `source` as what the file at `path` was made from (best effort: a file system
+    /// without user attributes keeps nothing).
+    public static func recordSource(_ source: String, of path: String) {
+        let value = FileNameBytes.bytes(source)
+        _ = FileNameBytes.withCPath(path) { lsetxattr($0, sourceAttribute, value, value.count, 0) }
+    }
+
+    /// The input recorded by `recordSource` for the file at `path`, nil when none is.
+    public static func recordedSource(of path: String) -> String? {
+        var value = [UInt8](repeating: 0, count: 8192)
+        let n = FileNameBytes.withCPath(path) { lgetxattr($0, sourceAttribute, &value, value.count) }
+        return n > 0 ? FileNameBytes.string(value.prefix(n)) : nil
+    }
+
     /// True when something (a file, link or folder) stands at `path`.
     public static func exists(_ path: String) -> Bool {
         var st = stat()

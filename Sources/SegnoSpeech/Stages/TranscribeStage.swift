@@ -37,8 +37,18 @@ public struct TranscribeConfig: TapConfig, SourceObservingStage {
     }
 
     public func resolvePaths(_ context: RecordingContext) throws(TemplateError) -> [String] {
-        let base = try pathTemplate.resolve(context)
+        var base = try pathTemplate.resolve(context)
+        // A path that already ends in a format's extension ("{stem}.json") names that file: the
+        // others go beside it under the same stem, not "memo.json.srt".
+        if let named = Self.namedFormat(pathTemplate), base.lowercased().hasSuffix("." + named.rawValue) {
+            base.removeLast(named.rawValue.count + 1)
+        }
         return formats.map { base + "." + $0.rawValue }
+    }
+
+    /// The format whose extension `path` ends in (`{stem}.json` → json), nil for a bare stem.
+    static package func namedFormat(_ path: PathTemplate) -> Format? {
+        Format.allCases.first { path.text.lowercased().hasSuffix("." + $0.rawValue) }
     }
 
     public var providesSpokenText: Bool { true }
@@ -146,7 +156,9 @@ extension TranscribeConfig {
     /// The spec's options for this stage: every check, before any audio flows (SoX's getopts).
     static package func parse(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
         let o = try v.options(allowed: ["path", "formats", "model", "language", "from"], required: ["path"])
-        var formats = Format.allCases
+        let path = try StageRegistry.parseTemplate(o["path"]!)
+        // A path naming one file ("{stem}.json") writes that format only, unless formats says more.
+        var formats = namedFormat(path).map { [$0] } ?? Format.allCases
         if let f = o["formats"] {
             formats = try f.list(allowSingle: true).map { x throws(SpecError) in try x.choice(Format.self) }
             if formats.isEmpty { throw f.error("give at least one of vtt, srt, json") }
@@ -169,7 +181,7 @@ extension TranscribeConfig {
             case let s: throw f.error("from is source (the recording as decoded) or here (the stream at this place), not \"\(s)\"")
             }
         }
-        return TranscribeConfig(path: try StageRegistry.parseTemplate(o["path"]!), formats: formats, model: model,
+        return TranscribeConfig(path: path, formats: formats, model: model,
                                 language: language, observesSource: fromSource)
     }
 }

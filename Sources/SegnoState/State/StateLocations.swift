@@ -55,6 +55,10 @@ public struct SQLiteStateLocation: StateLocation {
     }
 
     public func openForReading() throws(RunError) -> (any StateBackend)? {
+        // As `openForRun`: a database that earlier runs kept here and is gone is not "nothing has run".
+        if StateOpening.isLost(path) {
+            throw .stateLost(statePath: path, movedTo: nil, detail: "is missing although earlier runs kept their state there")
+        }
         do { return try StateStore.openForReading(path: path) } catch { throw StateOpening.classify(error, path: path, moveAside: false) }
     }
 }

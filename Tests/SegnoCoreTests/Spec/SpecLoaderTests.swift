@@ -181,7 +181,7 @@ import Testing
     /// misspelt stage; the stage's key column, never column 0.
     @Test func allStageErrorsAreReportedAtOnceWithSuggestions() throws {
         let e = try #require(failure(Self.withStages("""
-              - normalise: -16
+              - normalze: -16
               - lowpass: { frequency: -5 }
               - encode: { path: a.wav }
               - gain: { db: 500 }
@@ -189,7 +189,7 @@ import Testing
         let all = [e] + e.more
         #expect(all.count == 3, "\(e)")
         #expect(all.map(\.line) == [7, 8, 10])
-        #expect(all[0].message.contains("unknown stage \"normalise\" (did you mean normalize?"), "\(all[0].message)")
+        #expect(all[0].message.contains("unknown stage \"normalze\" (did you mean normalize?"), "\(all[0].message)")
         #expect(all[0].column == 5, "the stage key's column")
         #expect(all.allSatisfy { $0.column > 0 })
         let lines = e.description.split(separator: "\n")
@@ -558,4 +558,14 @@ import Testing
 struct SpecTestError: Error, CustomStringConvertible {
     let description: String
     init(_ d: String) { description = d }
+}
+
+extension SpecLoaderTests {
+    /// Issue 31 item 16: `normalise` is normalize's other spelling (as the prose spells it), and
+    /// `encode` takes its path alone.
+    @Test func normaliseIsAcceptedAndEncodeTakesAPathAlone() throws {
+        let spec = try SpecLoader.parseForTests(Self.withStages("  - normalise: -16\n  - encode: \"{stem}.flac\""))
+        #expect(spec.stages.map(\.config.name) == ["normalize", "encode"])
+        #expect(spec.stages.last?.config.options.first { $0.0 == "path" }?.1 == "{stem}.flac")
+    }
 }

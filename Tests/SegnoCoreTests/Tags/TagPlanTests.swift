@@ -60,8 +60,20 @@ import Testing
 
     @Test func tagTemplatesReadNormalisedNamesAndRawKeysAndAreSafeInPaths() throws {
         let c = Self.context([TagEntry("title", "a/b: memo"), TagEntry("album", "Notes")])
-        #expect(try PathTemplate("{tag:album}/{tag:TIT2}.flac").resolve(c) == "/out/Notes/a-b: memo.flac")
+        // A name SMB shares and FAT cards take too: `:` becomes `-` (issue 31 item 16).
+        #expect(try PathTemplate("{tag:album}/{tag:TIT2}.flac").resolve(c) == "/out/Notes/a-b- memo.flac")
         #expect(try PathTemplate("{tag:TIT2} ({tag:missing})", isPath: false).resolveRelative(c) == "a/b: memo ()")
         #expect(throws: TemplateError.self) { try PathTemplate("{tag}.flac") }
+    }
+
+    /// Issue 31 item 16: what Windows refuses in a name (and so an SMB share or a FAT card) never
+    /// comes out of a tag in a path.
+    @Test func tagValuesBecomeNamesWindowsTakes() {
+        #expect(PathTemplate.pathComponent(#"a?b*<c>|d"e:f\g/h"#, fallback: "x") == "abc-d'e-f-g-h")
+        #expect(PathTemplate.pathComponent("notes. . ", fallback: "x") == "notes")
+        #expect(PathTemplate.pathComponent("con", fallback: "x") == "con_")
+        #expect(PathTemplate.pathComponent("COM1.take", fallback: "x") == "COM1_.take")
+        #expect(PathTemplate.pathComponent("Concert", fallback: "x") == "Concert")
+        #expect(PathTemplate.pathComponent("???", fallback: "x") == "x")
     }
 }

@@ -37,7 +37,7 @@ final package class ADTSSalvageDecoder: AudioDecoder {
     private var pendingGap: (bytes: Int64, at: Int64)?
     static package let batchFrames = 64
 
-    package var salvage: SalvageReport? { report }
+    package var salvage: SalvageReport? { report.ifSalvaged }
 
     /// Opens `path`: locks on the first consistent headers, decodes the first frames to learn the
     /// output format. Throws `AudioError` when no ADTS stream is found or no helper can decode.

@@ -42,7 +42,7 @@ final package class FLACSalvageDecoder: AudioDecoder {
     /// chance could claim any sample number; its frame is kept but no silence is made up.
     static package let maxGapSeconds = 600
 
-    package var salvage: SalvageReport? { report }
+    package var salvage: SalvageReport? { report.ifSalvaged }
 
     /// Opens `path` and reads its metadata. Throws `AudioError` when libFLAC cannot start or the
     /// file has no usable STREAMINFO. Called once per recording.

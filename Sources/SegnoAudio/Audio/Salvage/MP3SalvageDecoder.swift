@@ -45,7 +45,7 @@ final package class MP3SalvageDecoder: AudioDecoder {
                               declaredFrames: declared)
         r.losses = earlier + (inner.salvage?.losses ?? []).map { var l = $0; l.at += offset; return l }
         r.framesYielded = yielded
-        return r
+        return r.ifSalvaged
     }
 
     package func read(into block: inout AudioBlock, maxFrames: Int) throws -> Int {

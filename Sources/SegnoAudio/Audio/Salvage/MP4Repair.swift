@@ -102,7 +102,7 @@ public enum MP4Repair {
         guard let layout = layout(path: input) else {
             throw RepairError.damaged(input, "not an MP4/M4A/MOV/3GP file with audio data (no mdat box)")
         }
-        if layout.hasIndex { throw RepairError.damaged(input, "has its index (moov); nothing to rebuild (--salvage reads what it holds)") }
+        if layout.hasIndex { throw RepairError.damaged(input, "has its index (moov); nothing to rebuild (segno convert --salvage reads what it holds)") }
         if OutputFile.sameFile(input, output) { throw RepairError.output(output, "is the damaged file itself; segno never writes over it") }
         if OutputFile.exists(output), !overwrite, !OutputFile.isMarked(output) {
             throw RepairError.output(output, "exists and segno did not write it; choose another name (or --overwrite)")

@@ -46,7 +46,7 @@ final package class OggSalvageDecoder: AudioDecoder {
     /// claim any granule; its samples are kept, no silence is made up.
     static package let maxGapSeconds: Int64 = 600
 
-    package var salvage: SalvageReport? { report }
+    package var salvage: SalvageReport? { report.ifSalvaged }
 
     /// Opens `path`: finds the first Vorbis or Opus stream's headers and starts the decoder in a
     /// helper from `pool`. Throws `AudioError` when the headers are lost or no helper can decode.

@@ -91,7 +91,8 @@ extension SalvageOpener {
         }
     }
 
-    /// How salvage would read the damaged file at `path` and how much it holds (for `segno info`),
+    /// How salvage (`segno convert --salvage`, `input.damaged: salvage`) would read the damaged file
+    /// at `path` and how much it holds, for `segno info` (which prints it after "salvage: "),
     /// from its headers alone; nil when salvage has nothing to offer. Reads a few KiB.
     public static func describe(path: String) -> String? {
         switch ContentSniffer.sniff(path: path) {
@@ -99,22 +100,22 @@ extension SalvageOpener {
             guard let l = PCMLayout.read(path: path), let damage = l.damage else { return nil }
             let holds = String(format: "%d frames (%.3f s)", l.presentFrames, Double(l.presentFrames) / Double(l.sampleRate))
             if damage == .truncated, let declared = l.declaredFrames {
-                return String(format: "--salvage reads the %@ the file holds of the %.3f s its header declares", holds, Double(declared) / Double(l.sampleRate))
+                return String(format: "reads the %@ the file holds of the %.3f s its header declares", holds, Double(declared) / Double(l.sampleRate))
             }
-            return "--salvage reads \(holds) to the end of the file (its header leaves the size unwritten)"
-        case .flac: return "--salvage decodes with libFLAC, resynchronising on the next frame header; lost frames become silence"
+            return "reads \(holds) to the end of the file (its header leaves the size unwritten)"
+        case .flac: return "decodes with libFLAC, resynchronising on the next frame header; lost frames become silence"
         case .mp3:
             if let bad = FrameScan.mp3TagPastEnd(path: path) {
-                return "the ID3v2 tag declares \(bad.declared) bytes, past the end of the file: --salvage reads the MPEG audio found at byte \(bad.audioAt)"
+                return "the ID3v2 tag declares \(bad.declared) bytes, past the end of the file: reads the MPEG audio found at byte \(bad.audioAt)"
             }
-            return "--salvage reads past junk and errors with libmpg123; lost frames become silence"
+            return "reads past junk and errors with libmpg123; lost frames become silence"
         case .ogg:
             let holds = OggSalvageDecoder.extent(path: path).map { String(format: "; its last readable %@ page ends at %.3f s", $0.codec, $0.seconds) } ?? ""
-            return "--salvage reads the Ogg pages that pass their checksum and places each by its granule position; lost pages become silence" + holds
-        case .adts: return "--salvage resynchronises on the next consistent ADTS frame header; lost frames become silence"
+            return "reads the Ogg pages that pass their checksum and places each by its granule position; lost pages become silence" + holds
+        case .adts: return "resynchronises on the next consistent ADTS frame header; lost frames become silence"
         case .mp4, .threeGP:
             guard let l = MP4Repair.layout(path: path), !l.hasIndex else { return nil }
-            return "no index (moov): `segno repair` (or --salvage) rebuilds it from the \(l.dataEnd - l.dataStart) bytes of audio in mdat; --reference gives a healthy recording's settings"
+            return "no index (moov): `segno repair` (or segno convert --salvage) rebuilds it from the \(l.dataEnd - l.dataStart) bytes of audio in mdat; their --reference gives a healthy recording's settings"
         default: return nil
         }
     }
@@ -137,11 +138,11 @@ final package class RebuiltDecoder: AudioDecoder {
     package var notes: [String] { inner.notes }
     /// Its own report, with what the inner decoder salvaged after it.
     package var salvage: SalvageReport? {
-        guard let more = inner.salvage else { return report }
+        guard let more = inner.salvage else { return report.ifSalvaged }
         var r = report
         r.losses += more.losses
         r.declaredFrames = r.declaredFrames ?? more.declaredFrames
-        return r
+        return r.ifSalvaged
     }
 
     package func read(into block: inout AudioBlock, maxFrames: Int) throws -> Int {

@@ -14,7 +14,7 @@ final package class SalvagedPCMDecoder: Int16Decoding {
     private var report: SalvageReport
 
     package var readsExactInt16: Bool { inner.readsExactInt16 }
-    package var salvage: SalvageReport? { report }
+    package var salvage: SalvageReport? { report.ifSalvaged }
 
     /// Opens `path` as `layout` describes it (`layout.damage` is not nil). Throws `AudioError`
     /// when libsndfile cannot read the samples. Called once per recording.

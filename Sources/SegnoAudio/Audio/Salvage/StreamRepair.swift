@@ -49,7 +49,7 @@ public enum StreamRepair {
         if kind == .ogg { return try repairOgg(input: input, output: output) }
         if kind == .mp3 {
             guard let bad = FrameScan.mp3TagPastEnd(path: input) else {
-                throw RepairError.damaged(input, "its MPEG frames need no repair to be read (--salvage reads past junk in them)")
+                throw RepairError.damaged(input, "its MPEG frames need no repair to be read (segno convert --salvage reads past junk in them)")
             }
             let size = fileSize(input)
             try write(output) { out in

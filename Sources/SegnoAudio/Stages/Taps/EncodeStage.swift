@@ -129,7 +129,9 @@ extension EncodeConfig {
     /// The spec\'s options for this stage: every check, before any audio flows (SoX\'s getopts).
     /// Called by the stage registry, which gives the `PATH` in which ffmpeg is looked for.
     static package func parse(_ v: SpecValue, _ c: StageParseContext, searchPath: String?) throws(SpecError) -> any StageConfig {
-        let o = try v.options(allowed: ["path", "format", "bits", "quality", "bitrate", "vbr", "tags", "set"], required: ["path"])
+        // `encode: "{stem}.flac"` is `encode: { path: "{stem}.flac" }`.
+        let o = v.isScalar ? SpecOptions(values: ["path": v], owner: v)
+            : try v.options(allowed: ["path", "format", "bits", "quality", "bitrate", "vbr", "tags", "set"], required: ["path"])
         let template = try StageRegistry.parseTemplate(o["path"]!)
         let format = try o["format"]?.choice(OutputFormat.self)
         if format == nil, OutputFormat(extensionOf: template.text) == nil {
