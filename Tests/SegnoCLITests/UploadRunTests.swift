@@ -199,7 +199,8 @@ struct UploadRunTests {
         let bucket = try freshBucket("prune")
         let s3 = try client()
         func write(title: String) throws {
-            // No {dir} in `to`: a/x.wav and b/x.wav share the key memos/x.flac (same bytes).
+            // {dir} in `to`: a/x.wav and b/x.wav have keys of their own (two recordings never share
+            // one: HostileInputTests.twoRecordingsNeverUploadToOneKey).
             try """
             version: 1
             input: { root: in, settle: 0s }
@@ -207,7 +208,7 @@ struct UploadRunTests {
             stages:
               - encode: { path: "{dir}/{stem}.flac" }
               - upload:
-                  to: s3://\(bucket)/memos/
+                  to: s3://\(bucket)/memos/{dir}/
                   endpoint: ${S3_TEST_ENDPOINT}
                   metadata: { title: "\(title)" }
                   prune: true
@@ -216,7 +217,7 @@ struct UploadRunTests {
         }
         try write(title: "one")
         #expect(try segno(["run", dir["s.yaml"]]).status == 0)
-        #expect(try s3.headObject(bucket: bucket, key: "memos/x.flac")?.metadata["title"] == "one")
+        #expect(try s3.headObject(bucket: bucket, key: "memos/a/x.flac")?.metadata["title"] == "one")
 
         // A dangling link makes the scan partial: nothing is pruned although c.wav is gone.
         try FileManager.default.removeItem(atPath: dir["in/c.wav"])
@@ -225,17 +226,18 @@ struct UploadRunTests {
         #expect(try s3.headObject(bucket: bucket, key: "memos/c.flac") != nil)
         try FileManager.default.removeItem(atPath: dir["in/dangling.wav"])
 
-        // Now c.wav and a/x.wav are pruned; memos/x.flac stays because b/x.wav still uses it.
+        // Now c.wav and a/x.wav are pruned; b/x.wav's object stays.
         try FileManager.default.removeItem(atPath: dir["in/a/x.wav"])
         let pruned = try segno(["run", dir["s.yaml"]])
         #expect(pruned.stdout.contains("2 pruned"), "\(pruned.stdout)")
         #expect(try s3.headObject(bucket: bucket, key: "memos/c.flac") == nil)
-        #expect(try s3.headObject(bucket: bucket, key: "memos/x.flac") != nil)
+        #expect(try s3.headObject(bucket: bucket, key: "memos/a/x.flac") == nil)
+        #expect(try s3.headObject(bucket: bucket, key: "memos/b/x.flac") != nil)
         #expect(FileManager.default.fileExists(atPath: dir["out/b/x.flac"]))
 
         // A changed metadata option uploads again with the new value.
         try write(title: "two")
         #expect(try segno(["run", dir["s.yaml"]]).status == 0)
-        #expect(try s3.headObject(bucket: bucket, key: "memos/x.flac")?.metadata["title"] == "two")
+        #expect(try s3.headObject(bucket: bucket, key: "memos/b/x.flac")?.metadata["title"] == "two")
     }
 }
