@@ -58,8 +58,11 @@ for m in own:
 # Rule 3: imports against the manifest's declared dependencies.
 toolchain = {"Foundation", "FoundationNetworking", "FoundationEssentials", "Dispatch", "Glibc", "Musl",
              "Synchronization", "XCTest", "Testing", "_Concurrency", "Darwin"}
-manifest = json.loads(subprocess.run(["swift", "package", "dump-package"], cwd=package, capture_output=True,
-                                     text=True, check=True).stdout)
+# A scratch path of its own: `swift test` holds the package's .build lock while a test runs this.
+import tempfile
+with tempfile.TemporaryDirectory(prefix="segno-layers-") as scratch:
+    manifest = json.loads(subprocess.run(["swift", "package", "--scratch-path", scratch, "dump-package"], cwd=package,
+                                         capture_output=True, text=True, check=True, timeout=300).stdout)
 declared = {}
 for t in manifest["targets"]:
     deps = set()
