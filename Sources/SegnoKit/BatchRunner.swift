@@ -445,9 +445,9 @@ public final class BatchRunner: Sendable {
         result.outputs = outcome.written
         result.salvaged = outcome.salvage.map { $0.report.json(sampleRate: $0.sampleRate) }
         guard let cls = outcome.failureClass else {
-            writer.submit(.done(path: plan.file.relativePath, identity: plan.file.identity, contentHash: outcome.contentHash,
-                                duration: outcome.duration, steps: Array(outcome.steps.values), recipes: outcome.recipes))
-            submitArchive(outcome, path: plan.file.relativePath, to: writer)
+            writer.submit([.done(path: plan.file.relativePath, identity: plan.file.identity, contentHash: outcome.contentHash,
+                                 duration: outcome.duration, steps: Array(outcome.steps.values), recipes: outcome.recipes)]
+                          + archiveUpdates(outcome, path: plan.file.relativePath))
             result.status = .done
             progress.update { $0.done += 1; $0.audioSeconds += outcome.duration ?? 0 }
             return result
@@ -462,22 +462,25 @@ public final class BatchRunner: Sendable {
         result.error = message
         result.failureClass = cls
         result.status = outcome.steps.isEmpty && (plan.prior?.steps.isEmpty ?? true) ? .failed : .partial
-        writer.submit(.failed(path: plan.file.relativePath, identity: plan.file.identity, error: message,
-                              attempts: priorAttempts + attempt, recipe: job.parkingRecipe(for: cls), failureClass: cls,
-                              steps: Array(outcome.steps.values), recipes: outcome.recipes))
-        submitArchive(outcome, path: plan.file.relativePath, to: writer)
+        writer.submit([.failed(path: plan.file.relativePath, identity: plan.file.identity, error: message,
+                               attempts: priorAttempts + attempt, recipe: job.parkingRecipe(for: cls), failureClass: cls,
+                               steps: Array(outcome.steps.values), recipes: outcome.recipes)]
+                      + archiveUpdates(outcome, path: plan.file.relativePath))
         progress.update { $0.failed += 1 }
         progress.error("segno: \(message)")
         return result
     }
 
-    /// Queues the fingerprints and the search entry a recording's pass produced, after its steps:
-    /// a crash between the two leaves a step without its fingerprint row, which the planner reruns.
-    private func submitArchive(_ outcome: RecordingOutcome, path: String, to writer: StateWriter) {
+    /// The salvage report, fingerprints and search entry a recording's pass produced, submitted
+    /// with its steps in one transaction (a step without its fingerprint row would be rerun).
+    private func archiveUpdates(_ outcome: RecordingOutcome, path: String) -> [StateUpdate] {
+        var out: [StateUpdate] = []
         if outcome.decoded {
-            writer.submit(.salvaged(path: path, report: outcome.salvage.map { $0.report.json(sampleRate: $0.sampleRate).serialized() }))
+            out.append(.salvaged(path: path, report: outcome.salvage.map { $0.report.json(sampleRate: $0.sampleRate).serialized() }))
         }
-        guard !outcome.fingerprints.isEmpty || outcome.catalog != nil else { return }
-        writer.submit(.archived(path: path, fingerprints: outcome.fingerprints, catalog: outcome.catalog))
+        if !outcome.fingerprints.isEmpty || outcome.catalog != nil {
+            out.append(.archived(path: path, fingerprints: outcome.fingerprints, catalog: outcome.catalog))
+        }
+        return out
     }
 }

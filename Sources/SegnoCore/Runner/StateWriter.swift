@@ -17,8 +17,13 @@ public final class StateWriter: Sendable {
     public init(store: any StateBackend) { self.store = store }
 
     /// Queues an update. Called by workers when a recording finishes or fails.
-    public func submit(_ update: StateUpdate) {
-        pending.withLock { $0.append(update) }
+    public func submit(_ update: StateUpdate) { submit([update]) }
+
+    /// Queues a recording's updates together (its result, salvage report and archive entry), so
+    /// they reach the store in one transaction.
+    public func submit(_ updates: [StateUpdate]) {
+        guard !updates.isEmpty else { return }
+        pending.withLock { $0 += updates }
         if scheduled.withLock({ s in defer { s = true }; return !s }) {
             queue.async {
                 self.scheduled.withLock { $0 = false }
