@@ -65,7 +65,7 @@ import Testing
     @Test func helpStagesListsEveryStage() throws {
         let r = try CLI.segno(["help", "stages"])
         #expect(r.status == 0)
-        let rows = r.stdout.split(separator: "\n").prefix { !$0.isEmpty }.map { $0.split(separator: " ").map(String.init) }
+        let rows = r.stdout.split(separator: "\n", omittingEmptySubsequences: false).prefix { !$0.isEmpty }.map { $0.split(separator: " ").map(String.init) }
         #expect(rows.map { $0[0] } == Self.declarations.map(\.key))
         #expect(rows.map { $0[1] } == Self.declarations.map(\.kind.rawValue))
     }

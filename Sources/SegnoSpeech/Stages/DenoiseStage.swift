@@ -174,5 +174,5 @@ extension DenoiseConfig {
             .init("engine", .choice, default: DenoiseEngine.standard.rawValue, .oneOf(DenoiseEngine.self),
                   help: "deepfilter (DeepFilterNet3), rnnoise, or speex (no model, always installed)."),
         ],
-        shorthand: "`denoise: true` takes the defaults", example: "denoise: { amount_db: 24, engine: speex }", capabilities: [.usesHelper])
+        shorthand: "`denoise: true` takes the defaults", example: "denoise: { amount_db: 24, engine: speex }", capabilities: [.changesLevel, .usesHelper])
 }
