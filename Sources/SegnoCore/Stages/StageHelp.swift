@@ -36,7 +36,7 @@ extension StageDeclaration {
         var out = "# `\(key)`\n\n\(Self.generatedNote("segno help stage \(key) --markdown"))\n\n**\(kind.rawValue)**: \(summary)\n\n"
         out += "| option | type | unit | default | range or choices | help |\n|---|---|---|---|---|---|\n"
         for (name, o) in flatOptions {
-            let cells = ["`\(name)`", o.type.rawValue, o.unit, o.defaultValue.map { "`\($0)`" } ?? "*required*", o.values.text, o.help]
+            let cells = ["`\(name)`", o.type.rawValue, o.unit, o.defaultValue.map { $0.contains(" ") ? $0 : "`\($0)`" } ?? "*required*", o.values.text, o.help]
             out += "| " + cells.map { $0.replacingOccurrences(of: "|", with: "\\|") }.joined(separator: " | ") + " |\n"
         }
         if let shorthand { out += "\nShorthand: \(shorthand).\n" }

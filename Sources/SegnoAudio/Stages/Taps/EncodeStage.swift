@@ -237,7 +237,7 @@ extension EncodeConfig {
             .init("quality", .number, default: "the format's", .within(qualityRange),
                   help: "Lossy quality (higher is better) or FLAC compression effort; not for aac or alac."),
             .init("bitrate", .text, unit: "bit/s", default: "aac: 64k per channel",
-                  help: "aac: 8k…512k (128k or 128000); mp3: kb/s as LAME's -b, 8…320."),
+                  help: "aac: \(FFmpegEncoder.bitrateRange.lowerBound / 1000)k…\(FFmpegEncoder.bitrateRange.upperBound / 1000)k (128k or 128000); \(mp3BitrateRule)."),
             .init("vbr", .number, default: "none", .within(vbrRange), help: "mp3 only: LAME's -V, 0 (best) … 9 (smallest)."),
             .init("tags", .choice, default: "keep", .choices(["keep", "none"]), help: "Whether the source's tags, pictures, bext and iXML are carried over."),
             .init("set", .mapping, default: "none", help: "Tags to set: NAME: text template (\"{title}\", \"{tag:artist}\")."),
