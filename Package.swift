@@ -98,13 +98,13 @@ let package = Package(
         ], swiftSettings: ownSettings),
         // State: SQLite through GRDB, PostgreSQL through libpq.
         .target(name: "SegnoState", dependencies: [
-            "SegnoCore", "CLibPQ",
+            "SegnoCore", "SegnoS3", "CLibPQ",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: ownSettings),
         // Sources (folders, S3, streams, watch) and uploads.
         .target(name: "SegnoSources", dependencies: [
-            "SegnoCore", "SegnoAudio", "SegnoS3",
+            "SegnoCore", "SegnoAudio", "SegnoS3", "SegnoDSP",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Crypto", package: "swift-crypto"),
         ], swiftSettings: ownSettings),
@@ -117,7 +117,7 @@ let package = Package(
         // For the tests only (no product): the test process's tools, in-memory source, decoder and
         // state, the stage harness (blocks of 1, 7 and 4096 frames) and the CLI process runner.
         .target(name: "SegnoTestSupport", dependencies: [
-            "SegnoCore", "SegnoAudio", "SegnoState", "SegnoSources", "SegnoKit", "SegnoDSP",
+            "SegnoCore", "SegnoAudio", "SegnoState", "SegnoSources", "SegnoKit", "SegnoDSP", "SegnoS3",
         ], swiftSettings: ownSettings),
         .executableTarget(name: "segno", dependencies: [
             "SegnoCore", "SegnoAudio", "SegnoSpeech", "SegnoState", "SegnoSources", "SegnoKit", "SegnoDSP", "SegnoWaveform", "SegnoS3",
@@ -126,11 +126,11 @@ let package = Package(
         ], swiftSettings: ownSettings),
         // libmad (GPL-2): MP3 decoded as audiowaveform decodes it, ONLY for the segno-decode program.
         .systemLibrary(name: "CMad", pkgConfig: "mad", providers: [.apt(["libmad0-dev"])]),
-        .executableTarget(name: "segno-decode", dependencies: ["CAVFormat", "CChromaprint", "CMad"], swiftSettings: ownSettings),
+        .executableTarget(name: "segno-decode", dependencies: ["CAVFormat", "CChromaprint", "CMad", "CLinux"], swiftSettings: ownSettings),
         .testTarget(name: "SegnoDSPTests", dependencies: ["SegnoDSP"], swiftSettings: ownSettings),
-        .testTarget(name: "SegnoWaveformTests", dependencies: ["SegnoWaveform"], exclude: ["Fixtures"], swiftSettings: ownSettings),
-        .testTarget(name: "SegnoS3Tests", dependencies: ["SegnoS3"], swiftSettings: ownSettings),
-        .testTarget(name: "SegnoCoreTests", dependencies: ["SegnoCore", "SegnoAudio", "SegnoSpeech", "SegnoState", "SegnoSources", "SegnoKit", "SegnoTestSupport", "SegnoDSP", "SegnoWaveform", "SegnoS3"], swiftSettings: ownSettings),
+        .testTarget(name: "SegnoWaveformTests", dependencies: ["SegnoWaveform", "SegnoDSP"], exclude: ["Fixtures"], swiftSettings: ownSettings),
+        .testTarget(name: "SegnoS3Tests", dependencies: ["SegnoS3", .product(name: "Logging", package: "swift-log")], swiftSettings: ownSettings),
+        .testTarget(name: "SegnoCoreTests", dependencies: ["SegnoCore", "SegnoAudio", "SegnoSpeech", "SegnoState", "SegnoSources", "SegnoKit", "SegnoTestSupport", "SegnoDSP", "SegnoWaveform", "SegnoS3", .product(name: "Logging", package: "swift-log")], swiftSettings: ownSettings),
         .testTarget(name: "SegnoCLITests", dependencies: ["SegnoCore", "SegnoAudio", "SegnoSpeech", "SegnoState", "SegnoSources", "SegnoKit", "SegnoTestSupport", "SegnoDSP", "SegnoS3", "SegnoWaveform"], swiftSettings: ownSettings),
     ]
 )

@@ -198,6 +198,51 @@ def bench_chain(segno, work, rounds, minutes):
               + (" (target ≤ 0.35)" if a == "segno pitch +3" else ""))
     print(f"segno pitch +3, whole command: {steps['segno pitch +3'][1] / steps['sox pitch 300'][1]:.2f}× sox pitch 300")
 
+def speech_like(path, minutes):
+    """minutes of espeak-ng speech (a paragraph looped) at 48 kHz mono FLAC; pink noise gated at a
+    syllable rate (sox tremolo) when espeak-ng is missing."""
+    part = path + ".part.wav"
+    if shutil.which("espeak-ng"):
+        subprocess.run(["espeak-ng", "-w", part, "Minutes of the Tuesday meeting. We went through the budget for the autumn "
+                        "season, agreed to move the rehearsal to Thursday evening, and asked Maria to collect quotes for two "
+                        "new condenser microphones. The treasurer reported that the hall's heating bill doubled since March, "
+                        "so the committee will write to the council before the next concert."], check=True)
+    else:
+        sox("-n", "-r", "48000", "-c", "1", part, "synth", "20", "pinknoise", "vol", "0.3", "tremolo", "4", "90")
+    seconds = float(subprocess.run(["soxi", "-D", part], check=True, capture_output=True, text=True).stdout)
+    sox(part, "-r", "48000", "-c", "1", "-b", "16", path, "repeat", str(int(minutes * 60 / seconds) + 1), "trim", "0", str(minutes * 60))
+    os.remove(part)
+
+def bench_normalize(segno, work, rounds, minutes, peer=None):
+    """Issue 34 item 4: highpass → normalize → FLAC against highpass → FLAC (each stage once: the
+    measuring passes and limiter trials read a spool instead of decoding and filtering again)."""
+    src = os.path.join(work, "speech.flac")
+    speech_like(src, minutes)
+    o = lambda n: os.path.join(work, n)
+    runs = {
+        "highpass → FLAC": [segno, "convert", src, o("n0.flac"), "--highpass", "80"],
+        "highpass → normalize → FLAC": [segno, "convert", src, o("n1.flac"), "--highpass", "80", "--normalize", "-16"],
+        "highpass → peak -1 → FLAC": [segno, "convert", src, o("n2.flac"), "--highpass", "80", "--normalize", "-1dBFS"],
+    }
+    if peer:
+        runs["peer: highpass → FLAC"] = [peer, "convert", src, o("p0.flac"), "--highpass", "80"]
+        runs["peer: highpass → normalize"] = [peer, "convert", src, o("p1.flac"), "--highpass", "80", "--normalize", "-16"]
+    rows = interleave(runs, rounds)
+    table(f"{minutes} min speech, 48 kHz mono FLAC: highpass 80 → normalize -16 → FLAC (issue 34 item 4)", rows, "highpass → FLAC")
+    print(f"normalize costs {rows['highpass → normalize → FLAC'][1] / rows['highpass → FLAC'][1]:.2f}× the chain without it "
+          "(CPU; target ≤ 1.2× with denoise upstream); sample-peak normalize (no limiter, no trials): "
+          f"{rows['highpass → peak -1 → FLAC'][1] / rows['highpass → FLAC'][1]:.2f}×")
+    if peer:
+        print(f"peer: {rows['peer: highpass → normalize'][1] / rows['peer: highpass → FLAC'][1]:.2f}×")
+    short = os.path.join(work, "speech1.flac")
+    speech_like(short, 1)
+    rss = interleave({
+        "1 min": [segno, "convert", short, o("r1.flac"), "--highpass", "80", "--normalize", "-16"],
+        f"{minutes} min": runs["highpass → normalize → FLAC"],
+    }, max(1, rounds // 2))
+    print(f"peak RSS with normalize: 1-minute file {rss['1 min'][2]:.1f} MiB, {minutes}-minute file {rss[f'{minutes} min'][2]:.1f} MiB "
+          "(the spool is on disk: flat)")
+
 def bench_waveform(segno, work, rounds):
     """Issue 5: peaks for 10 min 44.1 kHz stereo WAV and FLAC (-z 256 -b 8 JSON) vs the decode floor."""
     wav, flac = os.path.join(work, "w.wav"), os.path.join(work, "w.flac")
@@ -223,10 +268,10 @@ def bench_waveform(segno, work, rounds):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("segno")
-    ap.add_argument("--only", nargs="*", default=["convert", "resample", "folder", "memos", "noop", "chain", "waveform", "phone", "fingerprint", "duplicates", "m4a", "mp3", "fleet", "tags", "scale"])
+    ap.add_argument("--only", nargs="*", default=["convert", "resample", "folder", "memos", "noop", "chain", "waveform", "phone", "fingerprint", "duplicates", "m4a", "mp3", "fleet", "tags", "scale", "normalize"])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--minutes", type=int, default=10)
-    ap.add_argument("--peer", help="another segno build (e.g. main's) interleaved with SEGNO in fleet-noop, fleet-memory and tags")
+    ap.add_argument("--peer", help="another segno build (e.g. main's) interleaved with SEGNO in fleet-noop, fleet-memory, tags and normalize")
     a = ap.parse_args()
     segno = os.path.abspath(a.segno)
     work = tempfile.mkdtemp(prefix="segno-bench-")
@@ -242,6 +287,7 @@ def main():
             bench_phone(segno, work, a.rounds)
         if "chain" in a.only: bench_chain(segno, work, a.rounds, a.minutes)
         if "waveform" in a.only: bench_waveform(segno, work, a.rounds)
+        if "normalize" in a.only: bench_normalize(segno, work, a.rounds, a.minutes, peer=a.peer and os.path.abspath(a.peer))
         if "fingerprint" in a.only or "duplicates" in a.only:
             import fingerprint  # bench/fingerprint.py: chromaprint vs fpcalc, duplicates at scale (issue 16)
             if "fingerprint" in a.only: fingerprint.bench_fingerprint(segno, work, a.rounds, a.minutes)

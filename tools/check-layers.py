@@ -5,12 +5,21 @@
 2. No source file casts to (`as?`, `as!`, `is`) a concrete type of another of segno's modules
    (errors excepted: they are caught by type): what one module needs to know of another's
    values — a source, a state backend, a stage config — is a property of a protocol.
+3. Every target (library, program, test) imports only what Package.swift declares as its direct
+   dependencies (SwiftPM lets a module import any module built before it; this does not), and
+   the toolchain's own modules.
 
-Exits 1 listing every breach as FILE:LINE: what.
+Exits 1 listing every breach as FILE:LINE: what. `--sources DIR` and `--tests DIR` check another
+copy of the trees (the test that plants a breach); the manifest is always the package's own.
 """
-import os, re, sys
+import json, os, re, subprocess, sys
 
-root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Sources")
+package = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+args = sys.argv[1:]
+def option(name, default):
+    return args[args.index(name) + 1] if name in args else default
+root = option("--sources", os.path.join(package, "Sources"))
+tests_root = option("--tests", os.path.join(package, "Tests"))
 own = [m for m in sorted(os.listdir(root)) if m.startswith("Segno") or m == "segno"]
 decl = re.compile(r"^\s*(?:@\w+\s+)*(?:(?:public|package|internal|final|indirect)\s+)*(struct|class|enum|actor|protocol)\s+([A-Z]\w*)([^{\n]*)", re.M)
 cast = re.compile(r"\b(as[?!]?|is)\s+(?:any\s+)?([A-Z]\w*)")
@@ -45,6 +54,33 @@ for m in own:
                 owner = concrete.get(name)
                 if owner and owner != m:
                     breaches.append(f"{rel}:{n}: casts to {name}, a concrete type of {owner}")
+
+# Rule 3: imports against the manifest's declared dependencies.
+toolchain = {"Foundation", "FoundationNetworking", "FoundationEssentials", "Dispatch", "Glibc", "Musl",
+             "Synchronization", "XCTest", "Testing", "_Concurrency", "Darwin"}
+manifest = json.loads(subprocess.run(["swift", "package", "dump-package"], cwd=package, capture_output=True,
+                                     text=True, check=True).stdout)
+declared = {}
+for t in manifest["targets"]:
+    deps = set()
+    for d in t["dependencies"]:
+        kind, value = next(iter(d.items()))
+        deps.add(value[0])
+    declared[t["name"]] = (t["type"], deps)
+importing = re.compile(r"^\s*(?:@testable\s+|@_implementationOnly\s+|(?:public|package|internal)\s+)?import\s+(?:(?:struct|class|enum|func|protocol|var|let)\s+)?(\w+)")
+for name, (kind, deps) in sorted(declared.items()):
+    if kind == "system":
+        continue
+    folder = os.path.join(tests_root if kind == "test" else root, name)
+    for d, _, files in os.walk(folder):
+        for f in sorted(files):
+            if not f.endswith(".swift"):
+                continue
+            path = os.path.join(d, f)
+            for n, line in enumerate(open(path, encoding="utf-8"), 1):
+                m = importing.match(line.split("//", 1)[0])
+                if m and m.group(1) not in deps and m.group(1) not in toolchain and m.group(1) != name:
+                    breaches.append(f"{os.path.relpath(path, os.path.join(root, '..'))}:{n}: {name} imports {m.group(1)}, which Package.swift does not give it")
 
 for b in breaches:
     print(b)

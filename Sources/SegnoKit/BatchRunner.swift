@@ -103,7 +103,7 @@ public final class BatchRunner: Sendable {
         if let state {
             self.state = state
         } else if let shard = options.shard, !spec.stateIsShared {
-            self.state = SQLiteStateLocation(path: shard.statePath(spec.statePath))
+            self.state = SQLiteStateLocation(path: shard.statePath(spec.statePath), sharedFolder: spec.sharedStateFolder)
         } else {
             self.state = spec.stateLocation
         }
@@ -276,8 +276,9 @@ public final class BatchRunner: Sendable {
         }
         let runId: Int64
         do { runId = try store.startRun(spec: job.spec.file, specName: job.spec.name) } catch { throw StateOpening.classify(error, path: job.spec.statePath) }
-        let pruned = prune(plan.prune, state: state, store: store, uploaders: uploaders)
+        let (pruned, pruneRefused) = prune(plan.prune, state: state, store: store, uploaders: uploaders)
         summary.pruned = pruned.map(\.path)
+        summary.pruneRefused = pruneRefused
         try? store.recordPruned(runId: runId, pruned)
         let writer = StateWriter(store: store)
         for file in plan.unchanged { writer.submit(.touched(path: file.relativePath, identity: file.identity)) }

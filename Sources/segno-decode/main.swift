@@ -33,6 +33,7 @@
 // 'E', 'F' or 'R' the helper waits for the next request; it exits at end of input. To abandon a
 // file or a fingerprint, segno kills it.
 import CAVFormat
+import CLinux
 import Glibc
 
 let protocolVersion = 2
@@ -262,8 +263,41 @@ final class FileDecode {
     func flush() { messages.flush() }
 }
 
+// MARK: - Dying with segno
+
+/// Exits as soon as the process that started this helper ends, however it ends (`kill -9`
+/// included): a helper busy on a hostile file (trial decoding, no output to fail on) must not
+/// burn a core for minutes after segno is gone. A thread waits on a pidfd of the parent
+/// process. Not `PR_SET_PDEATHSIG`: that fires when the *thread* that started the helper ends,
+/// and segno's workers start helpers that outlive them in its pool. Without pidfds (an old kernel,
+/// a seccomp filter) the thread checks the parent's pid twice a second instead. `--parent PID`
+/// (segno passes its own) says which parent to expect: one that ended before the watch began
+/// left this helper with another parent already.
+func exitWithParent() {
+    let args = CommandLine.arguments
+    let expected = args.firstIndex(of: "--parent").flatMap { $0 + 1 < args.count ? pid_t(args[$0 + 1]) : nil }
+    let parent = getppid()
+    if let expected, expected != parent { _exit(1) }
+    let pidfd = pidfd_open(parent, 0)
+    if getppid() != parent { _exit(1) }
+    var thread = pthread_t()
+    let started = pthread_create(&thread, nil, { arg in
+        let packed = Int(bitPattern: arg)
+        let fd = Int32(truncatingIfNeeded: packed >> 32), parent = pid_t(truncatingIfNeeded: packed & 0xFFFF_FFFF)
+        if fd >= 0 {
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            while poll(&p, 1, -1) < 0 && errno == EINTR {}
+        } else {
+            while getppid() == parent { usleep(500_000) }
+        }
+        _exit(1)
+    }, UnsafeMutableRawPointer(bitPattern: (Int(pidfd) << 32) | Int(parent)))
+    if started == 0 { pthread_detach(thread) }
+}
+
 // MARK: - Main loop
 
+exitWithParent()
 signal(SIGPIPE, SIG_DFL)
 segno_log_install()
 send(UInt8(ascii: "V"), Array("segno-decode \(protocolVersion) libavcodec \(String(cString: av_version_info())) chromaprint \(chromaprintVersion())".utf8))

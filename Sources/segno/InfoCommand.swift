@@ -65,14 +65,14 @@ struct InfoCommand: ParsableCommand {
         for (path, problem) in Self.expand(files) {
             if let p = problem {
                 failed = true
-                if json { printOut(FileInfo.json(path: path, .failure(p))) } else { printError("segno: \(p)") }
+                if json { printJSONLine(FileInfo.json(path: path, .failure(p))) } else { printError("segno: \(p)") }
                 continue
             }
             let inspection = FileInfo.inspect(path: path, tools: ProcessContext.tools, fast: fast)
             let (line, bad) = FileInfo.text(path: path, inspection: inspection)
             if bad { failed = true }
             if json {
-                printOut(FileInfo.json(path: path, inspection: inspection))
+                printJSONLine(FileInfo.json(path: path, inspection: inspection))
             } else if bad {
                 printError("segno: " + line)
             } else {

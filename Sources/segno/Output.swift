@@ -31,7 +31,22 @@ func printable(_ s: String) -> String {
 
 /// Writes `value` as one line of JSON to standard output, every byte of a name that is not UTF-8
 /// written as `\xe9` (`JSONValue.escapingFileNameBytes`): what every `--json` of segno prints.
-func printJSON(_ value: JSONValue) { printOut(value.escapingFileNameBytes().serialized()) }
+/// JSON escapes every character the one rule (`printable`) would, as `\u` escapes that keep it
+/// valid JSON, so it is written as it is.
+func printJSON(_ value: JSONValue) { FileHandleOutput.standardOutput.write(value.escapingFileNameBytes().serialized() + "\n") }
+
+/// Writes a line of JSON made elsewhere (`FileInfo.json`) as `printJSON` would: JSON escapes
+/// control characters already; a byte of a name that is not UTF-8 becomes `\\xe9` (an escaped
+/// backslash, so the line stays valid JSON).
+func printJSONLine(_ line: String) {
+    guard FileNameBytes.holdsBytes(line) else { FileHandleOutput.standardOutput.write(line + "\n"); return }
+    var out = ""
+    for scalar in line.unicodeScalars {
+        if FileNameBytes.isByte(scalar) { out += FileNameBytes.escaped(String(scalar)).replacingOccurrences(of: "\\", with: "\\\\") }
+        else { out.unicodeScalars.append(scalar) }
+    }
+    FileHandleOutput.standardOutput.write(out + "\n")
+}
 
 /// The folder holding `path` when it does not exist (one-off commands create none, as SoX and
 /// ffmpeg: a typo in a folder name is an error, not a new tree); nil when it exists.

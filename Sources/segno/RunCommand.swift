@@ -159,6 +159,7 @@ func runJob(spec path: String, flags: RunFlags, retryOnly: Bool, watchRescan: Do
     for f in summary.captureFailures { printError("segno: \(f)") }
     for p in summary.ownOutputs where !flags.quiet { printError("segno: skipped \(AudioError.quoted(p)): an output of this job, never taken as input") }
     if let held = summary.pruneHeld { printError("segno: prune: \(held)") }
+    if let refused = summary.pruneRefused { printError("segno: prune: \(refused)") }
     if flags.dryRun {
         // Each line is written whole (one write per line, so cron logs interleave by line) and
         // with control characters escaped, whatever a reason or message carries.

@@ -27,6 +27,7 @@ final class WatchLog: Sendable {
         var complaints = s.problems.map { "segno: skipped \($0)" }
         complaints += s.ownOutputs.map { "segno: skipped \(AudioError.quoted($0)): an output of this job, never taken as input" }
         if let held = s.pruneHeld { complaints.append("segno: prune: \(held)") }
+        if let refused = s.pruneRefused { complaints.append("segno: prune: \(refused)") }
         let fresh = lastSaid.withLock { last -> [String] in
             defer { last = complaints }
             return complaints.filter { !last.contains($0) }

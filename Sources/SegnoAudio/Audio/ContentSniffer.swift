@@ -16,9 +16,12 @@ public enum ContentSniffer {
         public var isMP4Family: Bool { self == .mp4 || self == .threeGP }
     }
 
-    /// Reads up to 64 bytes of `path` and classifies them; `.unknown` when unreadable.
+    /// Reads up to 64 bytes of `path` and classifies them; `.unknown` when unreadable or not a
+    /// regular file (opening a FIFO would wait for a writer forever).
     public static func sniff(path: String) -> Kind {
-        guard let handle = FileNameBytes.reading(path) else { return .unknown }
+        var st = stat()
+        guard FileNameBytes.withCPath(path, { stat($0, &st) }) == 0, (st.st_mode & S_IFMT) == S_IFREG,
+              let handle = FileNameBytes.reading(path) else { return .unknown }
         defer { try? handle.close() }
         let data = (try? handle.read(upToCount: 64)) ?? Data()
         return sniff(Array(data))

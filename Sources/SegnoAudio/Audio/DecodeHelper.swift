@@ -43,7 +43,8 @@ final package class DecodeHelper: @unchecked Sendable {
     /// Starts `executable` and reads its greeting. Throws `DecodeHelper.Unusable` when it cannot
     /// be started or does not speak this protocol. Called when a pool has no idle helper.
     package init(executable: String) throws {
-        do { child = try ChildProcess(executable: executable, arguments: [], stdinPipe: true) } catch {
+        // `--parent`: the helper exits when this process ends, and at once if it already has.
+        do { child = try ChildProcess(executable: executable, arguments: ["--parent", "\(getpid())"], stdinPipe: true) } catch {
             throw Unusable(reason: "cannot run \(executable): \(error)")
         }
         // A program that never greets (a wrong SEGNO_DECODE_HELPER, a wedged helper) must not hang a worker.

@@ -110,8 +110,7 @@ public enum AudioError: Error, Sendable, CustomStringConvertible, Equatable {
             default:
                 if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
                     out += "\\x" + String(scalar.value, radix: 16)
-                } else if [0x2028, 0x2029, 0x200E, 0x200F, 0x061C].contains(scalar.value) || (0x202A...0x202E).contains(scalar.value)
-                            || (0x2066...0x2069).contains(scalar.value) {
+                } else if JSONValue.steers(scalar) {
                     out += "\\u{" + String(scalar.value, radix: 16) + "}"
                 } else if FileNameBytes.isByte(scalar) {
                     out += FileNameBytes.escaped(String(scalar))  // a byte of a name that is not UTF-8

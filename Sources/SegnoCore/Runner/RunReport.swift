@@ -36,7 +36,8 @@ public enum RunReport {
             ("problems", .array(s.problems.map { .string($0) })),
             ("stream_failures", .array(s.captureFailures.map { .string($0) })),
             ("pruned", .array(s.pruned.map { .string($0) })),
-        ] + (s.pruneHeld.map { [("prune_held", JSONValue.string($0))] } ?? []))
+        ] + (s.pruneHeld.map { [("prune_held", JSONValue.string($0))] } ?? [])
+          + (s.pruneRefused.map { [("prune_refused", JSONValue.string($0))] } ?? []))
     }
 
     /// Writes the report through a temporary file and a rename.

@@ -59,6 +59,8 @@ public struct RunSummary: Sendable {
     public var pruned: [String] = []
     /// Why `prune` deleted nothing this run although sources are gone (over `prune_limit`…).
     public var pruneHeld: String?
+    /// What `prune` kept because it cannot prove segno wrote it (one line for the run), or nil.
+    public var pruneRefused: String?
     /// Scanned files that are outputs segno recorded: never taken as input.
     public var ownOutputs: [String] = []
     public var stop: Stop = .none
@@ -91,6 +93,7 @@ public struct RunSummary: Sendable {
         notStarted = s.notStarted
         pruned += s.pruned
         pruneHeld = s.pruneHeld ?? pruneHeld
+        pruneRefused = s.pruneRefused ?? pruneRefused
         ownOutputs = s.ownOutputs
         if s.stop != .none { stop = s.stop }
         results += s.results

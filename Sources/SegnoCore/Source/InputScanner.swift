@@ -69,8 +69,8 @@ public struct ScanProblem: Sendable, CustomStringConvertible {
 }
 
 /// Walks `input.root` recursively with readdir/fstatat: include/exclude patterns, hidden files
-/// skipped unless included, symbolic links to folders not followed unless asked (and never in a
-/// loop), the output root and every `.segno` folder left out, files younger than `settle` skipped.
+/// skipped unless included, symbolic links (to files and folders) not followed unless asked (and
+/// never in a loop), the output root and every `.segno` folder left out, files younger than `settle` skipped.
 public struct InputScanner {
     public let input: JobSpec.Input
     /// Folders never scanned (the output root when it lies inside the input root).
@@ -177,6 +177,9 @@ public struct InputScanner {
                     stack.append(childRel)
                 } else if kind == S_IFREG {
                     if name.hasPrefix(OutputFile.tempPrefix) { continue }
+                    // `follow_links: false` holds for files as for folders: a link planted in the
+                    // input could lead anywhere (another user's file, a device's data).
+                    if isLink && !input.followLinks { continue }
                     guard input.include.contains(where: { $0.matches(childRel) }) else { continue }
                     if input.exclude.contains(where: { $0.matches(childRel) }) { continue }
                     let mtimeNs = Int64(cst.st_mtim.tv_sec) * 1_000_000_000 + Int64(cst.st_mtim.tv_nsec)

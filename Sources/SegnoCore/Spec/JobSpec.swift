@@ -87,6 +87,10 @@ public struct JobSpec: Sendable {
     /// With PostgreSQL state: seconds a worker's claim lasts without its heartbeat (`lease:`, 60 s).
     public var leaseSeconds: Double = 60
 
+    /// `state: { shared_folder: true }`: the SQLite store's folder may be group-writable and its
+    /// files owned by other members of the folder's group (`StateFolderTrust`).
+    public var sharedStateFolder = false
+
     /// True when `state:` is a PostgreSQL URL (many machines) rather than a SQLite file.
     public var stateIsShared: Bool { statePath.hasPrefix("postgres://") || statePath.hasPrefix("postgresql://") }
     /// Stages in order.

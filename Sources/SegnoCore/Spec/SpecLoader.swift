@@ -54,7 +54,21 @@ public enum SpecLoader {
         let outputRoot = absolute(try out["root"]!.string(), base: baseDirectory, environment: environment)
         if outputRoot == "/" { throw out["root"]!.error("output.root cannot be /") }
         var statePath = outputRoot + "/.segno/state.sqlite"
-        if let s = o["state"] {
+        var sharedStateFolder = false
+        if var s = o["state"] {
+            // `state: PATH`, or `state: { path: PATH, shared_folder: true }` for a SQLite store in a
+            // folder a team shares on purpose (docs/decisions/33-shared-state-folders.md).
+            if s.isMapping {
+                let so = try s.options(allowed: ["path", "shared_folder"], required: ["path"])
+                s = so["path"]!
+                if let f = so["shared_folder"] {
+                    sharedStateFolder = try f.bool()
+                    let text = try s.string()
+                    if sharedStateFolder && (text.hasPrefix("postgres://") || text.hasPrefix("postgresql://")) {
+                        throw f.error("shared_folder is for a SQLite file; PostgreSQL state is shared already")
+                    }
+                }
+            }
             let text = try s.string()
             if text.hasPrefix("postgres://") || text.hasPrefix("postgresql://") {
                 guard let url = URLComponents(string: text), url.host != nil else { throw s.error("\"\(text)\" is not a postgres://user@host/db URL") }
@@ -142,6 +156,7 @@ public enum SpecLoader {
         var spec = JobSpec(file: file, name: name, input: input, outputRoot: outputRoot, statePath: statePath,
                        parallel: parallel, retries: retries, stages: placed, reportPath: reportPath)
         spec.leaseSeconds = lease
+        spec.sharedStateFolder = sharedStateFolder
         return spec
     }
 
@@ -214,8 +229,12 @@ public enum SpecLoader {
     /// equal to input.root or above it, with a tap (or a `file://` upload) writing names that
     /// `input.include` matches — run 2 would re-encode run 1's outputs over themselves. An output
     /// root inside the input root is fine: the scan skips it. Checked on sample names, as the
-    /// templates would resolve them.
-    static package func checkOverlap(input: JobSpec.Input, outputRoot: String, stages: [JobSpec.Placed], file: String) throws(SpecError) {
+    /// templates would resolve them, with every symbolic link on the existing part of each root
+    /// resolved: an output root that is a link to the input root is the input root.
+    static package func checkOverlap(input spec: JobSpec.Input, outputRoot unresolved: String, stages: [JobSpec.Placed], file: String) throws(SpecError) {
+        var input = spec
+        input.root = resolvingLinks(spec.root)
+        let outputRoot = resolvingLinks(unresolved)
         func inside(_ path: String, _ root: String) -> Bool { path == root || path.hasPrefix(root + "/") }
         func scanned(_ path: String) -> String? {
             guard inside(path, input.root), path != input.root else { return nil }
@@ -239,12 +258,13 @@ public enum SpecLoader {
                                         message: "writes \"\(rel)\" inside input.root, and input.include takes it as a recording: the next run would process its own output. Give output.root a folder outside input.root or a subfolder of it (the scan skips output.root there), or exclude these names")
                     }
                 }
-            } else if let t = p.config.localFolder, let dir = t.fixedFolder,
+            } else if let t = p.config.localFolder, let dir = t.fixedFolder.map(resolvingLinks),
                       inside(dir, input.root) || inside(input.root, dir) {
                 for ctx in samples {
                     guard let folder = try? t.resolveRelative(ctx) else { continue }
+                    let target = resolvingLinks("/" + folder.split(separator: "/").joined(separator: "/"))
                     for name in tapNames {
-                        if let rel = scanned("/" + folder.split(separator: "/").joined(separator: "/") + "/" + name) {
+                        if let rel = scanned(target + "/" + name) {
                             throw SpecError(file: file, line: p.line, column: p.column, keyPath: p.keyPath + ".upload.to",
                                             message: "copies \"\(rel)\" into input.root, and input.include takes it as a recording; upload to a folder outside input.root or exclude it")
                         }
@@ -252,6 +272,23 @@ public enum SpecLoader {
                 }
             }
         }
+    }
+
+    /// `path` (absolute, normalised) with the symbolic links of its longest existing part resolved
+    /// (`realpath`); the part that does not exist yet is kept as written. Anything else as given.
+    static package func resolvingLinks(_ path: String) -> String {
+        guard path.hasPrefix("/") else { return path }
+        var head = path, tail: [String] = []
+        while head != "/" {
+            if let real = FileNameBytes.withCPath(head, { realpath($0, nil) }) {
+                defer { free(real) }
+                guard let base = FileNameBytes.string(cString: real) else { return path }
+                return tail.isEmpty ? base : (base == "/" ? "" : base) + "/" + tail.reversed().joined(separator: "/")
+            }
+            tail.append((head as NSString).lastPathComponent)
+            head = (head as NSString).deletingLastPathComponent
+        }
+        return path
     }
 
     /// `~/x` → home ($HOME, as the shell does; the password database only when it is unset),

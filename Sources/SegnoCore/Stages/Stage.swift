@@ -115,8 +115,10 @@ extension Transform {
 }
 
 /// A transform that must see the whole stream before it emits anything (loudness
-/// normalisation). The chain runs a first pass — decode and the upstream transforms — that
-/// only feeds `analyse`, then the real pass. Memory stays constant: nothing is buffered.
+/// normalisation). `ChainRecipe` streams what stands before it once, feeding `analyse` while the
+/// same blocks are spooled to a file without a name (`BlockSpool`); further measuring passes and
+/// the pass through this transform and what follows read the spool (decision 0052). Memory stays
+/// constant: the spool is on disk (4 bytes per sample at this place).
 public protocol AnalysingTransform: Transform {
     /// Pass 1, called once before the first `analyse`, with the format at this stage's place.
     func startAnalysis(_ format: AudioFormat) throws
@@ -125,7 +127,8 @@ public protocol AnalysingTransform: Transform {
     /// End of pass 1; throws when the measurement is unusable ("too short to measure loudness").
     func endAnalysis() throws
     /// True after `endAnalysis` when the transform needs one more measuring pass (normalize's
-    /// limiter trials); the chain then runs `startAnalysis`, `analyse`…, `endAnalysis` again.
+    /// limiter trials); the chain then runs `startAnalysis`, `analyse`…, `endAnalysis` again over
+    /// the same blocks (the spool).
     var wantsAnotherPass: Bool { get }
     /// After the last measuring pass: something the user should know though nothing failed
     /// ("reached −12.4 LUFS, not −10"); the runner prints it as a warning. Nil for nothing.

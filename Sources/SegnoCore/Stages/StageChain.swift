@@ -37,51 +37,115 @@ public final class StageChain {
     /// Streams the whole recording like `run`, but a tap that fails (in start, observe or finish)
     /// is abandoned alone: the other taps go on and finish, and its error is its result. A
     /// failing transform, the decoder or `Interrupted` still fail the whole pass (thrown, every
-    /// tap abandoned). Returns one result per tap, in chain order.
+    /// tap abandoned). Returns one result per tap, in chain order. Analysing transforms are run as
+    /// plain transforms here (no measurement); `ChainRecipe` measures them.
     public func runEach(decoder: any AudioDecoder,
                         isolatingTaps: Bool = true,
                         isCancelled: () -> Bool = { false },
                         progress: (Int) -> Void = { _ in }) throws -> [Result<[ProducedFile], any Error>] {
+        try runEach(decoder: decoder, isolatingTaps: isolatingTaps, measuring: nil, isCancelled: isCancelled, progress: progress)
+    }
+
+    /// How `ChainRecipe` has the analysing transforms measured (decision 0052): where their spools go,
+    /// the recording named in errors, and who hears of passes and notes.
+    package struct Measuring {
+        package var spoolFolder: String
+        package var recording: String
+        package var onPass: ((_ pass: Int, _ passes: Int) -> Void)?
+        package var notes: ((String) -> Void)?
+        package init(spoolFolder: String, recording: String, onPass: ((Int, Int) -> Void)?, notes: ((String) -> Void)?) {
+            self.spoolFolder = spoolFolder
+            self.recording = recording
+            self.onPass = onPass
+            self.notes = notes
+        }
+    }
+
+    /// Streams the whole recording, each element once. With `measuring`, the analysing transforms
+    /// cut the chain into segments: the first segment streams the decoded source, and the stream
+    /// where it ends (at the first analysing transform) is spooled (`BlockSpool`) while the
+    /// transform measures it; limiter trials read the spool; the next segment, from that transform
+    /// on, streams the spool, and so on. Taps finish together after the last segment, in chain order.
+    /// Passes (each segment's, each trial) are announced to `measuring.onPass`; `progress` sees
+    /// every pass's source frames when `onPass` is set, else the last pass's only.
+    package func runEach(decoder: any AudioDecoder, isolatingTaps: Bool, measuring: Measuring?,
+                         isCancelled: () -> Bool, progress: (Int) -> Void) throws -> [Result<[ProducedFile], any Error>] {
         var finished = Array(repeating: false, count: elements.count)
         failed = [:]
         isolating = isolatingTaps
+        let cuts = measuring == nil ? [] : elements.indices.filter {
+            if case .transform(let t) = elements[$0] { return t is AnalysingTransform }; return false
+        }
+        let bounds = [0] + cuts + [elements.count]  // segment k: bounds[k]..<bounds[k + 1]
+        let taps = elements.indices.filter { if case .tap = elements[$0] { return true }; return false }
+        let allFailed = { !taps.isEmpty && self.failed.count == taps.count }
         do {
             var format = decoder.info.format
-            var channelsAfter: [Int] = []
-            for (i, el) in elements.enumerated() {
-                switch el {
-                case .transform(let t): format = try t.start(format)
-                case .tap(let t):
-                    do { try t.start(format) } catch { try fail(i, t, error) }
+            channelsAfter = Array(repeating: 0, count: elements.count)
+            var spool: BlockSpool? = nil  // the stream where the current segment begins (nil: the decoder)
+            var pass = 0
+            var passes = bounds.count - 1
+            var lastStart = 0
+            for k in 0..<(bounds.count - 1) where !allFailed() {
+                let range = bounds[k]..<bounds[k + 1]
+                lastStart = range.lowerBound
+                for i in range {
+                    switch elements[i] {
+                    case .transform(let t): format = try t.start(format)
+                    case .tap(let t):
+                        do { try t.start(format) } catch { try fail(i, t, error) }
+                    }
+                    channelsAfter[i] = format.channels
                 }
-                channelsAfter.append(format.channels)
-            }
-            let taps = elements.indices.filter { if case .tap = elements[$0] { return true }; return false }
-            if let source = decoder as? any Int16Decoding, source.readsExactInt16, let int16Taps = int16Taps() {
-                try pushInt16(from: source, to: int16Taps, isCancelled: isCancelled, progress: progress)
-            } else {
-                var block = AudioBlock(channels: decoder.info.channels, capacity: blockFrames)
-                var total = 0
-                // Stop decoding once every tap has failed: nothing would be written.
-                while taps.isEmpty || failed.count < taps.count {
-                    if isCancelled() { throw Interrupted() }
-                    let n = try decoder.read(into: &block, maxFrames: blockFrames)
-                    if n == 0 { break }
-                    total += n
-                    try push(&block, from: 0)
-                    progress(total)
+                let everyPass = measuring?.onPass != nil
+                guard let measuring, range.upperBound < elements.count, case .transform(let t) = elements[range.upperBound],
+                      let analysing = t as? AnalysingTransform else {
+                    // The last segment: to the end of the chain; the tails and the taps follow below.
+                    measuring?.onPass?(pass, passes)
+                    if spool == nil, let source = decoder as? any Int16Decoding, source.readsExactInt16, let int16Taps = int16Taps() {
+                        try pushInt16(from: source, to: int16Taps, isCancelled: isCancelled, progress: progress)
+                    } else {
+                        try stream(range, from: spool, decoder: decoder, drainingTo: nil, isCancelled: isCancelled, reporting: true, progress: progress)
+                    }
+                    break
                 }
+                // The stream at the analysing transform: spooled and measured as it goes by.
+                let next = try BlockSpool(folder: measuring.spoolFolder, channels: format.channels, recording: measuring.recording)
+                try analysing.startAnalysis(format)
+                measuring.onPass?(pass, passes)
+                pass += 1
+                try stream(range, from: spool, decoder: decoder, drainingTo: { block, sourceFrames in
+                    try next.write(block, sourceFrames: sourceFrames)
+                    if block.frames > 0 { try analysing.analyse(block) }
+                }, isCancelled: isCancelled, reporting: everyPass, progress: progress)
+                if allFailed() { break }
+                try analysing.endAnalysis()
+                // Limiter trials: the spooled stream again, measured alone.
+                while analysing.wantsAnotherPass {
+                    passes += 1
+                    measuring.onPass?(pass, passes)
+                    pass += 1
+                    try next.rewind()
+                    try analysing.startAnalysis(format)
+                    try stream(range.upperBound..<range.upperBound, from: next, decoder: decoder, drainingTo: { block, _ in
+                        if block.frames > 0 { try analysing.analyse(block) }
+                    }, isCancelled: isCancelled, reporting: everyPass, progress: progress)
+                    try analysing.endAnalysis()
+                }
+                if let note = analysing.note { measuring.notes?(note) }
+                try next.rewind()
+                spool = next
             }
             if let report = decoder.salvage {
                 for case .tap(let t) in elements { t.sourceSalvaged(report, sampleRate: decoder.info.sampleRate) }
             }
             // Drain in order: element i's tail flows through i+1…; a tap finishes once
-            // everything upstream of it has been flushed.
+            // everything upstream of it has been flushed (earlier segments drained in their passes).
             var produced: [Result<[ProducedFile], any Error>] = []
             for i in elements.indices {
                 switch elements[i] {
                 case .transform(let t):
-                    if !taps.isEmpty && failed.count == taps.count { continue }
+                    if allFailed() || i < lastStart { continue }
                     var tail = AudioBlock(channels: channelsAfter[i], capacity: 0)
                     try t.finish(&tail)
                     if tail.frames > 0 { try push(&tail, from: i + 1) }
@@ -102,8 +166,51 @@ public final class StageChain {
         }
     }
 
+    /// One pass through the elements of `range`: blocks from `spool`, or from the decoder when it is
+    /// nil. With `sink` the range's transforms are drained too, and every block leaving the range
+    /// goes to `sink` with the source frames read when it was made; without, the caller drains.
+    /// Stops early once every tap has failed. When `reporting`, `progress` sees the source frames as they grow.
+    private func stream(_ range: Range<Int>, from spool: BlockSpool?, decoder: any AudioDecoder,
+                        drainingTo sink: ((AudioBlock, Int) throws -> Void)?,
+                        isCancelled: () -> Bool, reporting: Bool, progress: (Int) -> Void) throws {
+        let tapCount = elements.reduce(0) { if case .tap = $1 { return $0 + 1 }; return $0 }
+        var block = AudioBlock(channels: spool?.channels ?? decoder.info.channels, capacity: blockFrames)
+        var total = 0
+        while tapCount == 0 || failed.count < tapCount {
+            if isCancelled() { throw Interrupted() }
+            let made: Int
+            if let spool {
+                guard let n = try spool.read(into: &block) else { break }
+                made = n
+            } else {
+                let n = try decoder.read(into: &block, maxFrames: blockFrames)
+                if n == 0 { break }
+                made = total + n
+            }
+            try push(&block, from: range.lowerBound, to: range.upperBound)
+            try sink?(block, made)
+            // A replay reports what the decoding pass reported: once per source block, rising.
+            if made > total {
+                total = made
+                if reporting { progress(total) }
+            }
+        }
+        guard let sink else { return }
+        for i in range {
+            guard case .transform(let t) = elements[i] else { continue }
+            var tail = AudioBlock(channels: channelsAfter[i], capacity: 0)
+            try t.finish(&tail)
+            if tail.frames > 0 {
+                try push(&tail, from: i + 1, to: range.upperBound)
+                try sink(tail, total)
+            }
+        }
+    }
+
     /// Taps that failed in the current pass, by element index.
     private var failed: [Int: any Error] = [:]
+    /// Channels after each element, once started (a tail block's format).
+    private var channelsAfter: [Int] = []
     /// False: the first failing tap fails the whole pass (`run`).
     private var isolating = true
 
@@ -153,9 +260,10 @@ public final class StageChain {
         }
     }
 
-    private func push(_ block: inout AudioBlock, from start: Int) throws {
+    /// Pushes `block` through the elements from `start` up to (not including) `end`.
+    private func push(_ block: inout AudioBlock, from start: Int, to end: Int? = nil) throws {
         var i = start
-        while i < elements.count {
+        while i < (end ?? elements.count) {
             switch elements[i] {
             case .transform(let t): try t.process(&block)
             case .tap(let t):
@@ -169,8 +277,9 @@ public final class StageChain {
 }
 
 /// A recording's stages before they are instantiated: transforms and the taps that must run
-/// (with their resolved paths). Builds the chain, runs the analysis passes that analysing
-/// transforms need, then the real pass. Used by the runner and by `convert`.
+/// (with their resolved paths). Builds the chain and runs it, each stage once: the source is
+/// decoded once, and analysing transforms measure the stream at their place from a spool
+/// (`StageChain.runEach(decoder:isolatingTaps:measuring:…)`). Used by the runner and by `convert`.
 public struct ChainRecipe {
     public enum Item {
         case transform(any TransformConfig)
@@ -180,13 +289,17 @@ public struct ChainRecipe {
     /// Sees each analysing transform's `note` once its measurement is done, and the decoder's
     /// `notes` after the real pass (warnings).
     public var notes: ((String) -> Void)?
-    /// Told before each pass over the source: its number (0-based) and how many passes the
-    /// recording needs as far as known now (the analysis passes of analysing transforms, then
-    /// the real pass; a limiter trial adds one). `progress` then sees that pass's frames.
+    /// Told before each pass over the recording: its number (0-based) and how many passes it
+    /// needs as far as known now (one per analysing transform — the decoding pass, then one over
+    /// each spool — then the last pass; a limiter trial adds one). `progress` then sees that
+    /// pass's frames, in source frames also when the pass reads a spool.
     public var onPass: ((_ pass: Int, _ passes: Int) -> Void)?
+    /// The folder for the spools of analysing transforms (`BlockSpool`: files without a name, about
+    /// 4 bytes per sample at that place); nil for the recording's output root.
+    public var spoolFolder: String?
     public init(items: [Item]) { self.items = items }
 
-    /// Runs all passes. `open` opens the source (called once per pass); `progress` sees the
+    /// Runs all passes. `open` opens the source (called once: later passes read spools); `progress` sees the
     /// frames of the last pass (of every pass when `onPass` is set, counted from 0 in each).
     /// Returns each tap's files, one list per tap in order; the first failing tap fails the whole run.
     public func run(open: () throws -> any AudioDecoder, context: RecordingContext,
@@ -201,14 +314,12 @@ public struct ChainRecipe {
         // Instantiate once; analysing transforms keep their measurement for the real pass.
         // A tap that cannot be made (a name too long, a format the stream does not fit) fails alone.
         var instances: [ChainElement] = []
-        var configs: [any TransformConfig] = []  // parallel to the transforms in `instances`
         var unmade: [Int: any Error] = [:]       // tap ordinal → why it could not be made
         var tapCount = 0
         for item in items {
             switch item {
             case .transform(let t):
                 instances.append(.transform(try t.makeTransform()))
-                configs.append(t)
             case .tap(let t, let paths):
                 do { instances.append(.tap(try t.makeTap(paths: paths, context: context))) } catch {
                     if !isolatingTaps { throw error }
@@ -218,38 +329,13 @@ public struct ChainRecipe {
             }
         }
         if tapCount > 0 && unmade.count == tapCount { return (0..<tapCount).map { .failure(unmade[$0]!) } }
-        var passes = 1 + instances.filter { if case .transform(let t) = $0 { return t is AnalysingTransform }; return false }.count
-        var passNumber = 0
-        var transformNumber = 0
-        for el in instances {
-            guard case .transform(let t) = el else { continue }
-            defer { transformNumber += 1 }
-            guard let analysing = t as? AnalysingTransform else { continue }
-            repeat {
-                // Pass over fresh upstream transforms (earlier analysing ones are already measured).
-                var pass: [ChainElement] = []
-                var j = 0
-                for up in instances {
-                    guard case .transform(let u) = up else { continue }
-                    if j == transformNumber { break }
-                    pass.append(.transform(u is AnalysingTransform ? u : try configs[j].makeTransform()))
-                    j += 1
-                }
-                pass.append(.tap(AnalysisTap(target: analysing)))
-                let decoder = try open()
-                defer { decoder.close() }
-                onPass?(passNumber, passes)
-                _ = try StageChain(elements: pass).run(decoder: decoder, isCancelled: isCancelled,
-                                                       progress: onPass == nil ? { _ in } : progress)
-                passNumber += 1
-                if analysing.wantsAnotherPass { passes += 1 }
-            } while analysing.wantsAnotherPass
-            if let note = analysing.note { notes?(note) }
-        }
+        // One decoding pass; analysing transforms measure the stream as it reaches them, spooled
+        // for their trials and for what follows them (decision 0052).
         let decoder = try open()
         defer { decoder.close() }
-        onPass?(passNumber, passes)
-        var made = try StageChain(elements: instances).runEach(decoder: decoder, isolatingTaps: isolatingTaps,
+        let measuring = StageChain.Measuring(spoolFolder: spoolFolder ?? context.outputRoot, recording: context.relativePath,
+                                             onPass: onPass, notes: notes)
+        var made = try StageChain(elements: instances).runEach(decoder: decoder, isolatingTaps: isolatingTaps, measuring: measuring,
                                                                isCancelled: isCancelled, progress: progress)[...]
         decoder.notes.forEach { notes?($0) }
         for case .tap(let tap) in instances { tap.notes.forEach { notes?($0) } }
@@ -259,14 +345,4 @@ public struct ChainRecipe {
         }
         return results
     }
-}
-
-/// Feeds a measurement pass into an analysing transform.
-final package class AnalysisTap: Tap {
-    package let target: AnalysingTransform
-    package init(target: AnalysingTransform) { self.target = target }
-    package func start(_ format: AudioFormat) throws { try target.startAnalysis(format) }
-    package func observe(_ block: AudioBlock) throws { try target.analyse(block) }
-    package func finish() throws -> [ProducedFile] { try target.endAnalysis(); return [] }
-    package func abandon() {}
 }

@@ -32,8 +32,12 @@ public protocol RecordingUploader: Sendable {
     /// The URIs when every file is already at its destination with this digest and recipe, else
     /// nil (used by `state rebuild`); sends nothing.
     func inPlace(files: [(path: String, digest: Data)], context: RecordingContext, recipe: String) throws -> [String]?
-    /// Deletes one object or file this stage wrote (`prune`).
-    func delete(uri: String) throws
+    /// Deletes the objects or files of one recorded upload step (`prune`), but the URIs in
+    /// `keeping`, and only what it proves it sent (`PruneProof`: inside the target's fixed folder
+    /// or prefix, segno's mark, the recorded hash). Returns the URIs deleted (missing ones
+    /// included). Throws `PruneRefusal` when it cannot prove them (nothing deleted), another
+    /// error when deleting failed.
+    func delete(_ step: StepState, keeping: Set<String>) throws -> [String]
     /// Aborts multipart uploads `store` records as started more than a day ago. Called once per run.
     func abortStale(store: any StateBackend)
 }

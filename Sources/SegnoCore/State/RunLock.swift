@@ -7,12 +7,16 @@ public final class RunLock: RunHold {
     /// The lock file.
     public let path: String
 
-    /// Takes the lock without waiting; nil when another process holds it.
-    public init?(statePath: String) throws {
+    /// Takes the lock without waiting; nil when another process holds it. The state folder and
+    /// the lock file must be the user's (`StateFolderTrust`; `sharedFolder`: `state: { shared_folder: true }`),
+    /// and the lock file is opened without following a link.
+    public init?(statePath: String, sharedFolder: Bool = false) throws {
         path = statePath + ".lock"
-        try OutputFile.makeFolders((path as NSString).deletingLastPathComponent, for: path)
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        if fd < 0 { throw AudioError.system(path, "cannot open lock file", errno: errno) }
+        let dir = (path as NSString).deletingLastPathComponent
+        try OutputFile.makeFolders(dir, for: path)
+        let trust = StateFolderTrust(sharedFolder: sharedFolder)
+        try trust.checkFolder(dir)
+        fd = try trust.openFile(path, what: "lock file")
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
             close(fd)
             return nil
@@ -24,14 +28,22 @@ public final class RunLock: RunHold {
 
     /// The pid written by the holder (for the "another run holds the state" message).
     public static func holder(statePath: String) -> String? {
-        (try? String(contentsOfFile: statePath + ".lock", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        let fd = open(statePath + ".lock", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        if fd < 0 { return nil }
+        defer { close(fd) }
+        var buf = [UInt8](repeating: 0, count: 32)
+        let n = read(fd, &buf, buf.count)
+        guard n > 0 else { return nil }
+        let text = String(decoding: buf[..<n], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return text.allSatisfy(\.isNumber) && !text.isEmpty ? text : nil
     }
 
     /// True when a lock file is there and no process holds it (a run left `running` was killed);
     /// nil without a lock file (no run yet, or a state without one). Opens it read-only and
     /// changes nothing. Called by `status`.
     public static func isFree(statePath: String) -> Bool? {
-        let fd = open(statePath + ".lock", O_RDONLY | O_CLOEXEC)
+        // Never through a link, and never blocked by a FIFO planted under the name.
+        let fd = open(statePath + ".lock", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         if fd < 0 { return nil }
         defer { close(fd) }
         guard flock(fd, LOCK_SH | LOCK_NB) == 0 else { return false }

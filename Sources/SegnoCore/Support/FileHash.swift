@@ -8,6 +8,11 @@ public enum FileHash {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         if fd < 0 { throw AudioError.system(path, "cannot read", errno: errno) }
         defer { close(fd) }
+        return try sha256(fd: fd, path: path)
+    }
+
+    /// The digest and size of what `fd` (open for reading, at its start) holds; `path` names it in errors.
+    static package func sha256(fd: Int32, path: String) throws(AudioError) -> (digest: Data, size: Int64) {
         var hasher = SHA256()
         var size: Int64 = 0
         var buffer = [UInt8](repeating: 0, count: 1 << 20)

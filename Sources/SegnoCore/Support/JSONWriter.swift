@@ -57,10 +57,18 @@ public indirect enum JSONValue: Sendable, Equatable {
         }
     }
 
+    /// True for the characters besides C0 that `AudioError.quoted` also escapes: DEL, C1, Unicode
+    /// line and paragraph separators, and bidirectional controls.
+    static package func steers(_ u: Unicode.Scalar) -> Bool {
+        (0x7F...0x9F).contains(u.value) || [0x2028, 0x2029, 0x200E, 0x200F, 0x061C].contains(u.value)
+            || (0x202A...0x202E).contains(u.value) || (0x2066...0x2069).contains(u.value)
+    }
+
     static package func escape(_ s: String, into out: inout String) {
         out += "\""
         // Most strings need nothing escaped: copied whole (a tag value may be a megabyte).
-        if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 == 0x7F
+                                     || $0 == 0xC2 || $0 == 0xD8 || $0 == 0xE2 }) {
             out += s
             out += "\""
             return
@@ -73,7 +81,9 @@ public indirect enum JSONValue: Sendable, Equatable {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             default:
-                if u.value < 0x20 { out += String(format: "\\u%04x", u.value) } else { out.unicodeScalars.append(u) }
+                // Control characters, C1 (0x9B is a terminal's CSI), line separators and bidi
+                // overrides as \u escapes: valid JSON that cannot steer a terminal it is printed to.
+                if u.value < 0x20 || Self.steers(u) { out += String(format: "\\u%04x", u.value) } else { out.unicodeScalars.append(u) }
             }
         }
         out += "\""

@@ -170,12 +170,50 @@ public final class Uploader: RecordingUploader {
         }
     }
 
-    /// Deletes an uploaded object or file (prune). Missing is fine.
-    public func delete(uri: String) throws {
-        switch StoredOutput(uri) {
-        case .object(let bucket, let key): try client?.deleteObject(bucket: bucket, key: key)
-        case .file(let path): unlink(path)
-        case .relative: break
+    /// Deletes a recorded upload step's files or objects (prune), but `keeping`, when it proves
+    /// it sent them: a file inside the target's fixed folder (`PruneProof`: no link on the way,
+    /// segno's mark, the recorded hash); an object in the target's bucket under its fixed prefix
+    /// whose `segno-recipe` is the step's fingerprint (and, for a one-file step, whose SHA-256 is
+    /// the recorded one). Missing is fine.
+    public func delete(_ step: StepState, keeping: Set<String>) throws -> [String] {
+        switch config.target {
+        case .folder(let template):
+            var paths: [String] = []
+            for uri in step.outputs {
+                guard case .file(let path) = StoredOutput(uri) else { throw PruneRefusal(path: uri, reason: "is not a file \(config.to) writes") }
+                paths.append(path)
+            }
+            guard let root = template.fixedFolder else {
+                throw PruneRefusal(path: paths.first ?? config.to, reason: "\(config.to) has no fixed folder to prove it inside")
+            }
+            let kept = Set(keeping.compactMap { if case .file(let p) = StoredOutput($0) { return p } else { return nil } })
+            return try PruneProof.delete(paths, keeping: kept, root: root, recordedSize: nil, recordedHash: step.outputHash).map { "file://" + $0 }
+        case .s3(let bucket, let prefix):
+            // The keys' fixed start: the prefix's folders before its first variable (a partial
+            // last name, "rec-{dir}", as a plain prefix).
+            let text = prefix?.text ?? ""
+            let literal = String(text.prefix { $0 != "{" })
+            let comps = literal.split(separator: "/").filter { $0 != "." }
+            let partial = text.contains("{") && !literal.hasSuffix("/")
+            let fixed = comps.joined(separator: "/") + (comps.isEmpty || partial ? "" : "/")
+            var deleted: [String] = []
+            for uri in step.outputs where !keeping.contains(uri) {
+                guard case .object(let b, let key) = StoredOutput(uri), b == bucket, key.hasPrefix(fixed),
+                      !key.split(separator: "/", omittingEmptySubsequences: false).contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) else {
+                    throw PruneRefusal(path: uri, reason: "lies outside \(config.to)")
+                }
+                guard let client else { throw PruneRefusal(path: uri, reason: "no S3 client") }
+                guard let info = try client.headObject(bucket: bucket, key: key) else { deleted.append(uri); continue }
+                guard info.metadata[Self.recipeKey] == step.fingerprint else {
+                    throw PruneRefusal(path: uri, reason: "carries another \(Self.recipeKey) than the state recorded: segno did not send it for this recording")
+                }
+                if step.outputs.count == 1, info.sha256?.lowercased() != FileHash.hex(step.outputHash) {
+                    throw PruneRefusal(path: uri, reason: "does not hold what the state recorded (another SHA-256)")
+                }
+                try client.deleteObject(bucket: bucket, key: key)
+                deleted.append(uri)
+            }
+            return deleted
         }
     }
 

@@ -1,4 +1,3 @@
-import CSoxr
 import Foundation
 import SegnoAudio
 import SegnoCore
@@ -43,7 +42,7 @@ final package class PauseEditor {
     package let rules: PauseRules
     package let keepsAudio: Bool
     private let detector: any VoiceDetector
-    private let resampler = SoxrResampleTransform(rate: VoiceActivityEngine.rate, recipe: UInt(SOXR_HQ))
+    private let resampler = SoxrResampleTransform(rate: VoiceActivityEngine.rate, recipe: SoxrResampleTransform.highQuality)
     private var mono = AudioBlock(channels: 1)
     private(set) package var rate = 1
     private var channels = 1

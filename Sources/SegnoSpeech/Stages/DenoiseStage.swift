@@ -1,4 +1,3 @@
-import CSoxr
 import Foundation
 import SegnoAudio
 import SegnoCore
@@ -61,7 +60,7 @@ final package class DenoiseTransform: Transform {
 
     package func start(_ input: AudioFormat) throws -> AudioFormat {
         channels = input.channels
-        let recipe = UInt(SOXR_HQ)
+        let recipe = SoxrResampleTransform.highQuality
         up = SoxrResampleTransform(rate: DenoiseEngine.rate, recipe: recipe)
         down = SoxrResampleTransform(rate: input.sampleRate, recipe: recipe)
         _ = try up.start(input)

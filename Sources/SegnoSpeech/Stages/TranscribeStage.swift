@@ -1,4 +1,3 @@
-import CSoxr
 import Foundation
 import SegnoAudio
 import SegnoCore
@@ -64,7 +63,7 @@ final package class TranscribeTap: Tap {
     package let config: TranscribeConfig
     package let paths: [String]
     private var helper: TranscribeHelper?
-    private let resampler = SoxrResampleTransform(rate: 16000, recipe: UInt(SOXR_HQ))
+    private let resampler = SoxrResampleTransform(rate: 16000, recipe: SoxrResampleTransform.highQuality)
     private var mono = AudioBlock(channels: 1)
 
     /// The recording, for messages.

@@ -6,6 +6,7 @@ import Logging
 @testable import SegnoSources
 @testable import SegnoSpeech
 @testable import SegnoState
+import SegnoDSP
 import SegnoTestSupport
 import Synchronization
 import Testing
@@ -193,8 +194,9 @@ import Testing
     }
 
     /// Issue 22: a memo under normalize is measured first; the progress a RunObserver reads must
-    /// move during that measuring pass (it stayed at 0:00/20:00). The source looks at the
-    /// counters when the real pass opens it (its second open), right after the measuring pass.
+    /// move during that measuring pass (it stayed at 0:00/20:00). The decoder looks at the
+    /// counters when it reaches the end of the source, at the end of the measuring pass (issue 34:
+    /// the source is opened once; the real pass reads the spool).
     @Test func progressMovesDuringTheMeasuringPass() throws {
         final class Watcher: RunObserver, @unchecked Sendable {
             let lock = NSLock()
@@ -204,6 +206,19 @@ import Testing
             func failure(_ line: String) {}
             func warning(_ line: String) {}
         }
+        /// Calls `atEnd` when the source has no more frames.
+        final class Peeking: AudioDecoder {
+            let inner: any AudioDecoder
+            let atEnd: () -> Void
+            init(_ inner: any AudioDecoder, atEnd: @escaping () -> Void) { self.inner = inner; self.atEnd = atEnd }
+            var info: SourceInfo { inner.info }
+            func read(into block: inout AudioBlock, maxFrames: Int) throws -> Int {
+                let n = try inner.read(into: &block, maxFrames: maxFrames)
+                if n == 0 { atEnd() }
+                return n
+            }
+            func close() { inner.close() }
+        }
         final class Looking: RecordingSource, @unchecked Sendable {
             let inner = MemorySource()
             let watcher: Watcher
@@ -212,7 +227,9 @@ import Testing
             func scan() throws(RunError) -> ScanResult { try inner.scan() }
             func open(_ file: ScannedFile) throws -> any AudioDecoder {
                 if let c = watcher.progress?.counters.inFlight[file.relativePath] { seen.append(c) }
-                return try inner.open(file)
+                return Peeking(try inner.open(file)) { [self] in
+                    if let c = watcher.progress?.counters.inFlight[file.relativePath] { seen.append(c) }
+                }
             }
             func contentHash(_ file: ScannedFile) throws -> Data { Data() }
             func currentIdentity(_ file: ScannedFile) -> FileIdentity? { inner.currentIdentity(file) }
@@ -226,7 +243,7 @@ import Testing
                                       stop: StopFlag(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
                                       tools: .forTests, source: looking, state: state).run()
         #expect(summary.done == 1, "\(summary.results)")
-        // The first open is before any pass; the second is the real pass, after the measuring one.
+        // The open is before any pass; the end of the source ends the measuring pass.
         #expect(looking.seen.count == 2, "\(looking.seen)")
         let after = try #require(looking.seen.last)
         #expect(after.passes == 2 && after.total == 20, "\(after)")

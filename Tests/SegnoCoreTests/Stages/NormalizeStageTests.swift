@@ -13,17 +13,20 @@ import Testing
 /// checked against ffmpeg's own EBU R128 meter as an independent reference.
 @Suite struct NormalizeStageTests {
     /// Runs `x` through normalize the way the runner does (`ChainRecipe`: a measuring pass,
-    /// then the real pass) and returns what a tap after it saw.
+    /// then the real pass, both over the spool) and returns what a tap after it saw.
     func run(_ x: [Float], channels: Int, rate: Int, _ target: NormalizeConfig.Target, passes: ClosedRange<Int> = 2...2) throws -> [Float] {
         let tap = CollectTap()
-        let ctx = RecordingContext(sourcePath: "/m", relativePath: "m", modified: Date(), outputRoot: "/tmp")
+        let ctx = RecordingContext(sourcePath: "/m", relativePath: "m", modified: Date(), outputRoot: NSTemporaryDirectory())
         var opened = 0
-        _ = try ChainRecipe(items: [.transform(NormalizeConfig(target: target)), .tap(CollectConfig(tap: tap), paths: ["/tmp/m"])])
-            .run(open: {
+        var passed = 0
+        var recipe = ChainRecipe(items: [.transform(NormalizeConfig(target: target)), .tap(CollectConfig(tap: tap), paths: ["/tmp/m"])])
+        recipe.onPass = { _, _ in passed += 1 }
+        _ = try recipe.run(open: {
                 opened += 1
                 return MemoryDecoder(x, channels: channels, rate: rate)
             }, context: ctx, isCancelled: { false }, progress: { _ in })
-        #expect(passes.contains(opened), "one measuring pass, limiter trials when needed, and one real pass: \(opened)")
+        #expect(opened == 1, "the source is decoded once (issue 34)")
+        #expect(passes.contains(passed), "one measuring pass, limiter trials when needed, and one real pass: \(passed)")
         return tap.samples
     }
 

@@ -97,6 +97,8 @@ public enum MP4Repair {
     public static func repair(input: String, reference: String?, output: String, overwrite: Bool = false,
                               helpers: DecodeHelperPool) throws -> Outcome {
         let output = URL(fileURLWithPath: output).standardizedFileURL.path
+        try StreamRepair.refuseSpecialFile(input)
+        if let reference { try StreamRepair.refuseSpecialFile(reference) }
         guard let layout = layout(path: input) else {
             throw RepairError.damaged(input, "not an MP4/M4A/MOV/3GP file with audio data (no mdat box)")
         }

@@ -26,11 +26,19 @@ public enum StreamRepair {
         }
     }
 
+    /// Refuses a FIFO, socket or device at `path` (reading one would wait for a writer forever or
+    /// read a device); a missing file is left to the reader's own message.
+    static package func refuseSpecialFile(_ path: String) throws(AudioError) {
+        var st = stat()
+        if FileNameBytes.withCPath(path, { stat($0, &st) }) == 0, (st.st_mode & S_IFMT) != S_IFREG { throw .notAFile(path: path) }
+    }
+
     /// Repairs `input` into `output` when it is a stream this repairs; nil when it is not (an
     /// MP4, which `MP4Repair` rebuilds, or a format repair does not handle). Refuses to write
     /// over `input`, or over a file segno did not write (unless `overwrite`). Throws `RepairError`.
     /// Called once per damaged file by `segno repair`.
     public static func repair(input: String, output: String, overwrite: Bool = false) throws -> Outcome? {
+        try refuseSpecialFile(input)
         let kind = ContentSniffer.sniff(path: input)
         guard kind == .adts || kind == .mp3 || kind == .ogg else { return nil }
         let output = URL(fileURLWithPath: output).standardizedFileURL.path

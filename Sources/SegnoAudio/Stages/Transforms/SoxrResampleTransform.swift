@@ -15,6 +15,8 @@ final package class SoxrResampleTransform: Transform {
     package let rate: Int
     /// soxr's quality recipe: `SOXR_VHQ` (28-bit) or `SOXR_HQ` (20-bit).
     package let recipe: UInt
+    /// `SOXR_HQ` (20-bit), for modules that do not link libsoxr themselves (the speech engines' input).
+    package static let highQuality = UInt(SOXR_HQ)
     private var soxr: soxr_t?
     private var ratio = 1.0
     private var channels = 1

@@ -1,0 +1,27 @@
+import Foundation
+import SegnoTestSupport
+import Testing
+
+/// `tools/check-layers.py` (run first by `make test`) catches an import that Package.swift does
+/// not declare: a copy of Sources/ passes as it is and fails once a breach is planted in it.
+@Suite struct LayerCheckTests {
+    static let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+
+    @Test func anUndeclaredImportPlantedInACopyIsCaught() throws {
+        let dir = try TempDir()
+        let copy = dir.path + "/Sources"
+        let cp = try CLI.tool("cp", ["-R", Self.package + "/Sources", copy])
+        #expect(cp.status == 0, "\(cp.stderr)")
+        let script = Self.package + "/tools/check-layers.py"
+        let clean = try CLI.tool("python3", [script, "--sources", copy])
+        #expect(clean.status == 0, "the copy as it is keeps the layers: \(clean.stdout)")
+        // SegnoState declares no libsoxr: an import of it must be named, with its file and line.
+        let target = copy + "/SegnoState/State/StateStore.swift"
+        let text = try String(contentsOfFile: target, encoding: .utf8)
+        try ("import CSoxr\n" + text).write(toFile: target, atomically: true, encoding: .utf8)
+        let planted = try CLI.tool("python3", [script, "--sources", copy])
+        #expect(planted.status == 1, "\(planted.stdout)")
+        #expect(planted.stdout.contains("SegnoState/State/StateStore.swift:1: SegnoState imports CSoxr"), "\(planted.stdout)")
+    }
+}
