@@ -25,7 +25,7 @@ DESTDIR    ?=
 # The binary `make install` installs; the release build unless given (tests pass the debug one).
 SEGNO_BIN  ?= $(SEGNO_REL)
 
-.PHONY: all build release test demo bench quality deps deps-multilingual test-deps install clean
+.PHONY: all build release test demo bench quality deps deps-multilingual test-deps install clean docs
 
 all: build
 
@@ -71,6 +71,17 @@ test-deps: deps deps-multilingual
 	  else echo "make test-deps: run as root: apt-get install --no-install-recommends$$missing"; exit 1; fi; \
 	fi
 	@python3 -c "import numpy, scipy, botocore, mutagen, wavinfo, pesq, pystoi, jiwer" 2>/dev/null || python3 -m pip install -q $(PIP_TEST)
+
+## docs: regenerate the reference pages made from the code: docs/reference/stages/ (one page per
+## stage, from its declaration). A test fails when a page differs from what the code makes.
+STAGE_PAGES = docs/reference/stages
+docs:
+	$(SWIFT) build --product segno
+	@rm -f $(STAGE_PAGES)/*.md && mkdir -p $(STAGE_PAGES)
+	$(SEGNO_DBG) help stages --markdown > $(STAGE_PAGES)/README.md
+	@for s in $$($(SEGNO_DBG) help stages | awk 'NF == 0 { exit } { print $$1 }'); do \
+	  $(SEGNO_DBG) help stage $$s --markdown > $(STAGE_PAGES)/$$s.md || exit 1; done
+	@echo "make docs: $$(ls $(STAGE_PAGES) | wc -l) pages in $(STAGE_PAGES)"
 
 build: deps
 	$(SWIFT) build

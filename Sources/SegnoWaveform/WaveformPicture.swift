@@ -136,7 +136,11 @@ public struct WaveformPicture: Sendable, Hashable {
     public static let defaultWaveform = RGBAColor(red: 0x33, green: 0x6E, blue: 0xC4)
 
     /// Checks the sizes (width 1…16384, height 1…4096 pixels) and the scale (finite, > 0).
-    public init(width: Int = 1000, height: Int = 200, background: RGBAColor = .white,
+    /// A picture's size when none is given, in pixels.
+    public static let standardWidth = 1000
+    public static let standardHeight = 200
+
+    public init(width: Int = WaveformPicture.standardWidth, height: Int = WaveformPicture.standardHeight, background: RGBAColor = .white,
                 waveform: RGBAColor = WaveformPicture.defaultWaveform, axis: RGBAColor? = nil,
                 amplitudeScale: Double = 1) throws(WaveformError) {
         guard (1...16384).contains(width) else { throw .invalidSize("width", width) }

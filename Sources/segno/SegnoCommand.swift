@@ -16,11 +16,12 @@ struct SegnoCommand: ParsableCommand {
         Exit codes: 0 all done; 1 some recordings failed (the rest done); 2 bad spec or usage; \
         65 the state database is damaged or missing (segno state rebuild); 75 another run holds the \
         state; 130/143 interrupted (state is consistent; run --watch exits 0 on SIGINT/SIGTERM).
+        The stages a spec can use: segno help stages; one stage's options: segno help stage NAME.
         """,
         version: SegnoVersion.string,
         subcommands: [RunCommand.self, StatusCommand.self, RetryCommand.self, ReportCommand.self, ValidateCommand.self, StateCommand.self,
                       WaveformCommand.self, ConvertCommand.self, InfoCommand.self, DuplicatesCommand.self, FindCommand.self,
-                      OutputsCommand.self, RepairCommand.self]
+                      OutputsCommand.self, RepairCommand.self, HelpStagesCommand.self, HelpStageCommand.self]
     )
 }
 
@@ -104,9 +105,9 @@ enum Main {
         LoggingSystem.bootstrap { _ in LineLogHandler() }
         // From the raw argv, so a file name that is not UTF-8 keeps its bytes (`FileNameBytes`);
         // `CommandLine.arguments` replaces them with U+FFFD.
-        var args = (1..<Int(CommandLine.argc)).map { i in
+        var args = HelpStageCommand.rewrite((1..<Int(CommandLine.argc)).map { i in
             CommandLine.unsafeArgv[i].flatMap { FileNameBytes.string(cString: $0) } ?? CommandLine.arguments[i]
-        }
+        })
         // Only options before a `--` terminator; after it, "--force" could be a file name.
         let end = args.firstIndex(of: "--") ?? args.count
         // `--force waveform` is `--force=waveform` when the next word names a stage that can be

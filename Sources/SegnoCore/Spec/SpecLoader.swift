@@ -113,8 +113,7 @@ public enum SpecLoader {
                 }
                 guard let parser = registry.parser(for: entry.key) else {
                     let named = SpecValue(node: entry.value.node, path: entry.value.path, context: context)
-                    let hint = SpecError.suggestion(for: entry.key, among: registry.parsers.keys).map { "did you mean \($0)? " } ?? ""
-                    var e = named.error("unknown stage \"\(entry.key)\" (\(hint)stages: \(registry.parsers.keys.sorted().joined(separator: ", ")))")
+                    var e = named.error(registry.unknownStageMessage(entry.key))
                     // Point at the stage's key, not its value.
                     if let m = item.node.mark { e.line = m.line; e.column = m.column }
                     throw e

@@ -17,30 +17,53 @@ public struct StageParseContext: Sendable {
     }
 }
 
-/// Spec key → option parser, one entry per stage. Each parser checks every option and throws a
-/// located `SpecError`; this is `segno validate`'s whole job. A value the caller gives the spec
-/// loader: the core knows no stage by name.
+/// Spec key → (declaration, option parser), one entry per stage. Each parser checks every
+/// option and throws a located `SpecError`; this is `segno validate`'s whole job. A value the
+/// caller gives the spec loader: the core knows no stage by name.
 public struct StageRegistry: Sendable {
     public typealias Parser = @Sendable (SpecValue, StageParseContext) throws(SpecError) -> any StageConfig
+
+    /// One stage: what it declares about itself and the parser of its options.
+    public struct Entry: Sendable {
+        public let declaration: StageDeclaration
+        public let parse: Parser
+        public init(_ declaration: StageDeclaration, _ parse: @escaping Parser) {
+            self.declaration = declaration
+            self.parse = parse
+        }
+    }
 
     /// The stage kinds that write files (taps): what `files:` of an upload and `--force=KIND` name.
     public static let tapKinds: Set<String> = ["encode", "waveform", "metadata", "fingerprint", "cuts", "transcribe"]
 
+    /// The stages, in the order they were given (`segno help stages` lists them so).
+    public let entries: [Entry]
+
     /// Spec key → parser of that stage's options.
     public let parsers: [String: Parser]
-    /// Other spellings of a stage's key (`normalise` → `normalize`): accepted, never listed.
+    /// Other spellings of a stage's key (`normalise` → `normalize`), from the declarations.
     public let aliases: [String: String]
 
     /// A registry of the given stages. The standard one (every stage segno ships) is
     /// `StageRegistry.standard` in SegnoKit, the module that sees every stage.
-    public init(_ parsers: [String: Parser], aliases: [String: String] = [:]) {
-        self.parsers = parsers
-        self.aliases = aliases
+    public init(_ entries: [Entry]) {
+        self.entries = entries
+        self.parsers = Dictionary(entries.map { ($0.declaration.key, $0.parse) }, uniquingKeysWith: { first, _ in first })
+        self.aliases = Dictionary(entries.flatMap { e in e.declaration.aliases.map { ($0, e.declaration.key) } },
+                                  uniquingKeysWith: { first, _ in first })
     }
 
     /// The parser of the stage a spec names `key`, by its key or one of its aliases.
     public func parser(for key: String) -> Parser? { parsers[key] ?? aliases[key].flatMap { parsers[$0] } }
 
+    /// Every stage's declaration, in registry order.
+    public var declarations: [StageDeclaration] { entries.map(\.declaration) }
+
+    /// The declaration of the stage `key` (or one of its aliases), nil for none.
+    public func declaration(_ key: String) -> StageDeclaration? {
+        let key = aliases[key] ?? key
+        return entries.first { $0.declaration.key == key }?.declaration
+    }
 
     /// Parses a path template option, locating template errors at the option.
     public static func parseTemplate(_ v: SpecValue, extraVariables: Set<String> = []) throws(SpecError) -> PathTemplate {

@@ -132,8 +132,7 @@ public struct UploadConfig: UploadStageConfig {
 extension UploadConfig {
     /// `upload:` in a spec: every option check, before any audio flows.
     static package func parse(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
-        let o = try v.options(allowed: ["to", "endpoint", "region", "addressing", "metadata", "content_type", "storage_class",
-                                        "multipart_threshold", "part_size", "files", "overwrite", "prune", "prune_limit"], required: ["to"])
+        let o = try v.options(declaredBy: declaration)
         let to = try o["to"]!.string()
         let target: UploadConfig.Target
         do { target = try UploadConfig.parseTarget(to) } catch { throw o["to"]!.error(error.message) }
@@ -159,7 +158,6 @@ extension UploadConfig {
             }
             if literalBytes > 2048 - 80 { throw m.error("user metadata is \(literalBytes) bytes before templates expand; S3 allows 2 KB") }
         }
-        let sizes = 5 * 1024 * 1024 ... 5 * 1024 * 1024 * 1024
         var tapKinds: [String]? = nil
         if let f = o["files"] {
             tapKinds = []
@@ -174,8 +172,8 @@ extension UploadConfig {
         if let a = o["addressing"] { addressing = try a.choice(S3Addressing.self) }
         var config = UploadConfig(to: to, target: target, endpoint: endpoint, region: try o["region"]?.string(), addressing: addressing,
                                   metadata: metadata, contentType: try o["content_type"]?.string(), storageClass: try o["storage_class"]?.string(),
-                                  multipartThreshold: Int64(try o["multipart_threshold"]?.int(in: 1...(5 << 30), unit: "bytes") ?? 16 << 20),
-                                  partSize: Int64(try o["part_size"]?.int(in: sizes, unit: "bytes") ?? 8 << 20),
+                                  multipartThreshold: Int64(try o["multipart_threshold"]?.int(in: multipartThresholdRange, unit: "bytes") ?? Int(UploadOptions.defaultMultipartThreshold)),
+                                  partSize: Int64(try o["part_size"]?.int(in: partSizeRange, unit: "bytes") ?? Int(UploadOptions.defaultPartSize)),
                                   files: tapKinds, overwrite: try o["overwrite"]?.bool() ?? true, prune: try o["prune"]?.bool() ?? false)
         if let l = o["prune_limit"] { config.pruneLimit = try parsePruneLimit(l) }
         return config
@@ -196,4 +194,32 @@ extension UploadConfig {
                              logger: Logger) throws -> any RecordingUploader {
         try Uploader(config: self, environment: environment, progressStore: progressStore, logger: logger)
     }
+}
+
+extension UploadConfig {
+    /// Files at least this big go up in parts, in bytes.
+    public static let multipartThresholdRange = 1...(5 << 30)
+    /// S3's limits on a part, in bytes (5 MiB … 5 GiB).
+    public static let partSizeRange = Int(UploadOptions.minimumPartSize)...(5 << 30)
+
+    public static let declaration = StageDeclaration(
+        key: "upload", kind: .upload, summary: "Copies the files the taps wrote to S3 or a folder, after each recording's pass; never twice.",
+        options: [
+            .init("to", .text, default: nil, help: "s3://BUCKET/PREFIX/ or file:///FOLDER/ (templates allowed); each file goes to to + its name."),
+            .init("endpoint", .text, default: "AWS_ENDPOINT_URL, else AWS", help: "An http(s) URL of an S3-compatible service."),
+            .init("region", .text, default: "AWS_REGION or ~/.aws/config, else us-east-1", help: "The S3 region."),
+            .init("addressing", .choice, default: "path with an endpoint", .oneOf(S3Addressing.self), help: "Bucket in the path or in the host name."),
+            .init("metadata", .mapping, default: "none", help: "x-amz-meta-NAME: text template ({levels}, {title}, {recorded}); 2 KB in all."),
+            .init("content_type", .text, default: "from the file's extension", help: "Content-Type of every object."),
+            .init("storage_class", .text, default: "the bucket's", help: "S3 storage class (STANDARD_IA, GLACIER, …)."),
+            .init("multipart_threshold", .wholeNumber, unit: "bytes", default: String(UploadOptions.defaultMultipartThreshold),
+                  .within(multipartThresholdRange), help: "Files at least this big go up in parts that survive a killed run."),
+            .init("part_size", .wholeNumber, unit: "bytes", default: String(UploadOptions.defaultPartSize), .within(partSizeRange), help: "Size of each part."),
+            .init("files", .list, default: "every tap's", .choices(StageRegistry.tapKinds.sorted()), help: "Which taps' files go, by tap kind."),
+            .init("overwrite", .boolean, default: "true", help: "Replace an object that exists with other content."),
+            .init("prune", .boolean, default: "false", help: "Delete uploaded copies of recordings that are gone from the input."),
+            .init("prune_limit", .text, default: "\(PruneLimit.standard)", help: "Most recordings one run prunes: a count (25) or a share (10%)."),
+        ],
+        example: "upload: { to: \"s3://archive/memos/{dir}/\", endpoint: \"http://127.0.0.1:7480\", files: [encode] }",
+        capabilities: [.uploads])
 }

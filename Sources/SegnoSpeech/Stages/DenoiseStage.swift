@@ -159,8 +159,19 @@ extension DenoiseConfig {
             guard try v.bool() else { throw v.error("denoise: false does nothing; remove the stage instead") }
             return DenoiseConfig()
         }
-        let o = try v.options(allowed: ["amount_db", "engine"])
+        let o = try v.options(declaredBy: declaration)
         return DenoiseConfig(amountDB: try o["amount_db"]?.double(in: amountRange, unit: "dB") ?? defaultAmount,
                              engine: try o["engine"]?.choice(DenoiseEngine.self) ?? .standard)
     }
+}
+
+extension DenoiseConfig {
+    public static let declaration = StageDeclaration(
+        key: "denoise", kind: .transform, summary: "Speech noise reduction (DeepFilterNet3, RNNoise or Speex), aligned with the input.",
+        options: [
+            .init("amount_db", .number, unit: "dB", default: canonicalNumber(defaultAmount), .within(amountRange), help: "The most the noise is lowered."),
+            .init("engine", .choice, default: DenoiseEngine.standard.rawValue, .oneOf(DenoiseEngine.self),
+                  help: "deepfilter (DeepFilterNet3), rnnoise, or speex (no model, always installed)."),
+        ],
+        shorthand: "`denoise: true` takes the defaults", example: "denoise: { amount_db: 24, engine: speex }", capabilities: [.changesLevel, .usesHelper])
 }

@@ -126,25 +126,25 @@ final package class CutListTap: Tap {
 extension PausesConfig {
     /// The spec's options for this stage: every check, before any audio flows (SoX's getopts).
     static package func parse(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
-        let standardShorten = (2.0, 0.7)
+        let standardShorten = (PausesConfig.standardLongerThan, PausesConfig.standardTo)
         if v.isScalar {
             guard try v.bool() else { throw v.error("pauses: false does nothing; remove the stage instead") }
             return PausesConfig(rules: PauseRules(trim: true, longerThan: standardShorten.0, to: standardShorten.1),
                                 cuts: standardCuts)
         }
-        let o = try v.options(allowed: ["trim", "shorten", "vad", "cuts"])
+        let o = try v.options(declaredBy: declaration)
         let trim = try o["trim"]?.bool() ?? true
         var longer: Double? = standardShorten.0, to = standardShorten.1
         if let s = o["shorten"] {
             if s.isScalar {
                 if !(try s.bool()) { longer = nil }
             } else {
-                let so = try s.options(allowed: ["longer_than", "to"])
+                let so = try s.options(declaredBy: shortenFields)
                 longer = try so["longer_than"]?.duration() ?? standardShorten.0
                 to = try so["to"]?.duration() ?? standardShorten.1
-                guard to >= 0.1 else { throw (so["to"] ?? s).error("to must be at least 0.1s (a pause needs room for its fades)") }
+                guard to >= PausesConfig.shortestPause else { throw (so["to"] ?? s).error("to must be at least 0.1s (a pause needs room for its fades)") }
                 guard longer! > to else { throw (so["longer_than"] ?? s).error("longer_than (\(canonicalNumber(longer!))s) must be more than to (\(canonicalNumber(to))s)") }
-                guard longer! <= 600 else { throw so["longer_than"]!.error("longer_than is at most 10m (the stage holds a pause that long in memory)") }
+                guard longer! <= PausesConfig.longestPause else { throw so["longer_than"]!.error("longer_than is at most 10m (the stage holds a pause that long in memory)") }
             }
         }
         if !trim && longer == nil { throw v.error("trim: false and shorten: false leave nothing to do; remove the stage instead") }
@@ -153,4 +153,34 @@ extension PausesConfig {
         return PausesConfig(rules: PauseRules(trim: trim, longerThan: longer, to: to),
                             engine: try o["vad"]?.choice(VoiceActivityEngine.self) ?? .standard, cuts: cuts)
     }
+}
+
+extension PausesConfig {
+    /// `shorten` when not given: pauses longer than 2 s become 0.7 s.
+    public static let standardLongerThan = 2.0
+    public static let standardTo = 0.7
+    /// The shortest pause `to` may leave (room for the fades), in seconds.
+    public static let shortestPause = 0.1
+    /// The longest `longer_than` (the stage holds a pause that long in memory), in seconds.
+    public static let longestPause = 600.0
+
+    /// The keys of `shorten`.
+    public static let shortenFields: [StageDeclaration.Option] = [
+        .init("longer_than", .duration, unit: "s", default: canonicalNumber(standardLongerThan), .range(shortestPause, longestPause),
+              help: "Pauses longer than this are shortened (more than to)."),
+        .init("to", .duration, unit: "s", default: canonicalNumber(standardTo), .range(shortestPause, longestPause), help: "What they are shortened to."),
+    ]
+
+    public static let declaration = StageDeclaration(
+        key: "pauses", kind: .transform,
+        summary: "Trims the silence around speech and shortens long pauses in it, with 10 ms fades at every cut.",
+        options: [
+            .init("trim", .boolean, default: "true", help: "Cut the silence before and after the speech."),
+            .init("shorten", .mapping, default: "longer_than 2s to 0.7s", help: "Shorten long pauses; false keeps them.", fields: shortenFields),
+            .init("vad", .choice, default: VoiceActivityEngine.standard.rawValue, .oneOf(VoiceActivityEngine.self),
+                  help: "The voice activity detector that finds the speech."),
+            .init("cuts", .pathTemplate, default: defaultCuts, help: "Where its companion tap writes the cut list (source → output times)."),
+        ],
+        shorthand: "`pauses: true` takes the defaults", example: "pauses: { trim: true, shorten: { longer_than: 2s, to: 0.7s }, vad: webrtc }",
+        capabilities: [.bringsCompanions, .writesSidecars, .usesHelper])
 }

@@ -155,7 +155,7 @@ final package class TranscribeTap: Tap {
 extension TranscribeConfig {
     /// The spec's options for this stage: every check, before any audio flows (SoX's getopts).
     static package func parse(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
-        let o = try v.options(allowed: ["path", "formats", "model", "language", "from"], required: ["path"])
+        let o = try v.options(declaredBy: declaration)
         let path = try StageRegistry.parseTemplate(o["path"]!)
         // A path naming one file ("{stem}.json") writes that format only, unless formats says more.
         var formats = namedFormat(path).map { [$0] } ?? Format.allCases
@@ -184,4 +184,20 @@ extension TranscribeConfig {
         return TranscribeConfig(path: path, formats: formats, model: model,
                                 language: language, observesSource: fromSource)
     }
+}
+
+extension TranscribeConfig {
+    public static let declaration = StageDeclaration(
+        key: "transcribe", kind: .tap,
+        summary: "Writes what was said (Whisper), with times, as WebVTT, SubRip and JSON; the text goes into the catalogue.",
+        options: [
+            .init("path", .pathTemplate, default: nil, help: "Where the files go: without extension for every format (\"{dir}/{stem}\"), or ending in .vtt, .srt or .json for that one."),
+            .init("formats", .list, default: Format.allCases.map(\.rawValue).joined(separator: ", "), .oneOf(Format.self), help: "One file per format."),
+            .init("model", .text, default: TranscribeModels.standard, help: "A known model name (tiny.en, base) or a model folder."),
+            .init("language", .text, default: "auto", help: "auto, or a language code such as en, ko, de."),
+            .init("from", .choice, default: "here", .choices(["here", "source"]),
+                  help: "here: the stream at this place; source: the recording as decoded (the tap moves to the head of the chain)."),
+        ],
+        example: "transcribe: { path: \"{dir}/{stem}\", formats: [vtt, json], model: tiny.en }",
+        capabilities: [.writesSidecars, .providesSpokenText, .observesSource, .usesHelper])
 }

@@ -130,8 +130,7 @@ extension EncodeConfig {
     /// Called by the stage registry, which gives the `PATH` in which ffmpeg is looked for.
     static package func parse(_ v: SpecValue, _ c: StageParseContext, searchPath: String?) throws(SpecError) -> any StageConfig {
         // `encode: "{stem}.flac"` is `encode: { path: "{stem}.flac" }`.
-        let o = v.isScalar ? SpecOptions(values: ["path": v], owner: v)
-            : try v.options(allowed: ["path", "format", "bits", "quality", "bitrate", "vbr", "tags", "set"], required: ["path"])
+        let o = v.isScalar ? SpecOptions(values: ["path": v], owner: v) : try v.options(declaredBy: declaration)
         let template = try StageRegistry.parseTemplate(o["path"]!)
         let format = try o["format"]?.choice(OutputFormat.self)
         if format == nil, OutputFormat(extensionOf: template.text) == nil {
@@ -171,7 +170,7 @@ extension EncodeConfig {
             vbr = try q.double(in: Self.vbrRange)
         }
         if resolved == .mp3, o["bitrate"] != nil, o["quality"] != nil { throw o["bitrate"]!.error("give one of bitrate and quality") }
-        return EncodeConfig(path: template, format: format, bits: bits, quality: try o["quality"]?.double(in: 0...1), bitrate: bitrate,
+        return EncodeConfig(path: template, format: format, bits: bits, quality: try o["quality"]?.double(in: Self.qualityRange), bitrate: bitrate,
                             vbr: vbr, tags: try parseTags(o["tags"], o["set"]), searchPath: searchPath)
     }
 
@@ -223,4 +222,27 @@ extension EncodeConfig {
         let bps = Int((v * Double(scale)).rounded())
         return FFmpegEncoder.bitrateRange.contains(bps) ? bps : nil
     }
+}
+
+extension EncodeConfig {
+    /// `quality`: lossy quality (higher is better) or FLAC compression effort.
+    public static let qualityRange = 0.0...1.0
+
+    public static let declaration = StageDeclaration(
+        key: "encode", kind: .tap, summary: "Writes the stream at its place in the chain as an audio file (WAV, FLAC, MP3, Opus, AAC, …).",
+        options: [
+            .init("path", .pathTemplate, default: nil, help: "Where the file goes, relative to the output root: \"{dir}/{stem}.flac\"."),
+            .init("format", .choice, default: "from the path's extension", .oneOf(OutputFormat.self), help: "The file format."),
+            .init("bits", .choice, default: "the source's depth where the format holds it", .oneOf(SampleBits.self),
+                  help: "Sample depth, for lossless formats."),
+            .init("quality", .number, default: "the format's", .within(qualityRange),
+                  help: "Lossy quality (higher is better) or FLAC compression effort; not for aac or alac."),
+            .init("bitrate", .text, unit: "bit/s", default: "aac: 64k per channel",
+                  help: "aac: \(FFmpegEncoder.bitrateRange.lowerBound / 1000)k…\(FFmpegEncoder.bitrateRange.upperBound / 1000)k (128k or 128000); \(mp3BitrateRule)."),
+            .init("vbr", .number, default: "none", .within(vbrRange), help: "mp3 only: LAME's -V, 0 (best) … 9 (smallest)."),
+            .init("tags", .choice, default: "keep", .choices(["keep", "none"]), help: "Whether the source's tags, pictures, bext and iXML are carried over."),
+            .init("set", .mapping, default: "none", help: "Tags to set: NAME: text template (\"{title}\", \"{tag:artist}\")."),
+        ],
+        shorthand: "`encode: \"{stem}.flac\"` is `{ path: \"{stem}.flac\" }`",
+        example: "encode: { path: \"{dir}/{stem}.flac\", bits: 16 }")
 }

@@ -27,7 +27,7 @@ public struct FingerprintConfig: TapConfig {
     /// given when the spec is loaded); not an option, so not in the recipe.
     public let helpers: DecodeHelperPool
 
-    public init(algorithm: Int = 2, length: Double? = nil, path: PathTemplate = .none, helpers: DecodeHelperPool) {
+    public init(algorithm: Int = FingerprintConfig.standardAlgorithm, length: Double? = nil, path: PathTemplate = .none, helpers: DecodeHelperPool) {
         self.algorithm = algorithm
         self.length = length
         self.pathTemplate = path
@@ -42,9 +42,9 @@ public struct FingerprintConfig: TapConfig {
             guard ["", "~", "null"].contains(text) else { throw v.error("give options as a mapping: { algorithm: 2, length: 120, path: ... }") }
             return FingerprintConfig(helpers: helpers)
         }
-        let o = try v.options(allowed: ["algorithm", "length", "path"])
-        let algorithm = try o["algorithm"]?.int(in: Chromaprinter.algorithms) ?? 2
-        let length = try o["length"]?.double(in: 3...86_400, unit: "seconds")
+        let o = try v.options(declaredBy: declaration)
+        let algorithm = try o["algorithm"]?.int(in: Chromaprinter.algorithms) ?? standardAlgorithm
+        let length = try o["length"]?.double(in: lengthRange, unit: "seconds")
         let path = try o["path"].map { p throws(SpecError) in try StageRegistry.parseTemplate(p) } ?? .none
         return FingerprintConfig(algorithm: algorithm, length: length, path: path, helpers: helpers)
     }
@@ -98,4 +98,23 @@ final package class FingerprintTap: Tap {
     }
 
     package func abandon() { printer = nil }
+}
+
+extension FingerprintConfig {
+    /// fpcalc's algorithm number when none is given.
+    public static let standardAlgorithm = 2
+    /// Seconds fingerprinted from the start.
+    public static let lengthRange: ClosedRange<Double> = 3...86_400
+
+    public static let declaration = StageDeclaration(
+        key: "fingerprint", kind: .tap,
+        summary: "Computes the Chromaprint fingerprint of the stream here and keeps it in the state, for segno duplicates.",
+        options: [
+            .init("algorithm", .wholeNumber, default: String(standardAlgorithm), .within(Chromaprinter.algorithms), help: "fpcalc's algorithm number."),
+            .init("length", .number, unit: "seconds", default: "the whole stream", .within(lengthRange),
+                  help: "How much is fingerprinted from the start (fpcalc's default is 120)."),
+            .init("path", .pathTemplate, default: "none", help: "A JSON sidecar; without it the fingerprint goes into the state only."),
+        ],
+        shorthand: "`fingerprint: {}` takes the defaults", example: "fingerprint: { algorithm: 2, length: 120 }",
+        capabilities: [.storesFingerprints, .usesHelper])
 }

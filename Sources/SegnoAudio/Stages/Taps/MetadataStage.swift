@@ -187,7 +187,22 @@ final package class MetadataTap: Tap {
 extension MetadataConfig {
     /// The spec\'s options for this stage: every check, before any audio flows (SoX\'s getopts).
     static package func parse(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
-        let o = try v.options(allowed: ["path", "levels"], required: ["path"])
-        return MetadataConfig(path: try StageRegistry.parseTemplate(o["path"]!), levels: try o["levels"]?.int(in: 0...1400) ?? WaveformLevels.defaultCount)
+        let o = try v.options(declaredBy: declaration)
+        return MetadataConfig(path: try StageRegistry.parseTemplate(o["path"]!), levels: try o["levels"]?.int(in: levelsRange) ?? WaveformLevels.defaultCount)
     }
+}
+
+extension MetadataConfig {
+    /// How many levels the sidecar may carry (0: none).
+    public static let levelsRange = 0...WaveformConfig.levelsRange.upperBound
+
+    public static let declaration = StageDeclaration(
+        key: "metadata", kind: .tap,
+        summary: "Writes a JSON sidecar about the stream here: source, duration, rate, channels, peak, RMS, loudness, true peak, levels.",
+        options: [
+            .init("path", .pathTemplate, default: nil, help: "Where the JSON goes: \"{dir}/{stem}.meta.json\"."),
+            .init("levels", .wholeNumber, default: String(WaveformLevels.defaultCount), .within(levelsRange),
+                  help: "Amplitudes in [0, 1] (peak per equal stretch) with their base64 form; 0 for none."),
+        ],
+        example: "metadata: { path: \"{dir}/{stem}.meta.json\", levels: 100 }", capabilities: [.writesSidecars])
 }

@@ -273,28 +273,26 @@ final package class WaveformTap: Int16Tap {
 extension WaveformConfig {
     /// `waveform:` in a spec: every option check, before any audio flows (SoX's getopts).
     static package func parse(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
-        let o = try v.options(allowed: ["path", "format", "bits", "samples_per_pixel", "pixels_per_second", "points", "zooms",
-                                        "channels", "duration", "levels", "width", "height", "color", "background", "picture"],
-                              required: ["path"])
+        let o = try v.options(declaredBy: declaration)
         let template = try StageRegistry.parseTemplate(o["path"]!, extraVariables: ["zoom"])
         var format = try o["format"]?.choice(WaveformConfig.Format.self)
         if format == nil { format = WaveformConfig.format(forPath: template.text) }
         guard let format else { throw o["path"]!.error("cannot tell the format from \"\(template.text)\"; add format: (json, dat, png, svg, levels)") }
-        let bits = try o["bits"]?.int() ?? 8
-        guard bits == 8 || bits == 16 else { throw o["bits"]!.error("bits must be 8 or 16") }
+        let bits = try o["bits"]?.int() ?? WaveformConfig.standardBits
+        guard WaveformConfig.bitsChoices.contains(bits) else { throw o["bits"]!.error("bits must be 8 or 16") }
         let given = ["samples_per_pixel", "pixels_per_second", "points", "zooms"].filter { o[$0] != nil }
         if given.count > 1 { throw o[given[1]]!.error("give only one of samples_per_pixel, pixels_per_second, points, zooms") }
-        var resolutions: [WaveformResolution] = [.samplesPerPixel(256)]
-        if let x = o["samples_per_pixel"] { resolutions = [.samplesPerPixel(try x.int(in: 2...(1 << 24)))] }
+        var resolutions: [WaveformResolution] = [.samplesPerPixel(WaveformConfig.standardSamplesPerPixel)]
+        if let x = o["samples_per_pixel"] { resolutions = [.samplesPerPixel(try x.int(in: WaveformConfig.samplesPerPixelRange))] }
         if let x = o["pixels_per_second"] {
-            let pps = try x.int(in: 1...192_000)
+            let pps = try x.int(in: WaveformConfig.pixelsPerSecondRange)
             if let rate = c.knownRate, rate / pps < 2 { throw x.error("\(pps) pixels per second at \(rate) Hz leaves fewer than 2 samples per pixel") }
             resolutions = [.pixelsPerSecond(pps)]
         }
-        if let x = o["points"] { resolutions = [.points(try x.int(in: 1...10_000_000))] }
+        if let x = o["points"] { resolutions = [.points(try x.int(in: WaveformConfig.pointsRange))] }
         if let x = o["zooms"] {
             var zs: [WaveformResolution] = []
-            for item in try x.list() { zs.append(.samplesPerPixel(try item.int(in: 2...(1 << 24)))) }
+            for item in try x.list() { zs.append(.samplesPerPixel(try item.int(in: WaveformConfig.samplesPerPixelRange))) }
             if zs.isEmpty { throw x.error("give at least one zoom") }
             if Set(zs).count != zs.count { throw x.error("zooms repeat") }
             if zs.count > 1 && !template.uses("zoom") { throw o["path"]!.error("several zooms need {zoom} in the path") }
@@ -311,8 +309,8 @@ extension WaveformConfig {
         }
         var picture = try! WaveformPicture()
         if format == .png || format == .svg || o["width"] != nil || o["height"] != nil {
-            let width = try o["width"]?.int(in: 1...16384) ?? 1000
-            let height = try o["height"]?.int(in: 1...4096) ?? 200
+            let width = try o["width"]?.int(in: WaveformConfig.widthRange) ?? WaveformPicture.standardWidth
+            let height = try o["height"]?.int(in: WaveformConfig.heightRange) ?? WaveformPicture.standardHeight
             func color(_ key: String, _ def: RGBAColor) throws(SpecError) -> RGBAColor {
                 guard let x = o[key] else { return def }
                 do { return try RGBAColor(hex: try x.string()) } catch let e as SpecError { throw e } catch { throw x.error("\(error)") }
@@ -326,4 +324,43 @@ extension WaveformConfig {
                               duration: try o["duration"]?.bool() ?? false,
                               levels: try o["levels"]?.int(in: WaveformConfig.levelsRange) ?? WaveformLevels.defaultCount, picture: picture).parsingPictureStyle(o["picture"])
     }
+}
+
+extension WaveformConfig {
+    /// The sample depths of `.dat`/`.json` peaks; 8 is what peaks.js expects.
+    public static let bitsChoices = [8, 16]
+    public static let standardBits = 8
+    public static let samplesPerPixelRange = 2...(1 << 24)
+    public static let standardSamplesPerPixel = 256
+    public static let pixelsPerSecondRange = 1...192_000
+    public static let pointsRange = 1...10_000_000
+    /// A picture's size in pixels.
+    public static let widthRange = 1...16384
+    public static let heightRange = 1...4096
+
+    public static let declaration = StageDeclaration(
+        key: "waveform", kind: .tap,
+        summary: "Writes audiowaveform-compatible peak data (JSON or .dat), a PNG or SVG picture, or N levels.",
+        options: [
+            .init("path", .pathTemplate, default: nil, help: "Where the file goes; {zoom} names each file when several zooms are given."),
+            .init("format", .choice, default: "from the path's extension", .oneOf(Format.self), help: "Peaks (json, dat), a picture (png, svg) or levels."),
+            .init("bits", .choice, default: String(standardBits), .choices(bitsChoices.map(String.init)),
+                  help: "Peak resolution (audiowaveform's own default is 16)."),
+            .init("samples_per_pixel", .wholeNumber, default: String(standardSamplesPerPixel), .within(samplesPerPixelRange),
+                  help: "Samples per peak; give one of samples_per_pixel, pixels_per_second, points, zooms."),
+            .init("pixels_per_second", .wholeNumber, default: "none", .within(pixelsPerSecondRange), help: "Peaks per second of audio."),
+            .init("points", .wholeNumber, default: "none", .within(pointsRange), help: "About this many peaks over the file."),
+            .init("zooms", .list, default: "none", .within(samplesPerPixelRange),
+                  help: "Samples per pixel of each of several files, written in one pass (needs {zoom} in the path)."),
+            .init("channels", .choice, default: "mix", .choices(["mix", "split"]), help: "One waveform of all channels, or one per channel."),
+            .init("duration", .boolean, default: "false", help: "Adds \"duration\" to JSON output."),
+            .init("levels", .wholeNumber, default: String(WaveformLevels.defaultCount), .within(levelsRange), help: "How many levels format levels writes."),
+            .init("width", .wholeNumber, unit: "px", default: String(WaveformPicture.standardWidth), .within(widthRange), help: "Picture width."),
+            .init("height", .wholeNumber, unit: "px", default: String(WaveformPicture.standardHeight), .within(heightRange), help: "Picture height."),
+            .init("color", .text, default: "\(WaveformPicture.defaultWaveform)", help: "Waveform colour of a picture, as hex (#336EC4)."),
+            .init("background", .text, default: "\(RGBAColor.white)", help: "Background colour of a picture, as hex."),
+            .init("picture", .choice, default: PictureStyle.peaks.rawValue, .oneOf(PictureStyle.self),
+                  help: "What a PNG shows: peaks, a graph per channel (sensor series), or auto."),
+        ],
+        example: "waveform: { path: \"{dir}/{stem}.json\", pixels_per_second: 100, bits: 8 }", capabilities: [.writesSidecars])
 }

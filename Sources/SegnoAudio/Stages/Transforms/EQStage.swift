@@ -19,6 +19,22 @@ public struct EQConfig: TransformConfig {
     }
     public init(bands: [EQBand]) { self.bands = bands }
 
+    /// The keys of one item of `bands`.
+    public static let bandFields: [StageDeclaration.Option] = [
+        .init("type", .choice, default: nil, .oneOf(EQFilterType.self), help: "AVAudioUnitEQ's band type (docs/eq-mapping.md gives the exact mapping)."),
+        .init("frequency", .number, unit: "Hz", default: nil, help: "Centre, corner or shelf midpoint frequency."),
+        .init("bandwidth", .number, unit: "octaves", default: canonicalNumber(EQBand.defaultBandwidth), .range(0, FilterDesign.maximumBandwidth),
+              help: "Width, for the types that use it (above 0)."),
+        .init("gain", .number, unit: "dB", default: "0", .range(-FilterDesign.maximumGain, FilterDesign.maximumGain),
+              help: "Boost or cut, for parametric and shelf types."),
+        .init("bypass", .boolean, default: "false", help: "Passes audio through unchanged."),
+    ]
+
+    public static let declaration = StageDeclaration(
+        key: "eq", kind: .transform, summary: "An equaliser with AVAudioUnitEQ's bands, each one RBJ cookbook biquad, run in order.",
+        options: [.init("bands", .list, default: nil, help: "The bands, at least one: mappings of the keys below.", fields: bandFields)],
+        example: "eq: { bands: [{ type: parametric, frequency: 1000, bandwidth: 1, gain: -6 }] }", capabilities: [.changesLevel])
+
     public func makeTransform() throws -> any Transform {
         let bands = self.bands
         return BiquadTransform(name: name) { rate throws(FilterDesignError) in try FilterDesign.equalizer(bands, sampleRate: rate) }
@@ -47,10 +63,10 @@ public struct EQConfig: TransformConfig {
 extension EQConfig {
     /// The spec\'s options for this stage: every check, before any audio flows (SoX\'s getopts).
     static package func parse(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
-        let o = try v.options(allowed: ["bands"], required: ["bands"])
+        let o = try v.options(declaredBy: declaration)
         var bands: [EQBand] = []
         for item in try o["bands"]!.list() {
-            let b = try item.options(allowed: ["type", "frequency", "bandwidth", "gain", "bypass"], required: ["type", "frequency"])
+            let b = try item.options(declaredBy: bandFields)
             let band = EQBand(type: try b["type"]!.choice(EQFilterType.self), frequency: try b["frequency"]!.double(unit: "Hz"),
                               bandwidth: try b["bandwidth"]?.double() ?? EQBand.defaultBandwidth,
                               gain: try b["gain"]?.double() ?? 0, bypass: try b["bypass"]?.bool() ?? false)

@@ -30,7 +30,42 @@ public struct FilterConfig: TransformConfig {
         }
     }
 
-    public init(filter: Kind, frequency: Double, order: Int = 2, q: Double? = nil, bandwidth: Double = 1) {
+    /// Butterworth order when none is given.
+    public static let standardOrder = 2
+    /// Bandwidth of bandpass/bandstop when none is given, in octaves.
+    public static let standardBandwidth = 1.0
+
+    /// The declaration of the `lowpass`, `highpass`, `bandpass` or `bandstop` stage.
+    public static func declaration(_ kind: Kind) -> StageDeclaration {
+        let frequency = StageDeclaration.Option("frequency", .number, unit: "Hz", default: nil,
+                                                help: "Corner (centre for band filters) frequency, below the Nyquist frequency of the stream there.")
+        let band: [StageDeclaration.Option] = [
+            frequency,
+            .init("bandwidth", .number, unit: "octaves", default: canonicalNumber(standardBandwidth), .range(0, FilterDesign.maximumBandwidth),
+                  help: "Width between the −3 dB points (above 0)."),
+        ]
+        let pass: [StageDeclaration.Option] = [
+            frequency,
+            .init("order", .wholeNumber, default: String(standardOrder), .choices(FilterDesign.supportedOrders.map(String.init)),
+                  help: "Butterworth order, as cascaded biquads (−3 dB at the frequency)."),
+            .init("q", .number, default: "none", help: "Order 2 only: a resonant section (AVAudioUnitEQ's resonantLowPass/HighPass); above 0."),
+        ]
+        let summary: String
+        switch kind {
+        case .lowpass: summary = "Cuts what lies above a frequency (Butterworth)."
+        case .highpass: summary = "Cuts what lies below a frequency (Butterworth)."
+        case .bandpass: summary = "Keeps a band around a centre frequency (one cookbook section)."
+        case .bandstop: summary = "Removes a band around a centre frequency (one cookbook section)."
+        }
+        let isBand = kind == .bandpass || kind == .bandstop
+        return StageDeclaration(
+            key: kind.rawValue, kind: .transform, summary: summary, options: isBand ? band : pass,
+            shorthand: "`\(kind.rawValue): 3400` is `{ frequency: 3400 }`",
+            example: isBand ? "\(kind.rawValue): { frequency: 1000, bandwidth: 2 }" : "\(kind.rawValue): { frequency: \(kind == .lowpass ? 3400 : 80), order: 4 }",
+            capabilities: [.changesLevel])
+    }
+
+    public init(filter: Kind, frequency: Double, order: Int = FilterConfig.standardOrder, q: Double? = nil, bandwidth: Double = FilterConfig.standardBandwidth) {
         self.filter = filter
         self.frequency = frequency
         self.order = order
@@ -87,14 +122,14 @@ extension FilterConfig {
             config = FilterConfig(filter: kind, frequency: try v.double(unit: "Hz"))
         } else {
             let band = kind == .bandpass || kind == .bandstop
-            let o = try v.options(allowed: band ? ["frequency", "bandwidth"] : ["frequency", "order", "q"], required: ["frequency"])
+            let o = try v.options(declaredBy: declaration(kind))
             freqNode = o["frequency"]!
             let freq = try freqNode.double(unit: "Hz")
             if band {
-                config = FilterConfig(filter: kind, frequency: freq, bandwidth: try o["bandwidth"]?.double() ?? 1)
+                config = FilterConfig(filter: kind, frequency: freq, bandwidth: try o["bandwidth"]?.double() ?? standardBandwidth)
                 do { try FilterDesign.validateBandwidth(config.bandwidth) } catch { throw o["bandwidth"]!.error("\(error)") }
             } else {
-                let order = try o["order"]?.int() ?? 2
+                let order = try o["order"]?.int() ?? standardOrder
                 do { try FilterDesign.validateOrder(order) } catch { throw o["order"]!.error("\(error)") }
                 let q = try o["q"]?.double()
                 do { try FilterDesign.validateQ(q, order: order) } catch { throw o["q"]!.error("\(error)") }

@@ -12,6 +12,11 @@ public struct GainConfig: TransformConfig {
     public var version: Int { 1 }
     public var options: [(String, String)] { [("db", canonicalNumber(db))] }
     public init(db: Double) { self.db = db }
+
+    public static let declaration = StageDeclaration(
+        key: "gain", kind: .transform, summary: "Multiplies every sample by one gain in dB.",
+        options: [.init("db", .number, unit: "dB", default: nil, .within(range), help: "The gain: negative cuts, positive boosts.")],
+        shorthand: "`gain: -3` is `{ db: -3 }`", example: "gain: { db: -3 }", capabilities: [.changesLevel])
     public func makeTransform() throws -> any Transform { GainTransform(gain: Gain(decibels: db)) }
 }
 
@@ -27,7 +32,7 @@ extension GainConfig {
     /// The spec\'s options for this stage: every check, before any audio flows (SoX\'s getopts).
     static package func parse(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
         if v.isScalar { return GainConfig(db: try v.double(in: GainConfig.range, unit: "dB")) }
-        let o = try v.options(allowed: ["db"], required: ["db"])
+        let o = try v.options(declaredBy: declaration)
         return GainConfig(db: try o["db"]!.double(in: GainConfig.range, unit: "dB"))
     }
 }

@@ -10,6 +10,11 @@ import SegnoDSP
 /// channels right, each side averaged.
 public struct MixConfig: TransformConfig {
     public enum Target: String, Sendable, CaseIterable { case mono, stereo }
+    public static let declaration = StageDeclaration(
+        key: "mix", kind: .transform, summary: "Mixes the channels down to mono or to stereo (ITU-R BS.775 fold-down of 3–8 channels).",
+        options: [.init("to", .choice, default: nil, .oneOf(Target.self),
+                        help: "mono: the mean of all channels; stereo: mono duplicated, 3–8 channels folded with the BS.775 weights (LFE dropped).")],
+        shorthand: "`mix: mono` is `{ to: mono }`", example: "mix: { to: mono }")
     public let target: Target
     public var name: String { "mix" }
     public var version: Int { 1 }
@@ -85,7 +90,7 @@ extension MixConfig {
     /// The spec\'s options for this stage: every check, before any audio flows (SoX\'s getopts).
     static package func parse(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
         if v.isScalar { return MixConfig(target: try v.choice(MixConfig.Target.self)) }
-        let o = try v.options(allowed: ["to"], required: ["to"])
+        let o = try v.options(declaredBy: declaration)
         return MixConfig(target: try o["to"]!.choice(MixConfig.Target.self))
     }
 }

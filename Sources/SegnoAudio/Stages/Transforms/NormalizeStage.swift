@@ -41,6 +41,24 @@ public struct NormalizeConfig: TransformConfig {
     }
     public static let loudnessRange: ClosedRange<Double> = -70 ... -5
     public static let peakRange: ClosedRange<Double> = -60 ... 0
+    /// The true-peak ceiling a spec may ask for, in dBTP.
+    public static let truePeakRange: ClosedRange<Double> = -20 ... 0
+    /// The true-peak ceiling when none is given, in dBTP.
+    public static let standardTruePeak = -1.0
+
+    public static let declaration = StageDeclaration(
+        key: "normalize", kind: .transform,
+        summary: "Brings each recording to a loudness (EBU R128, with a true-peak limiter) or a sample peak.",
+        options: [
+            .init("loudness", .number, unit: "LUFS", default: "none", .within(loudnessRange),
+                  help: "Integrated loudness target; give loudness or peak."),
+            .init("true_peak", .number, unit: "dBTP", default: canonicalNumber(standardTruePeak), .within(truePeakRange),
+                  help: "With loudness: the ceiling the true peak stays at or under."),
+            .init("limit", .boolean, default: "true",
+                  help: "With loudness: a look-ahead limiter; false lowers the gain instead, so the loudness may land below the target."),
+            .init("peak", .number, unit: "dBFS", default: "none", .within(peakRange), help: "Sample peak target (one gain); instead of loudness."),
+        ],
+        shorthand: "`normalize: -16` is `{ loudness: -16 }`", aliases: ["normalise"], example: "normalize: { loudness: -16, true_peak: -1 }", capabilities: [.setsLevel])
     /// Passes that run gain and limiter to find the gain, after the first measuring pass.
     public static let maxTrials = 5
     /// How close a trial must land to the target to be kept, in LU.
@@ -274,13 +292,13 @@ extension NormalizeConfig {
     static package func parse(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
         if v.isScalar {
             // `normalize: -16`: loudness in LUFS with the default ceiling and limiter.
-            return NormalizeConfig(target: .loudness(lufs: try v.double(in: NormalizeConfig.loudnessRange, unit: "LUFS"), truePeak: -1))
+            return NormalizeConfig(target: .loudness(lufs: try v.double(in: NormalizeConfig.loudnessRange, unit: "LUFS"), truePeak: NormalizeConfig.standardTruePeak))
         }
-        let o = try v.options(allowed: ["loudness", "true_peak", "limit", "peak"])
+        let o = try v.options(declaredBy: declaration)
         switch (o["loudness"], o["peak"]) {
         case (let l?, nil):
             let lufs = try l.double(in: NormalizeConfig.loudnessRange, unit: "LUFS")
-            let tp = try o["true_peak"]?.double(in: -20...0, unit: "dBTP") ?? -1
+            let tp = try o["true_peak"]?.double(in: NormalizeConfig.truePeakRange, unit: "dBTP") ?? NormalizeConfig.standardTruePeak
             let limit = try o["limit"]?.bool() ?? true
             return NormalizeConfig(target: .loudness(lufs: lufs, truePeak: tp, limit: limit))
         case (nil, let p?):

@@ -22,6 +22,18 @@ public struct PitchConfig: TransformConfig {
     public static let semitoneRange: ClosedRange<Double> = -24...24
     public static let centsRange: ClosedRange<Double> = -2400...2400
     public static let tempoRange: ClosedRange<Double> = 0.25...4
+    /// Tempo when none is given: the speed is kept.
+    public static let standardTempo = 1.0
+
+    public static let declaration = StageDeclaration(
+        key: "pitch", kind: .transform, summary: "Shifts the pitch and/or changes the speed (phase vocoder, aligned with the input).",
+        options: [
+            .init("semitones", .number, unit: "semitones", default: "0", .within(semitoneRange), help: "Pitch shift; give semitones or cents, not both."),
+            .init("cents", .number, unit: "cents", default: "0", .within(centsRange), help: "Pitch shift in hundredths of a semitone."),
+            .init("tempo", .number, default: canonicalNumber(standardTempo), .within(tempoRange),
+                  help: "Speed without pitch (AVAudioUnitTimePitch's rate): the output lasts round(frames / tempo) frames."),
+        ],
+        shorthand: "`pitch: 3` is `{ semitones: 3 }`", example: "pitch: { semitones: 3 }", capabilities: [.changesLevel])
 
     public init(semitones: Double, tempo: Double = 1) {
         self.semitones = semitones
@@ -70,12 +82,12 @@ extension PitchConfig {
     /// The spec\'s options for this stage: every check, before any audio flows (SoX\'s getopts).
     static package func parse(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
         if v.isScalar { return PitchConfig(semitones: try v.double(in: PitchConfig.semitoneRange, unit: "semitones")) }
-        let o = try v.options(allowed: ["semitones", "cents", "tempo"])
+        let o = try v.options(declaredBy: declaration)
         if o["semitones"] != nil && o["cents"] != nil { throw v.error("give semitones or cents, not both") }
         var semitones = 0.0
         if let s = o["semitones"] { semitones = try s.double(in: PitchConfig.semitoneRange, unit: "semitones") }
         if let cents = o["cents"] { semitones = try cents.double(in: PitchConfig.centsRange, unit: "cents") / 100 }
-        let tempo = try o["tempo"]?.double(in: PitchConfig.tempoRange) ?? 1
+        let tempo = try o["tempo"]?.double(in: PitchConfig.tempoRange) ?? PitchConfig.standardTempo
         if o["semitones"] == nil && o["cents"] == nil && o["tempo"] == nil { throw v.error("give semitones, cents or tempo") }
         return PitchConfig(semitones: semitones, tempo: tempo)
     }

@@ -26,6 +26,15 @@ public struct ResampleConfig: TransformConfig {
     /// Valid output rates, in Hz.
     public static let rateRange = 1000...384_000
 
+    public static let declaration = StageDeclaration(
+        key: "resample", kind: .transform, summary: "Converts the sample rate, time-aligned, to exactly round(frames × rate / input rate) frames.",
+        options: [
+            .init("rate", .wholeNumber, unit: "Hz", default: nil, .within(rateRange), help: "The output sample rate."),
+            .init("quality", .choice, default: Quality.standard.rawValue, .oneOf(Quality.self),
+                  help: "soxr-vhq/soxr-hq: libsoxr presets; best/medium/fast: libsamplerate's sinc converters; polyphase: segno's own."),
+        ],
+        shorthand: "`resample: 16000` is `{ rate: 16000 }`", example: "resample: { rate: 16000, quality: soxr-vhq }", capabilities: [.fixesRate])
+
     public init(rate: Int, quality: Quality = .standard) {
         self.rate = rate
         self.quality = quality
@@ -173,7 +182,7 @@ extension ResampleConfig {
     static package func parse(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
         let range = ResampleConfig.rateRange
         if v.isScalar { return ResampleConfig(rate: try v.int(in: range, unit: "Hz")) }
-        let o = try v.options(allowed: ["rate", "quality"], required: ["rate"])
+        let o = try v.options(declaredBy: declaration)
         return ResampleConfig(rate: try o["rate"]!.int(in: range, unit: "Hz"),
                               quality: try o["quality"]?.choice(ResampleConfig.Quality.self) ?? .standard)
     }
