@@ -343,6 +343,9 @@ public final class BatchRunner: Sendable {
             if let deadline, Date() >= deadline { timeUp.withLock { $0 = true }; return true }
             return false
         }
+        // A recording's work runs to its end once started, but a search for frames in a damaged
+        // MP4 can last minutes: it stops with the run (the recording is left for the next one).
+        tools.helpers.stopLongWork(when: shouldStop)
         // Recordings a dead process had in hand run first, one at a time: if one of them kills
         // the process again, the journal names it alone (`CrashJournal`).
         let suspects = plan.filter { CrashJournal.isSuspect($0.prior) }

@@ -142,7 +142,9 @@ public enum MP4Repair {
         var best: (MP4Template, Int64)?
         for g in MP4Template.aacGuesses {
             let t = MP4Template.aacGuess(rate: g.rate, channels: g.channels)
-            guard let probe = try? scan(t, min(length, 256 * 1024)), probe.count >= 2 else { continue }
+            let probe: FrameScanResult
+            do { probe = try scan(t, min(length, 256 * 1024)) } catch let e as Interrupted { throw e } catch { continue }
+            guard probe.count >= 2 else { continue }
             if best == nil || probe.covered > best!.1 { best = (t, probe.covered) }
         }
         guard var (t, _) = best else {
