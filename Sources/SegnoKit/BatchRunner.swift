@@ -288,6 +288,9 @@ public final class BatchRunner: Sendable {
         progress.plan(plan.work.map { ($0.file.relativePath, $0.prior?.duration) })
         options.observer?.workStarted(progress)
         let before = store.statementStats
+        // The output root is opened once: a root swapped for a link mid-run changes nothing.
+        let pin = options.dryRun ? nil : OutputRootPin(job.spec.outputRoot)
+        defer { pin?.release() }
         let (finished, timeUp) = runWork(plan.work, store: store, writer: writer, progress: progress, uploaders: uploaders,
                                          deadline: deadline, journal: journal,
                                          owners: OutputOwners(state: state, outputRoot: job.spec.outputRoot, pruned: Set(plan.prune)))
