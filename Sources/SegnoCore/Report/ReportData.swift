@@ -215,7 +215,8 @@ public struct ReportData: Sendable {
               let data = FileManager.default.contents(atPath: path),
               let o = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
               let segments = o["segments"] as? [[String: Any]] else { return [] }
-        return segments.map { ((($0["start"] as? NSNumber)?.doubleValue ?? 0), $0["text"] as? String ?? "") }
+        // On the source's timeline (the player plays the source): a moved stream's transcript says where (decision 0072).
+        return segments.map { ((($0["source_start"] ?? $0["start"]) as? NSNumber)?.doubleValue ?? 0, $0["text"] as? String ?? "") }
     }
 
     /// `target` (absolute) as a link relative to the folder `from` (absolute), each part

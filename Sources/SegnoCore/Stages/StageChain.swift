@@ -93,6 +93,13 @@ public final class StageChain {
                     switch elements[i] {
                     case .transform(let t): format = try t.start(format)
                     case .tap(let t):
+                        if let user = t as? any TimelineUsing {
+                            let movers = elements[..<i].compactMap { e -> (any TimelineChanging)? in
+                                if case .transform(let x) = e { return x as? any TimelineChanging }
+                                return nil
+                            }
+                            user.useTimeline { movers.map(\.timeMap) }
+                        }
                         do { try t.start(format) } catch { try fail(i, t, error) }
                     }
                     channelsAfter[i] = format.channels

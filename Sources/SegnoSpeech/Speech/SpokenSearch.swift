@@ -35,8 +35,9 @@ public enum SpokenSearch {
                     first = min(first ?? at, at)
                 }
                 guard all else { continue }
-                let start = first.flatMap { wordList[owner[$0]]["start"] as? NSNumber }?.doubleValue
-                    ?? (s["start"] as? NSNumber)?.doubleValue ?? 0
+                // On the source's timeline: a transcript of a moved stream says where it was in the source.
+                func time(_ o: [String: Any]) -> Double? { ((o["source_start"] ?? o["start"]) as? NSNumber)?.doubleValue }
+                let start = first.flatMap { time(wordList[owner[$0]]) } ?? time(s) ?? 0
                 out.append(Hit(time: start, text: s["text"] as? String ?? ""))
             }
         }

@@ -94,16 +94,26 @@ public struct Transcript: Sendable, Equatable {
         text.replacingOccurrences(of: "-->", with: "->").split(whereSeparator: \.isNewline).joined(separator: " ")
     }
 
-    /// segno's transcript JSON: `{version, language, language_confidence, duration, model, text, segments:[{start, end, text, confidence, words:[{start, end, word, confidence}]}]}`.
-    package func json(model: String) -> String {
+    /// segno's transcript JSON: `{version, language, language_confidence, duration, model,
+    /// timeline, text, segments:[{start, end, text, confidence, words:[{start, end, word,
+    /// confidence}]}]}`. Times are on the stream the tap heard; `timeline` says whether that is the
+    /// source's ("source") or a stream an earlier stage moved ("stream": `pauses`, a tempo), and
+    /// then every segment and word also carries `source_start` and `source_end`, mapped back by
+    /// `toSource` (decision 0072).
+    package func json(model: String, toSource: ((Double) -> Double)? = nil) -> String {
         func r(_ x: Double, _ p: Int = 3) -> JSONValue { JSONValue.rounded(x, places: p) }
+        func times(_ start: Double, _ end: Double) -> [(String, JSONValue)] {
+            var f = [("start", r(start)), ("end", r(end))]
+            if let toSource { f += [("source_start", r(toSource(start))), ("source_end", r(toSource(end)))] }
+            return f
+        }
         return JSONValue.object([
             ("version", .int(1)), ("language", .string(language)), ("language_confidence", r(languageConfidence, 4)),
-            ("duration", r(duration)), ("model", .string(model)),
+            ("duration", r(duration)), ("model", .string(model)), ("timeline", .string(toSource == nil ? "source" : "stream")),
             ("text", .string(segments.map(\.text).joined(separator: " "))),
             ("segments", .array(segments.map { s in
-                .object([("start", r(s.start)), ("end", r(s.end)), ("text", .string(s.text)), ("confidence", r(s.confidence, 4)),
-                         ("words", .array(s.words.map { .object([("start", r($0.start)), ("end", r($0.end)), ("word", .string($0.text)), ("confidence", r($0.confidence, 4))]) }))])
+                .object(times(s.start, s.end) + [("text", .string(s.text)), ("confidence", r(s.confidence, 4)),
+                         ("words", .array(s.words.map { .object(times($0.start, $0.end) + [("word", .string($0.text)), ("confidence", r($0.confidence, 4))]) }))])
             })),
         ]).serialized() + "\n"
     }

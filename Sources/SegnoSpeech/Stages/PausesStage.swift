@@ -41,7 +41,7 @@ public struct PausesConfig: TransformConfig, CompanionStages {
 
 
 /// One recording's pause editing: the editor holds what is not yet decided and gives the rest.
-final package class PausesTransform: Transform {
+final package class PausesTransform: Transform, TimelineChanging {
     package let editor: PauseEditor
     /// The edited frames, swapped with the block (no allocation per block once grown).
     private var out = AudioBlock(channels: 1)
@@ -63,6 +63,27 @@ final package class PausesTransform: Transform {
     package func finish(_ block: inout AudioBlock) throws {
         block.frames = 0
         try editor.finish(into: &block)
+    }
+
+    /// The stretches kept between the cuts (decision 0072). Read after `finish`.
+    package var timeMap: TimeMap { editor.timeMap }
+}
+
+extension PauseEditor {
+    /// The stretches of the input kept between the cuts, with their place in the output, in
+    /// seconds; complete after `finish`. What the cut list's `kept` array says.
+    package var timeMap: TimeMap {
+        let r = Double(max(rate, 1))
+        var pieces: [TimeMap.Piece] = []
+        var from = 0
+        for c in cuts + [PauseCut(source: inputFrames..<inputFrames, at: outputFrames)] {
+            if c.source.lowerBound > from {
+                pieces.append(TimeMap.Piece(inputStart: Double(from) / r, inputEnd: Double(c.source.lowerBound) / r,
+                                            outputStart: Double(c.at - (c.source.lowerBound - from)) / r))
+            }
+            from = c.source.upperBound
+        }
+        return TimeMap(pieces: pieces)
     }
 }
 
@@ -101,14 +122,9 @@ final package class CutListTap: Tap {
         try editor.finish(into: &none)
         let r = Double(editor.rate)
         func t(_ frames: Int) -> JSONValue { JSONValue.rounded(Double(frames) / r, places: 6) }
-        var kept: [JSONValue] = []
-        var from = 0
-        for c in editor.cuts + [PauseCut(source: editor.inputFrames..<editor.inputFrames, at: editor.outputFrames)] {
-            if c.source.lowerBound > from {
-                kept.append(.object([("source_start", t(from)), ("source_end", t(c.source.lowerBound)),
-                                     ("output_start", t(c.at - (c.source.lowerBound - from)))]))
-            }
-            from = c.source.upperBound
+        func s(_ seconds: Double) -> JSONValue { JSONValue.rounded(seconds, places: 6) }
+        let kept: [JSONValue] = editor.timeMap.pieces.map {
+            .object([("source_start", s($0.inputStart)), ("source_end", s($0.inputEnd)), ("output_start", s($0.outputStart))])
         }
         let json = JSONValue.object([
             ("version", .int(1)), ("sample_rate", .int(editor.rate)),

@@ -69,7 +69,7 @@ public struct TranscribeConfig: TapConfig, SourceObservingStage {
 
 
 /// One recording's transcription: mono, 16 kHz (libsoxr HQ), streamed to the helper.
-final package class TranscribeTap: Tap {
+final package class TranscribeTap: Tap, TimelineUsing {
     package let config: TranscribeConfig
     package let paths: [String]
     private var helper: TranscribeHelper?
@@ -78,6 +78,10 @@ final package class TranscribeTap: Tap {
 
     /// The recording, for messages.
     package let file: String
+    /// The maps of the stages before this tap that move time (decision 0072).
+    private var timeline: () -> [TimeMap] = { [] }
+
+    package func useTimeline(_ maps: @escaping () -> [TimeMap]) { timeline = maps }
 
     package init(config: TranscribeConfig, paths: [String], file: String) {
         self.config = config
@@ -132,13 +136,15 @@ final package class TranscribeTap: Tap {
         }
         config.helpers.checkIn(helper)
         let t = try naming { try answer.get() }
+        let maps = timeline()
+        let toSource: ((Double) -> Double)? = maps.keepsTime ? nil : { maps.toSource($0) }
         var produced: [ProducedFile] = []
         for (format, path) in zip(config.formats, paths) {
             let text: String
             switch format {
             case .vtt: text = t.webVTT
             case .srt: text = t.srt
-            case .json: text = t.json(model: config.model)
+            case .json: text = t.json(model: config.model, toSource: toSource)
             }
             try OutputFile.write(Array(text.utf8), to: path)
             var file = ProducedFile(stage: "transcribe", path: path, values: ["language": t.language, "segments": String(t.segments.count),

@@ -43,7 +43,7 @@ public struct PitchConfig: TransformConfig {
     public func makeTransform() throws -> any Transform { PitchTransform(semitones: semitones, tempo: tempo) }
 }
 
-final package class PitchTransform: Transform {
+final package class PitchTransform: Transform, TimelineChanging {
     package let semitones: Double
     package let tempo: Double
     package var shifter: PitchShifter?
@@ -52,6 +52,11 @@ final package class PitchTransform: Transform {
     package init(semitones: Double, tempo: Double) {
         self.semitones = semitones
         self.tempo = tempo
+    }
+
+    /// One stretch at `1 / tempo` (decision 0072); time kept as it is without a tempo.
+    package var timeMap: TimeMap {
+        tempo == 1 ? .identity : TimeMap(pieces: [.init(inputStart: 0, inputEnd: .infinity, outputStart: 0, scale: 1 / tempo)])
     }
 
     package func start(_ input: AudioFormat) throws -> AudioFormat {
