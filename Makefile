@@ -81,7 +81,8 @@ docs:
 	$(SEGNO_DBG) help stages --markdown > $(STAGE_PAGES)/README.md
 	@for s in $$($(SEGNO_DBG) help stages | awk 'NF == 0 { exit } { print $$1 }'); do \
 	  $(SEGNO_DBG) help stage $$s --markdown > $(STAGE_PAGES)/$$s.md || exit 1; done
-	@echo "make docs: $$(ls $(STAGE_PAGES) | wc -l) pages in $(STAGE_PAGES)"
+	$(SEGNO_DBG) help commands --markdown > docs/reference/commands.md
+	@echo "make docs: $$(ls $(STAGE_PAGES) | wc -l) pages in $(STAGE_PAGES), docs/reference/commands.md"
 
 build: deps
 	$(SWIFT) build

@@ -21,7 +21,7 @@ struct SegnoCommand: ParsableCommand {
         version: SegnoVersion.string,
         subcommands: [RunCommand.self, StatusCommand.self, RetryCommand.self, ReportCommand.self, ValidateCommand.self, StateCommand.self,
                       WaveformCommand.self, ConvertCommand.self, InfoCommand.self, DuplicatesCommand.self, FindCommand.self,
-                      OutputsCommand.self, RepairCommand.self, HelpStagesCommand.self, HelpStageCommand.self]
+                      OutputsCommand.self, RepairCommand.self, HelpStagesCommand.self, HelpStageCommand.self, HelpCommandsCommand.self]
     )
 }
 
@@ -105,9 +105,9 @@ enum Main {
         LoggingSystem.bootstrap { _ in LineLogHandler() }
         // From the raw argv, so a file name that is not UTF-8 keeps its bytes (`FileNameBytes`);
         // `CommandLine.arguments` replaces them with U+FFFD.
-        var args = HelpStageCommand.rewrite((1..<Int(CommandLine.argc)).map { i in
+        var args = HelpCommandsCommand.rewrite(HelpStageCommand.rewrite((1..<Int(CommandLine.argc)).map { i in
             CommandLine.unsafeArgv[i].flatMap { FileNameBytes.string(cString: $0) } ?? CommandLine.arguments[i]
-        })
+        }))
         // Only options before a `--` terminator; after it, "--force" could be a file name.
         let end = args.firstIndex(of: "--") ?? args.count
         // `--force waveform` is `--force=waveform` when the next word names a stage that can be
