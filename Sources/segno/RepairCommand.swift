@@ -29,6 +29,13 @@ struct RepairCommand: ParsableCommand {
 
     func run() throws {
         defer { ProcessContext.tools.shutdown() }
+        if let reference {
+            // Refused before any file is tried (a FIFO would wait for a writer), whatever the damaged files are.
+            do { try StreamRepair.refuseSpecialFile(reference) } catch {
+                printError("segno: \(error)")
+                throw Exit.failures
+            }
+        }
         var failed = 0
         for path in damaged {
             let name = (path as NSString).lastPathComponent
