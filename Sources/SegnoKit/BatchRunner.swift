@@ -288,6 +288,9 @@ public final class BatchRunner: Sendable {
         progress.plan(plan.work.map { ($0.file.relativePath, $0.prior?.duration) })
         options.observer?.workStarted(progress)
         let before = store.statementStats
+        // The output root is opened once: a root swapped for a link mid-run changes nothing.
+        let pin = options.dryRun ? nil : OutputRootPin(job.spec.outputRoot)
+        defer { pin?.release() }
         let (finished, timeUp) = runWork(plan.work, store: store, writer: writer, progress: progress, uploaders: uploaders,
                                          deadline: deadline, journal: journal,
                                          owners: OutputOwners(state: state, outputRoot: job.spec.outputRoot, pruned: Set(plan.prune)))
@@ -343,6 +346,9 @@ public final class BatchRunner: Sendable {
             if let deadline, Date() >= deadline { timeUp.withLock { $0 = true }; return true }
             return false
         }
+        // A recording's work runs to its end once started, but a search for frames in a damaged
+        // MP4 can last minutes: it stops with the run (the recording is left for the next one).
+        tools.helpers.stopLongWork(when: shouldStop)
         // Recordings a dead process had in hand run first, one at a time: if one of them kills
         // the process again, the journal names it alone (`CrashJournal`).
         let suspects = plan.filter { CrashJournal.isSuspect($0.prior) }

@@ -28,7 +28,7 @@ struct RunFlags: ParsableArguments {
     @Option(name: .customLong("force"), help: ArgumentHelp("Rerun every tap (--force) or one stage kind (--force=waveform).", valueName: "stage"))
     var force: String?
 
-    @Option(help: "Stop taking new work after this long (e.g. 50m, 1h30m); in-flight recordings finish.")
+    @Option(help: "Stop taking new work after this long (e.g. 50m, 1h30m); in-flight recordings finish, but a search for frames in a damaged MP4 stops and is left for the next run.")
     var maxTime: String?
 
     @Option(help: "Write the run summary as JSON to this file.")

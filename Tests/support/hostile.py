@@ -11,6 +11,15 @@ reader, made independently of segno (plain struct packing, zlib, mutagen, ffmpeg
     wide-comment.mp3    17 TXXX frames of 1,000,000 bytes each: 17 MB of text, more than a FLAC
                         metadata block holds (24-bit length)
     fine.mp3            a normal tagged MP3 (title "fine") with a real CHAP/CTOC table of contents
+
+  hostile.py bounds DIR VALUE_BYTES VALUES    files at segno's tag limits (the test passes them):
+    at-bytes.flac       TITLE of VALUE_BYTES bytes, ALBUM of VALUE_BYTES bytes of two-byte
+                        characters, ARTIST of VALUE_BYTES + 1 bytes
+    at-count.flac       VALUES distinct COMMENT values and no other comment
+    past-count.flac     VALUES + 1 of them
+    inflate-8m.mp3      one compressed TXXX frame, 8 MiB when inflated (TagLib 1.13 holds about 14
+                        bytes per inflated byte: ~112 MiB, within the reader's 192 MiB)
+    inflate-16m.mp3     the same, 16 MiB when inflated (~224 MiB: past it)
 """
 import struct, subprocess, sys, zlib
 
@@ -82,8 +91,30 @@ def make(d):
     f.save()
 
 
+def bounds(d, value_bytes, values):
+    from mutagen.flac import FLAC
+    audio = tone_mp3(f"{d}/tone.mp3")
+    def flac(name, comments):
+        subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-y", "-i", f"{d}/tone.mp3", "-map_metadata", "-1",
+                        "-fflags", "+bitexact", "-flags:a", "+bitexact", f"{d}/{name}"], check=True)
+        f = FLAC(f"{d}/{name}")
+        f.delete()
+        for k, v in comments.items():
+            f[k] = v
+        f.save()
+    flac("at-bytes.flac", {"TITLE": ["t" * value_bytes], "ALBUM": ["\u00e9" * (value_bytes // 2)], "ARTIST": ["a" * (value_bytes + 1)]})
+    flac("at-count.flac", {"COMMENT": [f"note {i}" for i in range(values)]})
+    flac("past-count.flac", {"COMMENT": [f"note {i}" for i in range(values + 1)]})
+    for name, size in [("inflate-8m.mp3", 8 << 20), ("inflate-16m.mp3", 16 << 20)]:
+        value = b"\x03inflated\0" + b"A" * size
+        packed = syncsafe(len(value)) + zlib.compress(value, 9)
+        open(f"{d}/{name}", "wb").write(tag([text(b"TIT2", "zframe"), frame(b"TXXX", packed, flags=b"\x00\x09")]) + audio)
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "make":
         make(sys.argv[2])
+    elif len(sys.argv) == 5 and sys.argv[1] == "bounds":
+        bounds(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     else:
         sys.exit(__doc__)

@@ -26,7 +26,19 @@ public final class DecodeHelperPool: Sendable {
         var started = 0
         /// The first helper's greeting, for `segno info --formats`.
         var greeting: String?
+        /// When true, a long search (`frameBoundaries`) stops: `--max-time` or a signal.
+        var stopLongWork: (@Sendable () -> Bool)?
     }
+
+    /// Lets `shouldStop` end a search for frames in a damaged MP4 (`frameBoundaries`), which can
+    /// take minutes on a large file, where a recording's ordinary work runs to its end. Called by
+    /// a run before its work starts, with its `--max-time` deadline and stop flag.
+    package func stopLongWork(when shouldStop: @escaping @Sendable () -> Bool) {
+        state.withLock { $0.stopLongWork = shouldStop }
+    }
+
+    /// The run's predicate for stopping long work, nil outside a run.
+    package var longWorkStop: (@Sendable () -> Bool)? { state.withLock { $0.stopLongWork } }
 
     /// Idle helpers kept at most; more are stopped when they come back.
     static package let maxIdle = 64

@@ -9,18 +9,23 @@ import Synchronization
 package final class OutputOwners: Sendable {
     /// Keys claimed in this run → the recording (relative path) that claimed them.
     private let claims = Mutex<[String: String]>([:])
-    /// The state as the run loaded it, and its outputs by key hash → recording index (made on
-    /// the first claim: a run with nothing to do never builds it).
+    /// The state as the run loaded it, and its outputs by key hash → the recordings listing an
+    /// output with that hash (made on the first claim: a run with nothing to do never builds it;
+    /// a list, so two keys sharing a hash cannot hide each other).
     private let state: StateIndex
     private let outputRoot: String
-    private let recorded = Mutex<[Int: Int32]?>(nil)
+    private let recorded = Mutex<[Int: [Int32]]?>(nil)
     /// Recordings whose outputs this run pruned before its work (theirs no longer).
     private let pruned: Set<String>
+    /// The hash the index is keyed by (`String.hashValue`; tests give a colliding one).
+    private let hash: @Sendable (String) -> Int
 
-    package init(state: StateIndex, outputRoot: String, pruned: Set<String> = []) {
+    package init(state: StateIndex, outputRoot: String, pruned: Set<String> = [],
+                 hash: @escaping @Sendable (String) -> Int = { $0.hashValue }) {
         self.state = state
         self.outputRoot = outputRoot
         self.pruned = pruned
+        self.hash = hash
     }
 
     /// The key of a stored output: absolute path for a tap's file (stored relative to the output
@@ -46,22 +51,29 @@ package final class OutputOwners: Sendable {
     /// The recording the state records `key` for, if any.
     private func recordedOwner(_ key: String) -> String? {
         guard !state.isEmpty else { return nil }
-        let index = recorded.withLock { r -> [Int: Int32] in
+        let index = recorded.withLock { r -> [Int: [Int32]] in
             if let r { return r }
-            var made: [Int: Int32] = [:]
-            for i in 0..<state.count where !pruned.contains(state.path(at: i)) {
-                for step in state.state(at: i).steps.values {
-                    for o in step.outputs { made[self.key(ofStored: o).hashValue] = Int32(i) }
-                }
+            var made: [Int: [Int32]] = [:]
+            state.forEachOutput { i, o in
+                let owner = Int32(i)
+                made[self.hash(self.key(ofStored: o)), default: []].appendUnlessLast(owner)
             }
             r = made
             return made
         }
-        guard let i = index[key.hashValue].map(Int.init) else { return nil }
-        let owner = state.state(at: i)
         // A hash is not proof: the recording must really list it.
-        return owner.steps.values.contains { $0.outputs.contains { self.key(ofStored: $0) == key } } ? owner.path : nil
+        for i in index[hash(key)] ?? [] {
+            let path = state.path(at: Int(i))
+            guard !pruned.contains(path) else { continue }
+            if state.state(at: Int(i)).steps.values.contains(where: { $0.outputs.contains { self.key(ofStored: $0) == key } }) { return path }
+        }
+        return nil
     }
+}
+
+extension Array where Element: Equatable {
+    /// Appends `e` unless it is already the last element (one recording listing a key twice).
+    fileprivate mutating func appendUnlessLast(_ e: Element) { if last != e { append(e) } }
 }
 
 /// An output or upload destination that another recording already has (`OutputOwners`): the

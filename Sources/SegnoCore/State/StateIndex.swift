@@ -303,6 +303,17 @@ public final class StateIndex: Sendable, Sequence, ExpressibleByDictionaryLitera
     }
 
     package func outputs(ofStep s: Int) -> [String] { StepState.outputs(of: outputText(steps[s])) }
+
+    /// Calls `body` with each recording's index and every output its steps list, in place (no
+    /// `RecordingState` is built). Called once per run by `OutputOwners`, on the first claim.
+    package func forEachOutput(_ body: (Int, String) -> Void) {
+        for i in records.indices {
+            let end = i + 1 < records.count ? Int(records[i + 1].firstStep) : steps.count
+            for s in Int(records[i].firstStep) ..< end {
+                for o in StepState.outputs(of: outputText(steps[s])) { body(i, o) }
+            }
+        }
+    }
     package func outputHash(ofStep s: Int) -> Data { outputHash(steps[s]) }
 
     /// True when recording `i` has a `fingerprint` row for this stage.

@@ -3,9 +3,9 @@ import Foundation
 
 /// SHA-256 of files, read in 1 MiB chunks (memory does not grow with the file).
 public enum FileHash {
-    /// The digest and size of the file at `path`.
+    /// The digest and size of the file at `path` (through its pinned output root, if any).
     public static func sha256(path: String) throws(AudioError) -> (digest: Data, size: Int64) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(OutputRootPin.physical(path), O_RDONLY | O_CLOEXEC)
         if fd < 0 { throw AudioError.system(path, "cannot read", errno: errno) }
         defer { close(fd) }
         return try sha256(fd: fd, path: path)

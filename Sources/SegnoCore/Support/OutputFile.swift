@@ -1,5 +1,6 @@
 import CLinux
 import Foundation
+import Synchronization
 
 /// A file written under a temporary name in its final folder, synced, then renamed into place,
 /// so a reader never sees half a file and a crash leaves nothing that looks finished.
@@ -32,7 +33,8 @@ public final class OutputFile {
         let token = String(UInt64.random(in: 0...UInt64.max), radix: 36)
         // Keep the temporary name within NAME_MAX for long final names.
         while base.utf8.count > 200 { base.removeFirst() }
-        tempPath = (dir as NSString).appendingPathComponent("\(Self.tempPrefix)\(Self.owner).\(token)-\(base)")
+        // Under a pinned output root, through the root's open folder (`OutputRootPin`).
+        tempPath = (OutputRootPin.physical(dir) as NSString).appendingPathComponent("\(Self.tempPrefix)\(Self.owner).\(token)-\(base)")
     }
 
     deinit { if !done { discard() } }
@@ -50,14 +52,14 @@ public final class OutputFile {
     /// Creates `dir` and its parents (mode 0755), with the failing folder and `errno` in the error.
     static package func makeFolders(_ dir: String, for path: String) throws(AudioError) {
         var st = stat()
-        if stat(dir, &st) == 0 {
+        if stat(OutputRootPin.physical(dir), &st) == 0 {
             if (st.st_mode & S_IFMT) == S_IFDIR { return }
             // A file stands where the folder should be: the environment's to fix, retried next run.
             throw AudioError.system(path, "cannot create folder \(AudioError.quoted(dir))", errno: ENOTDIR)
         }
         let parent = (dir as NSString).deletingLastPathComponent
         if !parent.isEmpty && parent != dir { try makeFolders(parent, for: path) }
-        if mkdir(dir, 0o755) != 0 && errno != EEXIST {
+        if mkdir(OutputRootPin.physical(dir), 0o755) != 0 && errno != EEXIST {
             throw AudioError.system(path, "cannot create folder \(AudioError.quoted(dir))", errno: errno)
         }
     }
@@ -76,7 +78,7 @@ public final class OutputFile {
 
     /// Copies `source` into the temporary file in 1 MiB pieces. Called before `commit()`.
     public func copy(from source: String) throws(AudioError) {
-        let inFd = open(source, O_RDONLY | O_CLOEXEC)
+        let inFd = open(OutputRootPin.physical(source), O_RDONLY | O_CLOEXEC)
         if inFd < 0 { throw AudioError.system(source, "cannot open", errno: errno) }
         defer { close(inFd) }
         let outFd = open(tempPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
@@ -118,7 +120,7 @@ public final class OutputFile {
             discard()
             throw AudioError.system(finalPath, "fsync failed", errno: syncErr)
         }
-        if rename(tempPath, finalPath) != 0 {
+        if rename(tempPath, OutputRootPin.physical(finalPath)) != 0 {
             let e = errno
             discard()
             if e == ENAMETOOLONG {
@@ -127,7 +129,7 @@ public final class OutputFile {
             throw AudioError.system(finalPath, "rename failed", errno: e)
         }
         done = true
-        Self.syncDirectory(of: finalPath)
+        Self.syncDirectory(of: OutputRootPin.physical(finalPath))
     }
 
     /// The extended attribute (`user.segno`, value "1") on every file segno writes, so a later run
@@ -140,7 +142,7 @@ public final class OutputFile {
     /// Called before replacing an existing file; follows no symbolic link.
     public static func isMarked(_ path: String) -> Bool {
         var value: UInt8 = 0
-        return FileNameBytes.withCPath(path) { lgetxattr($0, markAttribute, &value, 1) } == 1 && value == markValue[0]
+        return FileNameBytes.withCPath(OutputRootPin.physical(path)) { lgetxattr($0, markAttribute, &value, 1) } == 1 && value == markValue[0]
     }
 
     /// Where a one-off `segno convert` keeps the input it made a file from (the input's absolute
@@ -165,7 +167,7 @@ public final class OutputFile {
     /// True when something (a file, link or folder) stands at `path`.
     public static func exists(_ path: String) -> Bool {
         var st = stat()
-        return lstat(path, &st) == 0
+        return lstat(OutputRootPin.physical(path), &st) == 0
     }
 
     /// Writes a small file whole: temporary name, sync, rename. For waveform data, sidecars, reports.
@@ -202,4 +204,58 @@ public struct StandardOutputSink: Sendable {
     /// Writes `data` whole; throws when the reader went away.
     public let write: @Sendable (Data) throws -> Void
     public init(_ write: @escaping @Sendable (Data) throws -> Void) { self.write = write }
+}
+
+/// An output root held open for a run (issue 33): every file `OutputFile` writes below it, its
+/// folders, temporaries, renames and mark checks, goes through the folder opened when the run
+/// started (`/proc/<pid>/fd/<fd>/…`), so a root swapped for a symbolic link mid-run cannot
+/// redirect the writes. The root itself may be a link when the run starts (resolved once, then);
+/// folders below it are followed as they are. Paths shown to the user stay as the spec spells
+/// them. Decision 0070.
+public final class OutputRootPin: Sendable {
+    /// Pinned roots → (open folder, holders), for this process.
+    private static let pins = Mutex<[String: (fd: Int32, holders: Int)]>([:])
+    private let root: String
+
+    /// Opens `root` (creating it, mode 0755, if missing) and pins it until `release()`; nil when
+    /// it cannot be opened or /proc is not mounted (then writes go by path, as without a pin).
+    /// Called by a run before its first recording.
+    public init?(_ root: String) {
+        let root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
+        guard access("/proc/self/fd", X_OK) == 0 else { return nil }
+        do { try OutputFile.makeFolders(root, for: root) } catch { return nil }
+        self.root = root
+        let opened = Self.pins.withLock { pins -> Bool in
+            if let p = pins[root] { pins[root] = (p.fd, p.holders + 1); return true }
+            let fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            guard fd >= 0 else { return false }
+            pins[root] = (fd, 1)
+            return true
+        }
+        if !opened { return nil }
+    }
+
+    /// Ends this hold; the folder is closed when no run holds it. Called when the run's work ends.
+    public func release() {
+        Self.pins.withLock { pins in
+            guard let p = pins[root] else { return }
+            if p.holders > 1 { pins[root] = (p.fd, p.holders - 1) } else { close(p.fd); pins[root] = nil }
+        }
+    }
+
+    /// `path` as the kernel should open it: through its pinned root's open folder when one holds
+    /// it, else unchanged.
+    public static func physical(_ path: String) -> String {
+        pins.withLock { pins in
+            if pins.isEmpty { return path }
+            // Byte by byte: a root is a prefix of its files' paths as spelt, not as read.
+            let bytes = path.utf8
+            for (root, p) in pins where bytes.starts(with: root.utf8) {
+                let rest = bytes.dropFirst(root.utf8.count)
+                guard rest.isEmpty || rest.first == UInt8(ascii: "/") else { continue }
+                return "/proc/\(getpid())/fd/\(p.fd)" + String(decoding: rest, as: UTF8.self)
+            }
+            return path
+        }
+    }
 }

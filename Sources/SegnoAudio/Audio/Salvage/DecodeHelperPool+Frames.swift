@@ -1,5 +1,6 @@
 import Foundation
 import SegnoCore
+import Synchronization
 
 /// Frame boundaries of a raw AAC or ALAC stream, found by trial decoding in the `segno-decode`
 /// helper (libavcodec lives there, never in segno's process): what rebuilds a lost MP4 index.
@@ -28,7 +29,9 @@ extension DecodeHelperPool {
     /// The frames of the `length` bytes at `offset` in `path`, decoded as `codec` (1 AAC, 2 ALAC)
     /// with `extradata` (AudioSpecificConfig, or ALAC's 36-byte `alac` box) at `rate` Hz and
     /// `channels`. Memory: 8 bytes per frame. Throws `FrameScanError` when the helper is missing,
-    /// refuses the configuration or dies. Called by `MP4Repair`, once per configuration tried.
+    /// refuses the configuration or dies, and `Interrupted` when the run's `stopLongWork`
+    /// predicate turns true (checked every 100 ms; the helper is killed). Called by `MP4Repair`,
+    /// once per configuration tried.
     package func frameBoundaries(path: String, codec: UInt32, rate: Int, channels: Int, offset: Int64, length: Int64,
                          extradata: [UInt8]) throws -> FrameScanResult {
         var payload = [UInt8]()
@@ -40,6 +43,8 @@ extension DecodeHelperPool {
         do { helper = try take().helper } catch { throw FrameScanError(description: "the segno-decode helper is needed to find frames: \(error)") }
         var result = FrameScanResult()
         var returned = false
+        let watch = longWorkStop.map { HelperWatch(helper.child.pid, stopWhen: $0) }
+        defer { watch?.finish() }
         do {
             try helper.send(.boundaries, payload)
             while true {
@@ -74,10 +79,41 @@ extension DecodeHelperPool {
             }
         } catch let e as FrameScanError {
             if !returned { helper.kill() }
+            if watch?.fired == true { throw Interrupted() }
             throw e
         } catch {
             helper.kill()
+            if watch?.fired == true { throw Interrupted() }
             throw FrameScanError(description: "\(error)")
         }
     }
+}
+
+/// Kills a helper (SIGKILL; its owner reaps it) once `stopWhen` turns true, looked at every
+/// 100 ms on a thread of its own until `finish()`. One per search for frames in a run.
+private final class HelperWatch: Sendable {
+    private let state = Mutex((finished: false, fired: false))
+
+    init(_ pid: pid_t, stopWhen: @escaping @Sendable () -> Bool) {
+        Thread.detachNewThread { [self] in
+            while true {
+                let go = state.withLock { s -> Bool? in
+                    if s.finished { return false }
+                    if stopWhen() { s.fired = true; return true }
+                    return nil
+                }
+                if let go {
+                    if go { Foundation.kill(pid, SIGKILL) }
+                    return
+                }
+                usleep(100_000)
+            }
+        }
+    }
+
+    /// True when the helper was killed because the run is stopping.
+    var fired: Bool { state.withLock { $0.fired } }
+
+    /// Ends the watch. Called when the search ends, however it ends.
+    func finish() { state.withLock { $0.finished = true } }
 }

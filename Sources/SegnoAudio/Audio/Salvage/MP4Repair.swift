@@ -137,17 +137,21 @@ public enum MP4Repair {
                 throw RepairError.damaged(input, e.description)
             }
         }
+        // A guess on the first 256 KiB: nil when it does not decode; a stop (--max-time) ends the search.
+        func probe(_ t: MP4Template) throws -> FrameScanResult? {
+            do { return try scan(t, min(length, 256 * 1024)) } catch let e as Interrupted { throw e } catch { return nil }
+        }
         if let reference {
             let t = try MP4Template.from(reference: reference)
             let found = try scan(t, length)
             var chosen = t
-            if t.codec == .aac { chosen.warnings = referenceMismatch(t, found: found, probe: { try? scan($0, min(length, 256 * 1024)) }) }
+            if t.codec == .aac { chosen.warnings = try referenceMismatch(t, found: found, probe: probe) }
             guard found.count > 0 else {
                 throw RepairError.damaged(input, "no frame decodes with the settings of \(t.origin)" + chosen.warnings.map { "; " + $0 }.joined())
             }
             return (chosen, found)
         }
-        guard var (t, _) = bestGuess(probe: { try? scan($0, min(length, 256 * 1024)) }) else {
+        guard var (t, _) = try bestGuess(probe: probe) else {
             throw RepairError.damaged(input, "no frame decodes as AAC-LC at any rate, mono or stereo; give a healthy recording from the same recorder with --reference")
         }
         let found = try scan(t, length)
@@ -169,12 +173,12 @@ public enum MP4Repair {
 
     /// The guess (one rate per family, mono and stereo) whose frames cover the most of the first
     /// 256 KiB, the first on a tie; nil when none decodes two frames.
-    static package func bestGuess(probe: (MP4Template) -> FrameScanResult?) -> (MP4Template, Int64)? {
+    static package func bestGuess(probe: (MP4Template) throws -> FrameScanResult?) rethrows -> (MP4Template, Int64)? {
         var best: (MP4Template, Int64)?
         for family in AACRateChoice.families {
             for channels in [1, 2] {
                 let t = MP4Template.aacGuess(rate: family[0], channels: channels)
-                guard let found = probe(t), found.count >= 2 else { continue }
+                guard let found = try probe(t), found.count >= 2 else { continue }
                 if best == nil || found.covered > best!.1 { best = (t, found.covered) }
             }
         }
@@ -183,10 +187,10 @@ public enum MP4Repair {
 
     /// Warnings when the stream does not match the reference's settings: another channel count
     /// or rate family decodes more of it, or its bitrate names another rate of the family.
-    static package func referenceMismatch(_ t: MP4Template, found: FrameScanResult, probe: (MP4Template) -> FrameScanResult?) -> [String] {
+    static package func referenceMismatch(_ t: MP4Template, found: FrameScanResult, probe: (MP4Template) throws -> FrameScanResult?) rethrows -> [String] {
         var out: [String] = []
         let layout = { (c: Int) in c == 1 ? "mono" : c == 2 ? "stereo" : "\(c) channels" }
-        if let (g, covered) = bestGuess(probe: probe), let mine = probe(MP4Template.aacGuess(rate: AACRateChoice.family(of: t.rate)[0], channels: t.channels)),
+        if let (g, covered) = try bestGuess(probe: probe), let mine = try probe(MP4Template.aacGuess(rate: AACRateChoice.family(of: t.rate)[0], channels: t.channels)),
            covered > mine.covered + mine.covered / 10 {
             let family = AACRateChoice.family(of: g.rate).map(String.init).joined(separator: "/")
             if g.channels != t.channels {

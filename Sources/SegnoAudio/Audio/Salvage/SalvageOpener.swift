@@ -19,7 +19,9 @@ package enum SalvageOpener {
             guard let layout = MP4Repair.layout(path: path), !layout.hasIndex else { return nil }
             let scratch = NSTemporaryDirectory() + "/segno-repair-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).m4a"
             let outcome: MP4Repair.Outcome
-            do { outcome = try MP4Repair.repair(input: path, reference: reference, output: scratch, helpers: helpers ?? DecodeHelperPool(executable: nil)) } catch {
+            do { outcome = try MP4Repair.repair(input: path, reference: reference, output: scratch, helpers: helpers ?? DecodeHelperPool(executable: nil)) } catch let e as Interrupted {
+                throw e
+            } catch {
                 throw AudioError.decodeFailed(path: path, detail: "damaged MP4 without its index (moov), and it could not be rebuilt: \(error)")
             }
             var report = SalvageReport(method: "index rebuilt from \(outcome.origin)")
