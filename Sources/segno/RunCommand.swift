@@ -116,6 +116,7 @@ func runJob(spec path: String, flags: RunFlags, retryOnly: Bool, watchRescan: Do
         printError("segno: \(error)")
         throw Exit.usage
     }
+    try refuseMissingParts(spec)
     if let f = flags.force, f != "all", !f.isEmpty {
         // Taps, uploads and prune can be forced; a transform reruns through the taps after it.
         let kinds = StageRegistry.tapKinds.union(["upload", "prune"])

@@ -21,6 +21,7 @@ struct ValidateCommand: ParsableCommand {
                 printError("segno: \(spec): \(problem)")
                 throw Exit.usage
             }
+            try refuseMissingParts(s)
             printOut(PlanPrinter.describe(s))
             // Warnings do not fail validation (exit 0): the spec runs, it may just not do what was meant.
             for w in PlanPrinter.warnings(s) { printError(w) }
@@ -31,4 +32,13 @@ struct ValidateCommand: ParsableCommand {
             throw Exit.usage
         }
     }
+}
+
+/// Refuses a spec that names an engine, model or helper this machine does not have (exit 2,
+/// one line each), before any work: `validate` and `run` alike (decision 0066).
+func refuseMissingParts(_ spec: JobSpec) throws {
+    let missing = spec.missingParts()
+    guard !missing.isEmpty else { return }
+    for line in missing { printError("segno: " + AudioError.quoted(line)) }
+    throw Exit.usage
 }

@@ -43,20 +43,20 @@ import Testing
     @Test func aKnownFailureIsRetriedWhenTheSpecChanges() throws {
         let dir = try TempDir()
         try FileManager.default.createDirectory(atPath: dir["in"], withIntermediateDirectories: true)
-        try Audio.writeSine(to: dir["in/m.wav"], rate: 44100, frames: 8000)
-        // Opus cannot be written at 44.1 kHz: the recording fails…
-        let bad = try spec(dir, ["encode: { path: \"{stem}.opus\" }"])
+        try Audio.writeSine(to: dir["in/m.wav"], rate: 96000, frames: 16000)
+        // MP3 cannot be written at 96 kHz: the recording fails (Opus would be resampled, decision 0065)…
+        let bad = try spec(dir, ["encode: { path: \"{stem}.mp3\" }"])
         #expect(try CLI.run(try CLI.segnoPath(), ["run", bad]).status == 1)
         // …and an unchanged spec does not try again (a known failure)…
         let same = try CLI.run(try CLI.segnoPath(), ["run", bad])
         #expect(same.status == 0)
         #expect(same.stdout.contains("1 known failures"), "\(same.stdout)")
         // …but the fixed spec does, without `segno retry`.
-        let good = try spec(dir, ["resample: 48000", "encode: { path: \"{stem}.opus\" }"])
+        let good = try spec(dir, ["resample: 48000", "encode: { path: \"{stem}.mp3\" }"])
         let r = try CLI.run(try CLI.segnoPath(), ["run", good])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("1 done"), "\(r.stdout)")
-        #expect(FileManager.default.fileExists(atPath: dir["out/m.opus"]))
+        #expect(FileManager.default.fileExists(atPath: dir["out/m.mp3"]))
     }
 
     @Test func eightBitOutputRoundsAtEightBits() throws {

@@ -102,7 +102,7 @@ public enum SpecLoader {
         let stageList = try o["stages"]!.list()
         if stageList.isEmpty { throw o["stages"]!.error("no stages: add at least one tap such as encode or waveform") }
         var placed: [JobSpec.Placed] = []
-        var parseContext = StageParseContext()
+        var parseContext = StageParseContext(baseDirectory: baseDirectory)
         // Every stage is checked, and all their errors are reported at once (each with its line).
         var stageErrors: [SpecError] = []
         for item in stageList {

@@ -8,8 +8,14 @@ public struct StageParseContext: Sendable {
     public var knownRate: Int?
     /// Names of taps so far.
     public var taps: [String] = []
+    /// The spec file's folder, which relative paths in options (a model folder) are taken from;
+    /// nil when the spec has no file (tests, `convert`).
+    public var baseDirectory: String?
 
-    public init(knownRate: Int? = nil) { self.knownRate = knownRate }
+    public init(knownRate: Int? = nil, baseDirectory: String? = nil) {
+        self.knownRate = knownRate
+        self.baseDirectory = baseDirectory
+    }
 
     mutating package func note(_ config: any StageConfig, at value: SpecValue) {
         if let rate = config.fixedRate { knownRate = rate }

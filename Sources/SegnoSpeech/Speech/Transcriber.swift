@@ -39,7 +39,7 @@ public struct Transcript: Sendable, Equatable {
     public struct Segment: Sendable, Equatable {
         public var start: Double, end: Double
         public var text: String
-        /// exp(average log-probability of its tokens), 0…1.
+        /// The geometric mean of its words' probabilities, 0…1 (`segmentConfidence`).
         public var confidence: Double
         public var words: [Word]
     }
@@ -54,15 +54,26 @@ public struct Transcript: Sendable, Equatable {
               o["protocol"] as? Int == 1, let segs = o["segments"] as? [[String: Any]] else { return nil }
         func d(_ v: Any?) -> Double { (v as? NSNumber)?.doubleValue ?? 0 }
         let segments = segs.map { s in
-            Segment(start: d(s["start"]), end: d(s["end"]), text: s["text"] as? String ?? "",
-                    confidence: min(1, exp(d(s["avg_logprob"]))),
-                    words: (s["words"] as? [[String: Any]] ?? []).map {
-                        Word(start: d($0["start"]), end: d($0["end"]), text: ($0["word"] as? String ?? "").trimmingCharacters(in: .whitespaces),
-                             confidence: d($0["probability"]))
-                    })
+            let words = (s["words"] as? [[String: Any]] ?? []).map {
+                Word(start: d($0["start"]), end: d($0["end"]), text: ($0["word"] as? String ?? "").trimmingCharacters(in: .whitespaces),
+                     confidence: d($0["probability"]))
+            }
+            return Segment(start: d(s["start"]), end: d(s["end"]), text: s["text"] as? String ?? "",
+                           confidence: segmentConfidence(words: words, windowLogProb: d(s["avg_logprob"])), words: words)
         }
         return Transcript(language: o["language"] as? String ?? "", languageConfidence: d(o["language_probability"]),
                           duration: d(o["duration"]), segments: segments)
+    }
+
+    /// A segment's own confidence: the geometric mean of its words' probabilities (each the mean
+    /// probability of the word's tokens in faster-whisper's alignment), so a doubtful phrase scores
+    /// lower than a clear one decoded in the same window. faster-whisper's `avg_logprob` belongs
+    /// to the whole 30 s window every segment of it shares; it is the fallback for a segment
+    /// without words (decision 0067).
+    static package func segmentConfidence(words: [Word], windowLogProb: Double) -> Double {
+        guard !words.isEmpty else { return min(1, exp(windowLogProb)) }
+        let meanLog = words.reduce(0.0) { $0 + log(max($1.confidence, 1e-6)) } / Double(words.count)
+        return min(1, exp(meanLog))
     }
 
     /// `HH:MM:SS.mmm` (WebVTT) or `HH:MM:SS,mmm` (SRT).

@@ -14,6 +14,9 @@ public struct TranscribeConfig: TapConfig, SourceObservingStage {
     public let pathTemplate: PathTemplate
     public let formats: [Format]
     public let model: String
+    /// What the helper is given: a known model's name, or the folder `model` names, made absolute
+    /// against the spec's folder (decision 0066).
+    package let modelFolder: String
     public let language: String
     public let observesSource: Bool
     package let locator: SpeechLocator
@@ -27,10 +30,12 @@ public struct TranscribeConfig: TapConfig, SourceObservingStage {
     }
 
     public init(path: PathTemplate, formats: [Format] = Format.allCases, model: String = TranscribeModels.standard,
-                language: String = "auto", observesSource: Bool = false, locator: SpeechLocator = .standard) {
+                language: String = "auto", observesSource: Bool = false, locator: SpeechLocator = .standard,
+                baseDirectory: String? = nil) {
         self.pathTemplate = path
         self.formats = formats
         self.model = model
+        self.modelFolder = TranscribeModels.folder(of: model, base: baseDirectory)
         self.language = language
         self.observesSource = observesSource
         self.locator = locator
@@ -97,7 +102,7 @@ final package class TranscribeTap: Tap, TimelineUsing {
     package func start(_ format: AudioFormat) throws {
         _ = try resampler.start(AudioFormat(sampleRate: format.sampleRate, channels: 1))
         mono = AudioBlock(channels: 1, capacity: 4096)
-        helper = try naming { try config.helpers.take(model: config.model, language: config.language, locator: config.locator) }
+        helper = try naming { try config.helpers.take(model: config.modelFolder, language: config.language, locator: config.locator) }
     }
 
     package func observe(_ block: AudioBlock) throws {
@@ -188,7 +193,7 @@ extension TranscribeConfig {
             }
         }
         return TranscribeConfig(path: path, formats: formats, model: model,
-                                language: language, observesSource: fromSource)
+                                language: language, observesSource: fromSource, baseDirectory: c.baseDirectory)
     }
 }
 

@@ -37,6 +37,8 @@ public enum MP4Repair {
         public var tailSeconds: Double
         /// Why the search for frames ended early (its budget spent on junk), or nil.
         public var stopped: String? = nil
+        /// What the user should check: a rate that is a guess, a reference that does not match.
+        public var warnings: [String] = []
 
         /// "memo.m4a: 41:07.200 of audio recovered (99.9 % of mdat), index rebuilt from reference iphone.m4a; last 0.021 s unreadable"
         public func summary(input: String) -> String {
@@ -116,12 +118,14 @@ public enum MP4Repair {
                        bytesRecovered: scan.covered, bytesInData: layout.dataEnd - layout.dataStart, tailBytes: tail,
                        skippedBytes: scan.skipped - max(0, tail), origin: template.origin,
                        tailSeconds: Double(tail) / average * Double(template.frameTicks) / Double(template.timescale),
-                       stopped: scan.stoppedBecause.hasPrefix("trial decoding stopped") ? scan.stoppedBecause : nil)
+                       stopped: scan.stoppedBecause.hasPrefix("trial decoding stopped") ? scan.stoppedBecause : nil,
+                       warnings: template.warnings)
     }
 
     /// The template that decodes the stream and the frames it finds. With a reference, its
-    /// settings; without, each AAC-LC guess on the first 256 KiB, the one covering most bytes
-    /// (the first on a tie) on the whole.
+    /// settings (and warnings where the stream does not match them); without, one AAC-LC guess
+    /// per rate family on the first 256 KiB, the one covering most bytes (the first on a tie) on
+    /// the whole, and the rate inside the family its bitrate names (`AACRateChoice`).
     static package func findFrames(input: String, layout: Layout, reference: String?,
                            helpers: DecodeHelperPool) throws -> (MP4Template, FrameScanResult) {
         let length = layout.dataEnd - layout.dataStart
@@ -133,25 +137,77 @@ public enum MP4Repair {
                 throw RepairError.damaged(input, e.description)
             }
         }
+        // A guess on the first 256 KiB: nil when it does not decode; a stop (--max-time) ends the search.
+        func probe(_ t: MP4Template) throws -> FrameScanResult? {
+            do { return try scan(t, min(length, 256 * 1024)) } catch let e as Interrupted { throw e } catch { return nil }
+        }
         if let reference {
             let t = try MP4Template.from(reference: reference)
             let found = try scan(t, length)
-            guard found.count > 0 else { throw RepairError.damaged(input, "no frame decodes with the settings of \(t.origin)") }
-            return (t, found)
+            var chosen = t
+            if t.codec == .aac { chosen.warnings = try referenceMismatch(t, found: found, probe: probe) }
+            guard found.count > 0 else {
+                throw RepairError.damaged(input, "no frame decodes with the settings of \(t.origin)" + chosen.warnings.map { "; " + $0 }.joined())
+            }
+            return (chosen, found)
         }
+        guard var (t, _) = try bestGuess(probe: probe) else {
+            throw RepairError.damaged(input, "no frame decodes as AAC-LC at any rate, mono or stereo; give a healthy recording from the same recorder with --reference")
+        }
+        let found = try scan(t, length)
+        let family = AACRateChoice.family(of: t.rate)
+        let perFrame = found.count > 0 ? Double(found.covered) / Double(found.count) : 0
+        let familyText = family.map { String(format: "%g", Double($0) / 1000) }.joined(separator: "/") + " kHz"
+        if let choice = AACRateChoice.rate(in: family, bytesPerFrame: perFrame) {
+            if choice.rate != t.rate { t = MP4Template.aacGuess(rate: choice.rate, channels: t.channels) }
+            t.origin += "; the frames decode as \(familyText) AAC, and \(choice.why)"
+        } else if family.count > 1 {
+            t.origin += "; the frames decode as \(familyText) AAC, which decode alike, so the rate is a guess: --reference settles it"
+            t.warnings.append("\(t.rate) Hz is a guess: \(familyText) decode alike and the frames' bitrate does not tell; the audio plays " +
+                              "too fast or too slow if it is wrong (give a healthy recording from the same recorder with --reference)")
+        } else {
+            t.origin += "; the frames decode as \(familyText) AAC only"
+        }
+        return (t, found)
+    }
+
+    /// The guess (one rate per family, mono and stereo) whose frames cover the most of the first
+    /// 256 KiB, the first on a tie; nil when none decodes two frames.
+    static package func bestGuess(probe: (MP4Template) throws -> FrameScanResult?) rethrows -> (MP4Template, Int64)? {
         var best: (MP4Template, Int64)?
-        for g in MP4Template.aacGuesses {
-            let t = MP4Template.aacGuess(rate: g.rate, channels: g.channels)
-            let probe: FrameScanResult
-            do { probe = try scan(t, min(length, 256 * 1024)) } catch let e as Interrupted { throw e } catch { continue }
-            guard probe.count >= 2 else { continue }
-            if best == nil || probe.covered > best!.1 { best = (t, probe.covered) }
+        for family in AACRateChoice.families {
+            for channels in [1, 2] {
+                let t = MP4Template.aacGuess(rate: family[0], channels: channels)
+                guard let found = try probe(t), found.count >= 2 else { continue }
+                if best == nil || found.covered > best!.1 { best = (t, found.covered) }
+            }
         }
-        guard var (t, _) = best else {
-            throw RepairError.damaged(input, "no frame decodes as AAC-LC at 44.1 or 48 kHz, mono or stereo; give a healthy recording from the same recorder with --reference")
+        return best
+    }
+
+    /// Warnings when the stream does not match the reference's settings: another channel count
+    /// or rate family decodes more of it, or its bitrate names another rate of the family.
+    static package func referenceMismatch(_ t: MP4Template, found: FrameScanResult, probe: (MP4Template) throws -> FrameScanResult?) rethrows -> [String] {
+        var out: [String] = []
+        let layout = { (c: Int) in c == 1 ? "mono" : c == 2 ? "stereo" : "\(c) channels" }
+        if let (g, covered) = try bestGuess(probe: probe), let mine = try probe(MP4Template.aacGuess(rate: AACRateChoice.family(of: t.rate)[0], channels: t.channels)),
+           covered > mine.covered + mine.covered / 10 {
+            let family = AACRateChoice.family(of: g.rate).map(String.init).joined(separator: "/")
+            if g.channels != t.channels {
+                out.append("the reference is \(layout(t.channels)), but the stream's frames decode as \(layout(g.channels)); it may be from another recorder or setting")
+            }
+            if AACRateChoice.family(of: g.rate) != AACRateChoice.family(of: t.rate) {
+                out.append("the reference is \(t.rate) Hz, but the stream's frames decode as \(family) Hz AAC; it may be from another recorder or setting")
+            }
         }
-        if t.rate == 48000 || t.rate == 44100 { t.origin += "; 44.1 and 48 kHz decode alike, so the rate is a guess: --reference settles it" }
-        return (t, try scan(t, length))
+        if out.isEmpty, found.count > 0 {
+            let perFrame = Double(found.covered) / Double(found.count) * 1024 / Double(t.frameTicks)
+            let family = AACRateChoice.family(of: t.rate)
+            if let choice = AACRateChoice.rate(in: family, bytesPerFrame: perFrame), choice.rate != t.rate {
+                out.append("the reference is \(t.rate) Hz, but \(choice.why): the repaired file plays too \(choice.rate < t.rate ? "fast" : "slow") if the stream was made at \(choice.rate) Hz")
+            }
+        }
+        return out
     }
 
     /// Writes ftyp, moov and mdat (the frames' span copied as it is) through a temporary name.

@@ -3,7 +3,7 @@ import SegnoCore
 
 /// What rebuilds a lost MP4 index besides the audio itself: the codec's configuration, the media
 /// timescale, the frames' duration and the encoder's priming — taken from a healthy recording of
-/// the same recorder (`from(reference:)`), or a guess (`aacGuesses`). Made once per repair.
+/// the same recorder (`from(reference:)`), or a guess (`AACRateChoice`). Made once per repair.
 package struct MP4Template {
     package enum Codec: UInt32 {
         case aac = 1
@@ -27,6 +27,9 @@ package struct MP4Template {
     package var ftyp: [UInt8]?
     /// For people: "reference iphone.m4a", "AAC-LC 48000 Hz mono (guessed)".
     package var origin: String
+    /// What the user should check about these settings (a rate guessed, a reference that does
+    /// not match the stream), one line each.
+    package var warnings: [String] = []
 
     /// Reads `path`'s index: its one audio track's sample description, timescale, frame
     /// duration and edit. Throws `RepairError.reference` naming what is missing.
@@ -77,10 +80,6 @@ package struct MP4Template {
         throw RepairError.reference(path, "has no AAC or ALAC audio track segno can read")
     }
 
-    /// What is tried without a reference: AAC-LC at 48 and 44.1 kHz, mono and stereo (phones'
-    /// voice memos first). The two rates decode alike (they share AAC's band tables), so the rate
-    /// is a guess the output says.
-    static package let aacGuesses: [(rate: Int, channels: Int)] = [(48000, 1), (44100, 1), (48000, 2), (44100, 2)]
 
     /// An AAC-LC template built for `rate` and `channels`, without an edit list.
     static package func aacGuess(rate: Int, channels: Int) -> MP4Template {

@@ -33,7 +33,7 @@ package enum SalvageOpener {
                     report.add(at: inner.info.frames, frames: Int(outcome.tailSeconds * Double(rate)), filled: false, cause: .cutFrame,
                                "the last \(outcome.tailBytes) bytes of mdat do not decode")
                 }
-                return RebuiltDecoder(inner, scratch: scratch, report: report)
+                return RebuiltDecoder(inner, scratch: scratch, report: report, warnings: outcome.warnings)
             } catch {
                 unlink(scratch)
                 throw error
@@ -129,15 +129,18 @@ final package class RebuiltDecoder: AudioDecoder {
     package let inner: any AudioDecoder
     package let scratch: String
     private var report: SalvageReport
+    /// What the rebuild wants the user to check (a guessed rate, a reference that does not match).
+    private let warnings: [String]
 
-    package init(_ inner: any AudioDecoder, scratch: String, report: SalvageReport) {
+    package init(_ inner: any AudioDecoder, scratch: String, report: SalvageReport, warnings: [String] = []) {
         self.inner = inner
         self.scratch = scratch
         self.report = report
+        self.warnings = warnings
     }
 
     package var info: SourceInfo { inner.info }
-    package var notes: [String] { inner.notes }
+    package var notes: [String] { warnings + inner.notes }
     /// Its own report, with what the inner decoder salvaged after it.
     package var salvage: SalvageReport? {
         guard let more = inner.salvage else { return report.ifSalvaged }

@@ -40,17 +40,23 @@ public enum StreamRepair {
     public static func repair(input: String, output: String, overwrite: Bool = false) throws -> Outcome? {
         try refuseSpecialFile(input)
         let kind = ContentSniffer.sniff(path: input)
-        guard kind == .adts || kind == .mp3 || kind == .ogg else { return nil }
+        let pcm: [ContentSniffer.Kind] = [.wav, .rf64, .aiff, .caf]
+        guard kind == .adts || kind == .mp3 || kind == .ogg || kind == .flac || pcm.contains(kind) else { return nil }
         let output = URL(fileURLWithPath: output).standardizedFileURL.path
         if OutputFile.sameFile(input, output) { throw RepairError.output(output, "is the damaged file itself; segno never writes over it") }
         if OutputFile.exists(output), !overwrite, !OutputFile.isMarked(output) {
             throw RepairError.output(output, "exists and segno did not write it; choose another name (or --overwrite)")
         }
+        if kind == .flac { return try FLACRepair.repair(input: input, output: output) }
+        if pcm.contains(kind) {
+            guard let layout = PCMLayout.read(path: input) else {
+                throw RepairError.damaged(input, "is \(kind.rawValue) without PCM audio, or its header cannot be read up to the samples; repair rewrites the sizes of PCM (and μ-law/A-law) files only")
+            }
+            return try repairPCM(input: input, output: output, layout: layout)
+        }
         if kind == .ogg { return try repairOgg(input: input, output: output) }
         if kind == .mp3 {
-            guard let bad = FrameScan.mp3TagPastEnd(path: input) else {
-                throw RepairError.damaged(input, "its MPEG frames need no repair to be read (segno convert --salvage reads past junk in them)")
-            }
+            guard let bad = FrameScan.mp3TagPastEnd(path: input) else { return try repairMP3(input: input, output: output) }
             let size = fileSize(input)
             try write(output) { out in
                 guard let h = FileHandle(forReadingAtPath: input) else { throw AudioError.unreadable(path: input, reason: "cannot open") }
@@ -204,7 +210,7 @@ public enum StreamRepair {
 
     /// Writes `output` through a temporary name (marked as segno's), committed when `body`
     /// returns; `body` appends its bytes in pieces through the `Appender` it is given.
-    private static func write(_ output: String, _ body: (Appender) throws -> Void) throws {
+    static package func write(_ output: String, _ body: (Appender) throws -> Void) throws {
         do {
             let out = try OutputFile(finalPath: output)
             try out.write([UInt8]())   // created empty

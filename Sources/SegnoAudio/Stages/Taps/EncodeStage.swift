@@ -1,3 +1,4 @@
+import CSoxr
 import Foundation
 import SegnoCore
 import SegnoDSP
@@ -98,7 +99,20 @@ final package class EncodeTap: Tap {
         self.bitrate = bitrate
     }
 
-    package func start(_ format: AudioFormat) throws {
+    /// Opus at a rate it cannot code (22.05 kHz): the stream is resampled to 48 kHz inside the tap,
+    /// as `convert`, opusenc and ffmpeg do, and said in a note (decision 0065).
+    private var opusResampler: (any Transform)?
+    private var resampled = AudioBlock(channels: 1)
+
+    package func start(_ stream: AudioFormat) throws {
+        var format = stream
+        if self.format == .opus, let rates = OutputFormat.opus.allowedRates, !rates.contains(stream.sampleRate) {
+            let r = SoxrResampleTransform(rate: Self.opusRate, recipe: UInt(SOXR_VHQ))
+            format = try r.start(stream)
+            opusResampler = r
+            resampled = AudioBlock(channels: stream.channels)
+            notes.append("encode: Opus is coded at \(Self.opusRate) Hz; resampled from \(stream.sampleRate) Hz for \(AudioError.quoted(path)) (a resample stage before encode to 8000, 12000, 16000, 24000 or 48000 Hz chooses another)")
+        }
         let plan: TagPlan? = tags.isEmpty ? nil : tags.retimed(to: format.sampleRate)
         if self.format.needsFFmpeg {
             // Looked up per recording (a few `stat` calls), so installing ffmpeg helps the next run.
@@ -110,10 +124,30 @@ final package class EncodeTap: Tap {
         }
     }
 
-    package func observe(_ block: AudioBlock) throws { try encoder?.write(block) }
+    /// The rate Opus gets when the stream's rate is not one it codes.
+    package static let opusRate = 48000
+
+    package func observe(_ block: AudioBlock) throws {
+        guard let r = opusResampler else { try encoder?.write(block); return }
+        resampled.reset(channels: block.channels, capacity: block.frames)
+        resampled.samples.withUnsafeMutableBufferPointer { to in
+            block.samples.withUnsafeBufferPointer { from in
+                _ = to.update(fromContentsOf: from[0..<(block.frames * block.channels)])
+            }
+        }
+        resampled.frames = block.frames
+        try r.process(&resampled)
+        if resampled.frames > 0 { try encoder?.write(resampled) }
+    }
 
     package func finish() throws -> [ProducedFile] {
         guard let e = encoder else { throw AudioError.encodeFailed(path: path, detail: "encoder never started") }
+        if let r = opusResampler {
+            var tail = AudioBlock(channels: resampled.channels)
+            try r.finish(&tail)
+            if tail.frames > 0 { try e.write(tail) }
+            opusResampler = nil
+        }
         try e.finish()
         encoder = nil
         return [ProducedFile(stage: "encode", path: path)]
