@@ -204,5 +204,5 @@ extension MetadataConfig {
             .init("levels", .wholeNumber, default: String(WaveformLevels.defaultCount), .within(levelsRange),
                   help: "Amplitudes in [0, 1] (peak per equal stretch) with their base64 form; 0 for none."),
         ],
-        example: "metadata: { path: \"{dir}/{stem}.meta.json\", levels: 100 }", capabilities: [.writesSidecars])
+        example: "metadata: { path: \"{dir}/{stem}.meta.json\", levels: 100 }", capabilities: [.writesSidecars, .describesRecording])
 }
