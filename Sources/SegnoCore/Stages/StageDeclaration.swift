@@ -181,8 +181,11 @@ extension StageDeclaration {
         public static let describesRecording = Capabilities(rawValue: 1 << 11)
         /// Its `.json` output is audiowaveform peak data the report draws.
         public static let drawnInReport = Capabilities(rawValue: 1 << 12)
-        /// Its step's values named by `StageDeclaration.measures` are shown in the report.
+        /// Its step's values named by `StageDeclaration.measures` are shown in the report, and
+        /// offered to the taps after it (`ProducedFile.measures`).
         public static let reportsMeasures = Capabilities(rawValue: 1 << 13)
+        /// Writes the measures of the taps before it into its own output (`GatheringTap`).
+        public static let gathersMeasures = Capabilities(rawValue: 1 << 14)
 
         /// Each capability with the line the help and reference pages print for it, in order.
         public static let described: [(Capabilities, String)] = [
@@ -199,7 +202,8 @@ extension StageDeclaration {
             (.usesHelper, "runs a helper program or model"),
             (.describesRecording, "describes the recording in the report (title, date, loudness, peak, levels)"),
             (.drawnInReport, "its peaks are drawn in the report"),
-            (.reportsMeasures, "shows its measures in the report"),
+            (.reportsMeasures, "shows its measures in the report, and offers them to a sidecar after it"),
+            (.gathersMeasures, "writes the measures of the taps before it in its sidecar (`measures`)"),
         ]
 
         /// The lines of `described` this set holds.
