@@ -34,6 +34,15 @@ import Testing
         #expect(measures.map { $0[0] as? String } == ["peak", "RMS", "true peak", "LRA", "DC", "clipped"], "\(measures)")
         #expect(measures.first?[2] as? String == "dBFS")
 
+        // find filters on the figures, whichever tap keeps them.
+        let clean = try ws.segno(["find", "spec.yaml", "--measure", "clipped=0", "--measure", "peak_dbfs>=-7"])
+        #expect(clean.exited(0) && clean.stdout.contains("memo.wav"), "\(clean.stdout)\(clean.stderr)")
+        let loud = try ws.segno(["find", "spec.yaml", "--measure", "peak_dbfs>-1"])
+        #expect(loud.stdout.contains("no recordings match"), "\(loud.stdout)")
+        let unknown = try ws.segno(["find", "spec.yaml", "--measure", "loudness>1"])
+        #expect(unknown.exited(2) && unknown.stderr.contains("clipped, dc_offset, loudness_range_lu"), "\(unknown.stderr)")
+        #expect(try ws.segno(["find", "spec.yaml", "--measure", "clipped"]).exited(2))
+
         let forced = try ws.segno(["run", "spec.yaml", "--force=stats"])
         #expect(forced.exited(0), "\(forced.stderr)")
         #expect(forced.stdout.contains("1 done"), "\(forced.stdout)")
