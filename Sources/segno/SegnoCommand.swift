@@ -16,6 +16,7 @@ struct SegnoCommand: ParsableCommand {
         Exit codes: 0 all done; 1 some recordings failed (the rest done); 2 bad spec or usage; \
         65 the state database is damaged or missing (segno state rebuild); 75 another run holds the \
         state; 130/143 interrupted (state is consistent; run --watch exits 0 on SIGINT/SIGTERM).
+
         The stages a spec can use: segno help stages; one stage's options: segno help stage NAME.
         """,
         version: SegnoVersion.string,
