@@ -72,14 +72,18 @@ let package = Package(
         .target(name: "SegnoDSP",
                 swiftSettings: ownSettings + [.unsafeFlags(["-Ounchecked"], .when(configuration: .release))]),
         .target(name: "SegnoWaveform", dependencies: ["SegnoDSP"], swiftSettings: ownSettings),
+        // The records of unfinished multipart uploads: what the S3 client resumes from and every state
+        // backend keeps (pure; the core sees them without the S3 client).
+        .target(name: "SegnoMultipart", swiftSettings: ownSettings),
         .target(name: "SegnoS3", dependencies: [
+            "SegnoMultipart",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: ownSettings),
         // The core: spec, stage protocols, chain, planner, runner, failure model, report data, and the
-        // protocols of state and sources. No system C library, no GRDB, no libpq (see docs/layout.md).
+        // protocols of state and sources. No system C library, no GRDB, no libpq, no S3 client (see docs/layout.md).
         .target(name: "SegnoCore", dependencies: [
-            "SegnoDSP", "SegnoWaveform", "SegnoS3", "CLinux",
+            "SegnoDSP", "SegnoWaveform", "SegnoMultipart", "CLinux",
             .product(name: "Yams", package: "Yams"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Crypto", package: "swift-crypto"),

@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 """The layering rules the compiler cannot keep by itself (docs/layout.md), checked by `make test`:
 
-1. SegnoCore imports no system C library, GRDB or libpq (CLinux, libc's headers, is allowed).
+1. SegnoCore imports no system C library, GRDB, libpq or the S3 client (CLinux, libc's headers,
+   is allowed; SegnoMultipart, the multipart records the S3 client and the state share, too).
 2. No source file casts to (`as?`, `as!`, `is`) a concrete type of another of segno's modules
    (errors excepted: they are caught by type): what one module needs to know of another's
    values — a source, a state backend, a stage config — is a property of a protocol.
 3. Every target (library, program, test) imports only what Package.swift declares as its direct
    dependencies (SwiftPM lets a module import any module built before it; this does not), and
    the toolchain's own modules.
+4. The core names no stage: no SegnoCore Swift file holds a stage's key as a string literal
+   ("transcribe", "waveform"…). The keys are the names of the generated reference pages
+   (docs/reference/stages/NAME.md, one per stage in the registry); what the core needs to know of
+   a stage is a capability in its declaration (`StageDeclaration.Capabilities`).
 
 Exits 1 listing every breach as FILE:LINE: what. `--sources DIR` and `--tests DIR` check another
 copy of the trees (the test that plants a breach); the manifest is always the package's own.
@@ -24,7 +29,11 @@ own = [m for m in sorted(os.listdir(root)) if m.startswith("Segno") or m == "seg
 decl = re.compile(r"^\s*(?:@\w+\s+)*(?:(?:public|package|internal|final|indirect)\s+)*(struct|class|enum|actor|protocol)\s+([A-Z]\w*)([^{\n]*)", re.M)
 cast = re.compile(r"\b(as[?!]?|is)\s+(?:any\s+)?([A-Z]\w*)")
 allowed_core_imports = {"Foundation", "Dispatch", "Synchronization", "Glibc", "CLinux", "Logging", "Yams",
-                        "Crypto", "SegnoDSP", "SegnoWaveform", "SegnoS3"}
+                        "Crypto", "SegnoDSP", "SegnoWaveform", "SegnoMultipart"}
+# Rule 4: every stage's key, from the reference pages `make docs` writes for the registry.
+stage_pages = os.path.join(package, "docs", "reference", "stages")
+stage_keys = sorted(f[:-3] for f in os.listdir(stage_pages) if f.endswith(".md") and f != "README.md")
+naming = re.compile(r'"(' + "|".join(map(re.escape, stage_keys)) + r')"')
 
 def swift_files(module):
     for d, _, files in os.walk(os.path.join(root, module)):
@@ -50,6 +59,8 @@ for m in own:
                 imp = re.match(r"\s*(?:@testable\s+)?import\s+(\w+)", code)
                 if imp and imp.group(1) not in allowed_core_imports:
                     breaches.append(f"{rel}:{n}: SegnoCore imports {imp.group(1)}")
+                for key in naming.findall(code):
+                    breaches.append(f"{rel}:{n}: SegnoCore names the stage \"{key}\"; use a capability of its declaration")
             for _, name in cast.findall(code):
                 owner = concrete.get(name)
                 if owner and owner != m:
@@ -89,4 +100,4 @@ for b in breaches:
     print(b)
 if breaches:
     sys.exit(1)
-print(f"layers: {len(own)} modules, {len(concrete)} concrete types, no breach")
+print(f"layers: {len(own)} modules, {len(concrete)} concrete types, {len(stage_keys)} stage keys, no breach")

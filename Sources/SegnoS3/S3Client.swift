@@ -1,4 +1,7 @@
 import Foundation
+// The multipart records the client resumes from (shared with the state, which the core sees
+// without the client): every user of the client sees them through this module.
+@_exported import SegnoMultipart
 import Logging
 #if canImport(FoundationNetworking)
 import FoundationNetworking

@@ -105,9 +105,15 @@ struct FindCommand: ParsableCommand {
     @Option(help: "Recorded on or before this date (YYYY-MM-DD or ISO 8601).") var to: String?
     @Option(help: ArgumentHelp("Recorded within KM kilometres (default 10) of a place, in degrees.", valueName: "lat,lon[,km]"))
     var near: String?
+    @Option(help: ArgumentHelp("Only recordings with this figure from a measuring tap (stats), e.g. 'clipped>0' or 'peak_dbfs>=-1'; repeat for all of several.",
+                               valueName: "name<|<=|>|>=|=value"))
+    var measure: [String] = []
     @Flag(help: "Print one JSON object.") var json = false
 
     func validate() throws {
+        for m in measure where MeasureFilter(m) == nil {
+            throw ValidationError("--measure takes NAME<VALUE (or <=, >, >=, =), e.g. 'clipped>0'; got \(m)")
+        }
         if let f = from, CatalogQuery.date(f) == nil { throw ValidationError("--from takes a date such as 2024-05-01 or 2024-05-01T09:30:00Z") }
         if let t = to, CatalogQuery.date(t) == nil { throw ValidationError("--to takes a date such as 2024-05-31 or 2024-05-31T18:00:00Z") }
         if let n = near, CatalogQuery.place(n) == nil {
@@ -126,7 +132,17 @@ struct FindCommand: ParsableCommand {
             printOut(nothingHasRun(s, spec: spec))
             return
         }
-        let hits = try store?.search(q, limit: 1000) ?? []
+        var hits = try store?.search(q, limit: 1000) ?? []
+        if !measure.isEmpty, let store {
+            let filters = measure.compactMap(MeasureFilter.init)
+            let known = MeasureFilter.names(s.tapDeclarations)
+            if let bad = filters.first(where: { !known.contains($0.name) }) {
+                printError("segno: --measure \(bad.name): not a figure a measuring tap keeps; one of \(known.joined(separator: ", "))")
+                throw Exit.usage
+            }
+            let index = try store.loadAll()
+            hits = hits.filter { h in index[h.path].map { r in filters.allSatisfy { $0.matches(r, s.tapDeclarations) } } ?? false }
+        }
         func output(_ text: String) -> String {
             if case .relative(let r) = StoredOutput(text) { return s.outputRoot + "/" + r }
             return text

@@ -119,7 +119,7 @@ func runJob(spec path: String, flags: RunFlags, retryOnly: Bool, watchRescan: Do
     try refuseMissingParts(spec)
     if let f = flags.force, f != "all", !f.isEmpty {
         // Taps, uploads and prune can be forced; a transform reruns through the taps after it.
-        let kinds = StageRegistry.tapKinds.union(["upload", "prune"])
+        let kinds = Set(spec.tapDeclarations.keys).union(["upload", "prune"])
         guard kinds.contains(f) else {
             printError("segno: --force=\(f): not a stage that can be forced; use one of \(kinds.sorted().joined(separator: ", ")), or --force alone")
             throw Exit.usage

@@ -113,7 +113,7 @@ enum Main {
         let end = args.firstIndex(of: "--") ?? args.count
         // `--force waveform` is `--force=waveform` when the next word names a stage that can be
         // forced (and is not a file: `--force spec.yaml` forces all).
-        let forcible = StageRegistry.tapKinds.union(["upload", "prune", "all"])
+        let forcible = StageRegistry.standard(tools: ProcessContext.tools).tapKinds.union(["upload", "prune", "all"])
         var i = 0, last = end
         while i < last {
             if args[i] == "--force" {

@@ -97,7 +97,7 @@ import Testing
         let tap = config as? any TapConfig
         #expect((tap?.storesFingerprints ?? false) == caps.contains(.storesFingerprints), "\(key): storesFingerprints")
         #expect((tap?.providesSpokenText ?? false) == caps.contains(.providesSpokenText), "\(key): providesSpokenText")
-        if d.kind == .tap { #expect(StageRegistry.tapKinds.contains(key), "\(key) is not a tap kind") }
+        if d.kind == .tap { #expect(StageRegistry.forTests.tapKinds.contains(key), "\(key) is not a tap kind") }
     }
 
     /// The keys the loader accepts are the declaration's: a misspelt option is refused with the

@@ -1,5 +1,4 @@
 import Foundation
-import SegnoS3
 
 /// An error that knows its failure class. Each module's error types conform, so the core
 /// classifies errors it has never heard of.
@@ -33,7 +32,6 @@ public enum FailureClass: String, Sendable, Codable, CaseIterable {
         switch error {
         case let e as any ClassifiedError: return e.failureClass
         case is StageStartError: return .spec
-        case let e as S3Error: return failureClass(of: e)
         default: return .environment
         }
     }
@@ -57,18 +55,6 @@ extension AudioError: ClassifiedError {
         case .encodeFailed, .unsupportedOutput, .refused: return .spec
         case .missing, .unreadable, .missingDecoder, .missingEncoder: return .environment
         case .io(_, _, let code): return code == 0 ? .environment : FailureClass.of(errno: code)
-        }
-    }
-}
-
-extension FailureClass {
-    /// S3 errors after the client's own retries: transport and 5xx are transient, the rest
-    /// (403, missing bucket) the environment's — the next run tries again.
-    public static func failureClass(of e: S3Error) -> FailureClass {
-        switch e {
-        case .transport, .integrity: return .transient
-        case .server(_, _, let status, let code, _, _): return RetryPolicy.isRetryable(status: status, code: code) ? .transient : .environment
-        default: return .environment
         }
     }
 }

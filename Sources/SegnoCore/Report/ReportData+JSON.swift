@@ -2,7 +2,7 @@ import Foundation
 
 extension ReportData {
     /// The table's columns, in the order of each row when `compact` (what the page embeds).
-    public static let columns = ["path", "title", "date", "duration", "loudness", "peak", "status", "class", "error", "outputs", "audio", "wave", "salvaged", "transcript", "transcript_audio", "wave_rms"]
+    public static let columns = ["path", "title", "date", "duration", "loudness", "peak", "status", "class", "error", "outputs", "audio", "wave", "salvaged", "transcript", "transcript_audio", "wave_rms", "measures"]
 
     /// The report as JSON. `compact` writes each recording as an array in `columns` order (and each
     /// output as `[stage, text, href]`): what the HTML page embeds, a third of the size of objects.
@@ -41,6 +41,7 @@ extension ReportData {
                 text(r.audio), text(r.wave), r.salvaged ?? .null,
                 .array(r.transcript.map { .array([JSONValue.rounded($0.start, places: 3), .string($0.text)]) }), text(r.transcriptAudio),
                 text(r.waveRMS),
+                r.measures.isEmpty ? .null : .array(r.measures.map { .array([.string($0.label), JSONValue.rounded($0.value, places: 3), .string($0.unit)]) }),
             ]
             return compact ? .array(values) : .object(Array(zip(Self.columns, values)))
         })))

@@ -73,10 +73,13 @@ public struct ReportData: Sendable {
         /// What salvage recovered (`SalvageReport.json`) when the recording was processed from a
         /// damaged file; nil when it was read whole.
         public var salvaged: JSONValue? = nil
-        /// The `transcribe` tap's segments (start in seconds, text); empty when none.
+        /// The segments of a tap that provides spoken text (start in seconds, text); empty when none.
         public var transcript: [(start: Double, text: String)] = []
         /// Relative link of the audio the transcript's times refer to (the source for `from: source`).
         public var transcriptAudio: String?
+        /// The measures of taps that report them (`Capabilities.reportsMeasures`), in the order
+        /// of their steps and declarations: label, value and unit; empty when none.
+        public var measures: [(label: String, value: Double, unit: String)] = []
     }
 
     public var name: String
@@ -159,10 +162,21 @@ public struct ReportData: Sendable {
         var waveJSON: String?
         var transcriptJSON: String?
         var transcriptFromSource = false
+        var measures: [(label: String, value: Double, unit: String)] = []
+        let upload = StageKind.upload.rawValue
         for s in steps {
             let identity = StepIdentity(stored: s.stage)
             let state = StepState(stage: s.stage, fingerprint: "", source: "", output: s.output, outputHash: Data(), outputSize: 0, finishedAt: s.finished, detail: s.detail)
-            if identity.kind == "metadata" { values.merge(state.values) { a, _ in a } }
+            // What the step contributes comes from its declaration's capabilities, never its name.
+            let declaration = spec.tapDeclarations[identity.kind]
+            let caps = declaration?.capabilities ?? []
+            if caps.contains(.describesRecording) { values.merge(state.values) { a, _ in a } }
+            if caps.contains(.reportsMeasures), let declaration {
+                let stepValues = state.values
+                for m in declaration.measures {
+                    if let v = stepValues[m.key].flatMap(Double.init), v.isFinite { measures.append((m.label, v, m.unit)) }
+                }
+            }
             for o in state.outputs {
                 let stored = identity.isUpload ? StoredOutput(o) : .relative(o)
                 switch stored {
@@ -173,18 +187,18 @@ public struct ReportData: Sendable {
                 case .relative(let rel):
                     let abs = spec.outputRoot + "/" + rel
                     outputs.append(Output(stage: identity.kind, text: rel, href: relativeLink(from: reportDir, to: abs)))
-                    if identity.kind == "waveform", waveJSON == nil, rel.lowercased().hasSuffix(".json") { waveJSON = abs }
-                    if identity.kind == "transcribe", transcriptJSON == nil, rel.hasSuffix(".json") {
+                    if caps.contains(.drawnInReport), waveJSON == nil, rel.lowercased().hasSuffix(".json") { waveJSON = abs }
+                    if caps.contains(.providesSpokenText), transcriptJSON == nil, rel.hasSuffix(".json") {
                         transcriptJSON = abs
                         transcriptFromSource = state.values["from"] == "source"
                     }
                 }
             }
         }
-        outputs = outputs.filter { $0.stage != "upload" } + outputs.filter { $0.stage == "upload" }
+        outputs = outputs.filter { $0.stage != upload } + outputs.filter { $0.stage == upload }
         if let file = waveJSON, let layers = ReportWaveform.fromPeaksFile(file, columns: columns) { (wave, waveRMS) = (layers.minMax, layers.rms) }
         if wave == nil, let levels = values["levels"], !levels.isEmpty { wave = ReportWaveform.fromLevels(levels) }
-        let audio = outputs.first { $0.href != nil && $0.stage != "upload" && playable.contains(($0.text as NSString).pathExtension.lowercased()) }
+        let audio = outputs.first { $0.href != nil && $0.stage != upload && playable.contains(($0.text as NSString).pathExtension.lowercased()) }
             ?? outputs.first { $0.href != nil && playable.contains(($0.text as NSString).pathExtension.lowercased()) }
         var audioHref = audio?.href
         // A failed recording gets no player: its source is what could not be read.
@@ -202,6 +216,7 @@ public struct ReportData: Sendable {
                          loudness: values["loudness_lufs"].flatMap(Double.init), peak: values["peak_dbfs"].flatMap(Double.init),
                          status: status, failureClass: failureClass, error: error, outputs: outputs, audio: audioHref, wave: wave)
         recording.waveRMS = waveRMS
+        recording.measures = measures
         if let file = transcriptJSON {
             recording.transcript = Self.transcriptSegments(file)
             recording.transcriptAudio = transcriptFromSource ? sourceAudio : audioHref
@@ -209,7 +224,8 @@ public struct ReportData: Sendable {
         return recording
     }
 
-    /// The segments of a transcript JSON (`transcribe`), at most 1 MB of it; empty when unreadable.
+    /// The segments of a transcript JSON (`{"segments": [{"start", "text"}]}`), at most 1 MB of it;
+    /// empty when unreadable.
     static package func transcriptSegments(_ path: String) -> [(start: Double, text: String)] {
         guard let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int), size <= 1 << 20,
               let data = FileManager.default.contents(atPath: path),

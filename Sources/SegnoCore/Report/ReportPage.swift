@@ -287,6 +287,8 @@ public enum ReportPage {
             if (x[2]) o.appendChild(el('a', { 'href': x[2], 'title': x[0] + ': ' + x[1], 'class': x[0] === 'upload' ? 'up' : null }, label));
             else o.appendChild(el('span', { 'class': 'muted', 'title': x[0] + ': ' + x[1] }, label + ' '));
           });
+          // Measures of the taps that report them: "label value unit", one line.
+          if (r[C.measures]) o.appendChild(el('div', { 'class': 'muted' }, r[C.measures].map(function (m) { return m[0] + ' ' + m[1] + (m[2] ? ' ' + m[2] : ''); }).join(' · ')));
           tr.appendChild(o);
           var a = td();
           // The player loads the file's header up front, so it shows the duration before play; a

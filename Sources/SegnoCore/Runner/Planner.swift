@@ -167,7 +167,7 @@ public struct Planner {
             let stale = afterPlain ? nil : uploadStaleness(up, u, at: at)
             plainUploads = plainUploads || afterPlain || stale != nil
             var why: StepReason.Why? = nil
-            if force == .all || force == .stage("upload") {
+            if force == .all || force == .stage(StageKind.upload.rawValue) {
                 why = .forced
             } else if let t = up.sourceTaps.first(where: { taps.contains($0) }) {
                 why = .tapOutputChanges(job.taps[t].config.name)
@@ -176,7 +176,7 @@ public struct Planner {
             }
             if let why {
                 uploads.append(u)
-                reasons.append(StepReason(label: "upload", why: why))
+                reasons.append(StepReason(label: StageKind.upload.rawValue, why: why))
             }
         }
         if taps.isEmpty && uploads.isEmpty { return RecordingPlan(file: file, action: .skip, prior: nil) }

@@ -97,6 +97,9 @@ public struct JobSpec: Sendable {
     public var stages: [Placed]
     /// Absolute path of the HTML report written at the end of every run (`report.path`); nil for none.
     public var reportPath: String? = nil
+    /// Each tap kind's declaration, from the registry the spec was loaded with: how the report
+    /// learns what a recorded step contributes (its capabilities) without naming its stage.
+    public var tapDeclarations: [String: StageDeclaration] = [:]
 
     /// Worker count to use when the command line does not say.
     public var workers: Int { parallel ?? ProcessInfo.processInfo.activeProcessorCount }

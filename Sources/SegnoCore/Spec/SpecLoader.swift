@@ -103,6 +103,7 @@ public enum SpecLoader {
         if stageList.isEmpty { throw o["stages"]!.error("no stages: add at least one tap such as encode or waveform") }
         var placed: [JobSpec.Placed] = []
         var parseContext = StageParseContext(baseDirectory: baseDirectory)
+        parseContext.tapKinds = registry.tapKinds
         // Every stage is checked, and all their errors are reported at once (each with its line).
         var stageErrors: [SpecError] = []
         for item in stageList {
@@ -157,6 +158,7 @@ public enum SpecLoader {
                        parallel: parallel, retries: retries, stages: placed, reportPath: reportPath)
         spec.leaseSeconds = lease
         spec.sharedStateFolder = sharedStateFolder
+        spec.tapDeclarations = registry.declarationsByTapKind
         return spec
     }
 

@@ -153,6 +153,9 @@ public struct ProducedFile: Sendable, Equatable, Codable {
     public var fingerprint: AudioFingerprint?
     /// A transcribe tap's text, for the catalogue (`CatalogEntry.spoken`); nil from other taps.
     public var spoken: String? = nil
+    /// Figures a measuring tap offers the taps after it in the chain (`GatheringTap`: the
+    /// metadata sidecar's `measures`), by name; nil from taps that measure nothing.
+    public var measures: [String: String]? = nil
     public init(stage: String, path: String, values: [String: String] = [:], fingerprint: AudioFingerprint? = nil) {
         self.stage = stage
         self.path = path
@@ -185,6 +188,15 @@ public protocol Tap: AnyObject {
 extension Tap {
     public func sourceSalvaged(_ report: SalvageReport, sampleRate: Int) {}
     public var notes: [String] { [] }
+}
+
+/// A tap that gathers the figures of the taps that finished before it in the chain
+/// (`ProducedFile.measures`), to write them with its own output (the metadata sidecar).
+/// Lifecycle: `gather` once, after the last block and just before `finish`.
+public protocol GatheringTap: Tap {
+    /// The measures of the taps before this one that finished, in chain order, each with the
+    /// producing tap's kind (`ProducedFile.stage`).
+    func gather(_ measures: [(stage: String, values: [String: String])])
 }
 
 /// A tap that can also observe the source's int16 samples directly (see `Int16Decoding`). When

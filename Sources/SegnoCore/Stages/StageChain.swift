@@ -158,6 +158,9 @@ public final class StageChain {
                     if tail.frames > 0 { try push(&tail, from: i + 1) }
                 case .tap(let t):
                     if failed[i] == nil {
+                        if let g = t as? any GatheringTap {
+                            g.gather(produced.flatMap { (try? $0.get()) ?? [] }.compactMap { f in f.measures.map { (f.stage, $0) } })
+                        }
                         do { produced.append(.success(try t.finish())) } catch { try fail(i, t, error) }
                     }
                     if let e = failed[i] { produced.append(.failure(e)) }

@@ -22,9 +22,16 @@ public struct StageDeclaration: Sendable {
     public let example: String
     /// The facts the rest of segno needs about the stage.
     public let capabilities: Capabilities
+    /// The tap kinds of the companion taps it brings (`CompanionStages`), under which their steps
+    /// are recorded: what `--force=KIND` and an upload's `files:` accept besides the taps' keys.
+    public let companionTaps: [String]
+    /// The values its steps keep (`ProducedFile.values`) that the report shows per recording, in
+    /// order (with `Capabilities.reportsMeasures`).
+    public let measures: [Measure]
 
     package init(key: String, kind: StageKind, summary: String, options: [Option], shorthand: String? = nil,
-                 aliases: [String] = [], example: String, capabilities: Capabilities = []) {
+                 aliases: [String] = [], example: String, capabilities: Capabilities = [], companionTaps: [String] = [],
+                 measures: [Measure] = []) {
         self.key = key
         self.kind = kind
         self.summary = summary
@@ -33,13 +40,39 @@ public struct StageDeclaration: Sendable {
         self.aliases = aliases
         self.example = example
         self.capabilities = kind == .tap ? capabilities.union(.tap) : capabilities
+        self.companionTaps = companionTaps
+        self.measures = measures
     }
+
+    /// The tap kinds this stage's steps are recorded under: its key when it is a tap, and its
+    /// companions' kinds.
+    public var tapKinds: [String] { (kind == .tap ? [key] : []) + companionTaps }
 
     /// The option named `name`, nil for none.
     public func option(_ name: String) -> Option? { options.first { $0.name == name } }
 }
 
 extension StageDeclaration {
+    /// A value a tap keeps per recording that the report shows: its key in `ProducedFile.values`,
+    /// its label and unit ("peak", "dBFS").
+    public struct Measure: Sendable, Equatable {
+        /// The key in the step's values ("peak_dbfs").
+        public let key: String
+        /// What the report calls it.
+        public let label: String
+        /// The unit printed after the value, empty for none.
+        public let unit: String
+
+        package init(_ key: String, _ label: String, unit: String = "") {
+            self.key = key
+            self.label = label
+            self.unit = unit
+        }
+
+        /// "peak (dBFS)", or the label alone without a unit.
+        public var described: String { unit.isEmpty ? label : "\(label) (\(unit))" }
+    }
+
     /// One option of a stage: its name, type, unit, default, allowed values and help line.
     public struct Option: Sendable {
         /// The option's key in the spec.
@@ -142,6 +175,17 @@ extension StageDeclaration {
         public static let uploads = Capabilities(rawValue: 1 << 9)
         /// Runs a helper program or model (ffmpeg, Chromaprint, a speech engine).
         public static let usesHelper = Capabilities(rawValue: 1 << 10)
+        /// Its step's values describe the recording in the report: `title`, `recorded`,
+        /// `duration`, `loudness_lufs`, `peak_dbfs` and `levels` (the drawn waveform when no
+        /// tap is `drawnInReport`).
+        public static let describesRecording = Capabilities(rawValue: 1 << 11)
+        /// Its `.json` output is audiowaveform peak data the report draws.
+        public static let drawnInReport = Capabilities(rawValue: 1 << 12)
+        /// Its step's values named by `StageDeclaration.measures` are shown in the report, and
+        /// offered to the taps after it (`ProducedFile.measures`).
+        public static let reportsMeasures = Capabilities(rawValue: 1 << 13)
+        /// Writes the measures of the taps before it into its own output (`GatheringTap`).
+        public static let gathersMeasures = Capabilities(rawValue: 1 << 14)
 
         /// Each capability with the line the help and reference pages print for it, in order.
         public static let described: [(Capabilities, String)] = [
@@ -150,12 +194,16 @@ extension StageDeclaration {
             (.fixesRate, "fixes the sample rate (options downstream are checked against it)"),
             (.tap, "is a tap: writes files where it stands (`--force=KIND`, upload `files:`)"),
             (.writesSidecars, "writes sidecar files beside the audio"),
-            (.providesSpokenText, "contributes what was said, with times, to the catalogue (`find --spoken`)"),
+            (.providesSpokenText, "contributes what was said, with times, to the catalogue (`find --spoken`) and the report's transcript"),
             (.storesFingerprints, "keeps a fingerprint in the state (`duplicates`)"),
             (.bringsCompanions, "brings a companion tap with it"),
             (.observesSource, "can observe the recording as decoded, whatever comes before it"),
             (.uploads, "runs after the pass, on the files the taps wrote"),
             (.usesHelper, "runs a helper program or model"),
+            (.describesRecording, "describes the recording in the report (title, date, loudness, peak, levels)"),
+            (.drawnInReport, "its peaks are drawn in the report"),
+            (.reportsMeasures, "shows its measures in the report, and offers them to a sidecar after it"),
+            (.gathersMeasures, "writes the measures of the taps before it in its sidecar (`measures`)"),
         ]
 
         /// The lines of `described` this set holds.

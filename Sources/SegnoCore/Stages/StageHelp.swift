@@ -29,6 +29,7 @@ extension StageDeclaration {
         if !capabilities.lines.isEmpty {
             out += "\nCapabilities:\n" + capabilities.lines.map { "  - \($0.replacingOccurrences(of: "`", with: ""))\n" }.joined()
         }
+        if !measures.isEmpty { out += "\nMeasures (in the report): " + measures.map(\.described).joined(separator: ", ") + "\n" }
         return out
     }
 
@@ -44,6 +45,10 @@ extension StageDeclaration {
         if !aliases.isEmpty { out += "\nAlso spelt: \(aliases.map { "`\($0)`" }.joined(separator: ", ")).\n" }
         out += "\n## Example\n\n```yaml\nstages:\n  - \(example)\n```\n"
         if !capabilities.lines.isEmpty { out += "\n## Capabilities\n\n" + capabilities.lines.map { "- \($0)\n" }.joined() }
+        if !measures.isEmpty {
+            out += "\n## Measures\n\nKept per recording (the step's values) and shown in the report:\n\n"
+                + measures.map { "- `\($0.key)`: \($0.described)\n" }.joined()
+        }
         return out + "\n[All stages](README.md)\n"
     }
 

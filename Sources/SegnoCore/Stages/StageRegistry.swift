@@ -11,6 +11,9 @@ public struct StageParseContext: Sendable {
     /// The spec file's folder, which relative paths in options (a model folder) are taken from;
     /// nil when the spec has no file (tests, `convert`).
     public var baseDirectory: String?
+    /// Every tap kind the registry knows (`StageRegistry.tapKinds`): what an upload's `files:`
+    /// may name. Nil when the context was made without a registry (not checked then).
+    public var tapKinds: Set<String>? = nil
 
     public init(knownRate: Int? = nil, baseDirectory: String? = nil) {
         self.knownRate = knownRate
@@ -39,9 +42,6 @@ public struct StageRegistry: Sendable {
         }
     }
 
-    /// The stage kinds that write files (taps): what `files:` of an upload and `--force=KIND` name.
-    public static let tapKinds: Set<String> = ["encode", "waveform", "metadata", "fingerprint", "cuts", "transcribe"]
-
     /// The stages, in the order they were given (`segno help stages` lists them so).
     public let entries: [Entry]
 
@@ -64,6 +64,16 @@ public struct StageRegistry: Sendable {
 
     /// Every stage's declaration, in registry order.
     public var declarations: [StageDeclaration] { entries.map(\.declaration) }
+
+    /// The kinds of step that write files (taps, and the companion taps stages bring), from the
+    /// declarations: what `files:` of an upload and `--force=KIND` name.
+    public var tapKinds: Set<String> { Set(declarations.flatMap(\.tapKinds)) }
+
+    /// Each tap kind's declaration (a companion's kind is its stage's): how the report and the
+    /// planner learn a recorded step's capabilities without naming its stage.
+    public var declarationsByTapKind: [String: StageDeclaration] {
+        Dictionary(declarations.flatMap { d in d.tapKinds.map { ($0, d) } }, uniquingKeysWith: { first, _ in first })
+    }
 
     /// The declaration of the stage `key` (or one of its aliases), nil for none.
     public func declaration(_ key: String) -> StageDeclaration? {

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import SegnoS3
+import SegnoMultipart
 
 /// An upload stage as the runner sees it: where it sends, which taps' files, whether it prunes,
 /// and how to make the object that sends. `UploadConfig` (SegnoSources) is the one segno ships.

@@ -1,5 +1,5 @@
 import Foundation
-import SegnoS3
+import SegnoMultipart
 
 /// Everything the runner and `status` need from state (DESIGN.md §8). SQLite (`StateStore`) is
 /// the embedded default; a store for many machines implements the same calls, with `claim`

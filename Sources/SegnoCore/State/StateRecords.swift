@@ -303,7 +303,7 @@ public struct StepIdentity: Hashable, Sendable, CustomStringConvertible {
 
     public var stored: String { "\(kind):\(target)" }
     public var description: String { stored }
-    public var isUpload: Bool { kind == "upload" }
+    public var isUpload: Bool { kind == StageKind.upload.rawValue }
 }
 
 /// Where a step's output lives, parsed from the stored text (`step.output` entries): a path

@@ -163,7 +163,7 @@ extension UploadConfig {
             tapKinds = []
             for item in try f.list(allowSingle: true) {
                 let k = try item.string()
-                guard StageRegistry.tapKinds.contains(k) else { throw item.error("\"\(k)\" is not a tap kind (encode, waveform, metadata)") }
+                guard c.tapKinds?.contains(k) ?? true else { throw item.error("\"\(k)\" is not a tap kind (encode, waveform, metadata)") }
                 guard c.taps.contains(k) else { throw item.error("no \(k) tap comes before this upload") }
                 tapKinds?.append(k)
             }
@@ -215,7 +215,7 @@ extension UploadConfig {
             .init("multipart_threshold", .wholeNumber, unit: "bytes", default: String(UploadOptions.defaultMultipartThreshold),
                   .within(multipartThresholdRange), help: "Files at least this big go up in parts that survive a killed run."),
             .init("part_size", .wholeNumber, unit: "bytes", default: String(UploadOptions.defaultPartSize), .within(partSizeRange), help: "Size of each part."),
-            .init("files", .list, default: "every tap's", .choices(StageRegistry.tapKinds.sorted()), help: "Which taps' files go, by tap kind."),
+            .init("files", .list, default: "every tap's", help: "Which taps' files go, by tap kind (a tap stage's key: encode, waveform, metadata…)."),
             .init("overwrite", .boolean, default: "true", help: "Replace an object that exists with other content."),
             .init("prune", .boolean, default: "false", help: "Delete uploaded copies of recordings that are gone from the input."),
             .init("prune_limit", .text, default: "\(PruneLimit.standard)", help: "Most recordings one run prunes: a count (25) or a share (10%)."),

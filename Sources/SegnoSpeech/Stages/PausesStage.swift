@@ -198,5 +198,5 @@ extension PausesConfig {
             .init("cuts", .pathTemplate, default: defaultCuts, help: "Where its companion tap writes the cut list (source → output times)."),
         ],
         shorthand: "`pauses: true` takes the defaults", example: "pauses: { trim: true, shorten: { longer_than: 2s, to: 0.7s }, vad: webrtc }",
-        capabilities: [.bringsCompanions, .writesSidecars, .usesHelper])
+        capabilities: [.bringsCompanions, .writesSidecars, .usesHelper], companionTaps: ["cuts"])
 }

@@ -24,7 +24,7 @@ public struct MetadataConfig: TapConfig {
     }
 }
 
-final package class MetadataTap: Tap {
+final package class MetadataTap: GatheringTap {
     package let path: String
     package let levels: Int
     package let context: RecordingContext
@@ -43,6 +43,8 @@ final package class MetadataTap: Tap {
     package var meter: UnsafeMutablePointer<ebur128_state>?
     /// What salvage recovered of a damaged source (`damaged: salvage`), in the source's rate.
     package var salvaged: (report: SalvageReport, sampleRate: Int)?
+    /// The figures of measuring taps before this one (`GatheringTap`), for the sidecar's `measures`.
+    package var gathered: [(stage: String, values: [String: String])] = []
 
     package init(path: String, levels: Int, context: RecordingContext) {
         self.path = path
@@ -168,6 +170,12 @@ final package class MetadataTap: Tap {
             fields.append(("levels", .array(levelValues.map { JSONValue.rounded(Double($0), places: 4) })))
             fields.append(("levels_encoded", .string(encoded)))
         }
+        if !gathered.isEmpty {
+            // `measures: { KIND: { name: number… } }`: what the measuring taps before this one found.
+            fields.append(("measures", .object(gathered.map { g in
+                (g.stage, .object(g.values.sorted { $0.key < $1.key }.map { k, v in (k, Double(v).map { JSONValue.rounded($0, places: 6) } ?? .string(v)) }))
+            })))
+        }
         try WaveformTap.write(Array((JSONValue.object(fields).serialized() + "\n").utf8), to: path, standardOutput: nil)
         // What the report shows per recording, kept in the state (not in the sidecar's bytes).
         var values = ["duration": String(format: "%.3f", seconds), "levels": encoded, "title": context.title, "recorded": context.recorded]
@@ -182,6 +190,8 @@ final package class MetadataTap: Tap {
     package func abandon() {}
 
     package func sourceSalvaged(_ report: SalvageReport, sampleRate: Int) { salvaged = (report, sampleRate) }
+
+    package func gather(_ measures: [(stage: String, values: [String: String])]) { gathered = measures }
 }
 
 extension MetadataConfig {
@@ -204,5 +214,5 @@ extension MetadataConfig {
             .init("levels", .wholeNumber, default: String(WaveformLevels.defaultCount), .within(levelsRange),
                   help: "Amplitudes in [0, 1] (peak per equal stretch) with their base64 form; 0 for none."),
         ],
-        example: "metadata: { path: \"{dir}/{stem}.meta.json\", levels: 100 }", capabilities: [.writesSidecars])
+        example: "metadata: { path: \"{dir}/{stem}.meta.json\", levels: 100 }", capabilities: [.writesSidecars, .describesRecording, .gathersMeasures])
 }

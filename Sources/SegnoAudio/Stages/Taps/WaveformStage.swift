@@ -362,5 +362,5 @@ extension WaveformConfig {
             .init("picture", .choice, default: PictureStyle.peaks.rawValue, .oneOf(PictureStyle.self),
                   help: "What a PNG shows: peaks, a graph per channel (sensor series), or auto."),
         ],
-        example: "waveform: { path: \"{dir}/{stem}.json\", pixels_per_second: 100, bits: 8 }", capabilities: [.writesSidecars])
+        example: "waveform: { path: \"{dir}/{stem}.json\", pixels_per_second: 100, bits: 8 }", capabilities: [.writesSidecars, .drawnInReport])
 }

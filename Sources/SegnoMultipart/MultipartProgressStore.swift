@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Which object a recorded multipart upload is for.
 public struct MultipartUploadKey: Hashable, Sendable, Codable, CustomStringConvertible {
@@ -62,7 +63,9 @@ public struct MultipartProgress: Sendable, Equatable, Codable {
 }
 
 /// Where `S3Client.upload` records multipart progress, so that a run killed mid-upload resumes
-/// the same upload instead of starting over. SegnoCore implements it on its SQLite state store.
+/// the same upload instead of starting over. Every `StateBackend` (SegnoCore's protocol)
+/// implements it; this module is the vocabulary the S3 client and the state share, so the core
+/// need not import the S3 client (docs/layout.md).
 ///
 /// `upload` calls `load` once at the start, `save` after creating the upload and after every
 /// finished part (from several threads, but never two calls at once for one upload), and
@@ -76,11 +79,11 @@ public protocol MultipartProgressStore: Sendable {
 
 /// A `MultipartProgressStore` in memory (tests, one-off uploads).
 public final class InMemoryMultipartProgressStore: MultipartProgressStore {
-    private let records = Locked([MultipartUploadKey: MultipartProgress]())
+    private let records = Mutex([MultipartUploadKey: MultipartProgress]())
 
     public init() {}
 
-    public func load(_ key: MultipartUploadKey) throws -> MultipartProgress? { records.value[key] }
+    public func load(_ key: MultipartUploadKey) throws -> MultipartProgress? { records.withLock { $0[key] } }
 
     public func save(_ progress: MultipartProgress, for key: MultipartUploadKey) throws {
         records.withLock { $0[key] = progress }
@@ -89,5 +92,5 @@ public final class InMemoryMultipartProgressStore: MultipartProgressStore {
     public func clear(_ key: MultipartUploadKey) throws { _ = records.withLock { $0.removeValue(forKey: key) } }
 
     /// Every record, for inspection.
-    public var all: [MultipartUploadKey: MultipartProgress] { records.value }
+    public var all: [MultipartUploadKey: MultipartProgress] { records.withLock { $0 } }
 }
