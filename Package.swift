@@ -127,7 +127,7 @@ let package = Package(
         // The assembly's: the standard registry with the tests' tools, the in-memory state over
         // SQLite, and the `segno` program runner the CLI tests share.
         .target(name: "SegnoTestSupport", dependencies: [
-            "SegnoCore", "SegnoState", "SegnoKit", "SegnoCoreTestSupport", "SegnoAudioTestSupport",
+            "SegnoCore", "SegnoState", "SegnoS3", "SegnoKit", "SegnoCoreTestSupport", "SegnoAudioTestSupport",
         ], swiftSettings: ownSettings),
         .executableTarget(name: "segno", dependencies: [
             "SegnoCore", "SegnoAudio", "SegnoSpeech", "SegnoState", "SegnoSources", "SegnoKit", "SegnoDSP", "SegnoWaveform", "SegnoS3",

@@ -1,28 +1,24 @@
 import Foundation
 import SegnoAudio
 import SegnoCore
+import SegnoCoreTestSupport
 import SegnoDSP
-import SegnoKit
-import SegnoSources
-import SegnoSpeech
-import SegnoState
-import SegnoTestSupport
 
 // Test fixtures: signals with known content and length, written by libsndfile itself (through
 // SegnoCore's `SndFileEncoder`), in a fresh temporary folder per test. sox is used only as an
 // independent decoder and for the one format segno does not write (μ-law).
 
 /// A fixture could not be made (tool missing, write failed).
-struct FixtureError: Error, CustomStringConvertible {
-    let description: String
-    init(_ d: String) { description = d }
+package struct FixtureError: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ d: String) { description = d }
 }
 
-enum Fixtures {
+package enum Fixtures {
     /// Writes `samples` (interleaved) with libsndfile through `SndFileEncoder`, in blocks of
     /// `blockFrames`, and returns `path`.
     @discardableResult
-    static func write(_ samples: [Float], channels: Int = 1, rate: Int = 44100, to path: String,
+    package static func write(_ samples: [Float], channels: Int = 1, rate: Int = 44100, to path: String,
                       format: OutputFormat? = nil, bits: SampleBits? = .b16, quality: Double? = nil,
                       blockFrames: Int = 4096) throws -> String {
         guard let format = format ?? OutputFormat(extensionOf: path) else { throw FixtureError("no format for \(path)") }
@@ -39,8 +35,21 @@ enum Fixtures {
         return path
     }
 
+    /// Writes a sine of `frequency` Hz, amplitude 0.5, the same on every channel, in one block
+    /// (the sine files of the CLI and run tests), and returns `path`.
+    @discardableResult
+    package static func writeSine(to path: String, frequency: Double = 440, rate: Int = 44100, frames: Int,
+                                  channels: Int = 1, bits: SampleBits = .b16) throws -> String {
+        var x = [Float](repeating: 0, count: frames * channels)
+        for f in 0..<frames {
+            let v = Float(0.5 * sin(2 * Double.pi * frequency * Double(f) / Double(rate)))
+            for c in 0..<channels { x[f * channels + c] = v }
+        }
+        return try write(x, channels: channels, rate: rate, to: path, bits: bits, blockFrames: max(1, frames))
+    }
+
     /// Decodes the whole file with `SndFileDecoder` in blocks of `blockFrames`.
-    static func decode(_ path: String, blockFrames: Int = 4096) throws -> (info: SourceInfo, samples: [Float]) {
+    package static func decode(_ path: String, blockFrames: Int = 4096) throws -> (info: SourceInfo, samples: [Float]) {
         let d = try SndFileDecoder(path: path)
         defer { d.close() }
         var block = AudioBlock(channels: d.info.channels, capacity: blockFrames)
@@ -54,24 +63,24 @@ enum Fixtures {
 
     /// Writes raw bytes to `path`.
     @discardableResult
-    static func writeBytes(_ bytes: [UInt8], to path: String) throws -> String {
+    package static func writeBytes(_ bytes: [UInt8], to path: String) throws -> String {
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         return path
     }
 
     /// The bytes of a file.
-    static func bytes(_ path: String) throws -> [UInt8] {
+    package static func bytes(_ path: String) throws -> [UInt8] {
         Array(try Data(contentsOf: URL(fileURLWithPath: path)))
     }
 
     /// Copies `source` to `path` keeping only its first `count` bytes.
     @discardableResult
-    static func truncatedCopy(of source: String, bytes count: Int, to path: String) throws -> String {
+    package static func truncatedCopy(of source: String, bytes count: Int, to path: String) throws -> String {
         try writeBytes(Array(bytes(source).prefix(count)), to: path)
     }
 
     /// Byte offset of the first chunk `id` in a RIFF/RF64 file (the id itself), or nil.
-    static func chunkOffset(_ id: String, in bytes: [UInt8]) -> Int? {
+    package static func chunkOffset(_ id: String, in bytes: [UInt8]) -> Int? {
         let tag = Array(id.utf8)
         var i = 12
         while i + 8 <= bytes.count {
@@ -83,13 +92,13 @@ enum Fixtures {
     }
 
     /// Converts a file with sox (`sox IN ARGS... OUT`), e.g. to make μ-law WAVs.
-    static func sox(_ arguments: [String]) throws {
+    package static func sox(_ arguments: [String]) throws {
         let r = try Tool.run("sox", arguments)
         guard r.status == 0 else { throw FixtureError("sox \(arguments.joined(separator: " ")) failed: \(r.stderrText)") }
     }
 
     /// Decodes `path` with sox into native-endian Float32, the independent reference decoder.
-    static func soxDecode(_ path: String) throws -> [Float] {
+    package static func soxDecode(_ path: String) throws -> [Float] {
         let r = try Tool.run("sox", [path, "-t", "f32", "-"])
         guard r.status == 0 else { throw FixtureError("sox could not decode \(path): \(r.stderrText)") }
         return r.stdout.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
@@ -97,28 +106,21 @@ enum Fixtures {
 }
 
 /// Runs external programs (sox, ffmpeg) found on PATH.
-enum Tool {
-    struct Result {
-        var status: Int32
-        var stdout: Data
-        var stderr: Data
-        var stderrText: String { String(decoding: stderr, as: UTF8.self) }
-        var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+package enum Tool {
+    package struct Result {
+        package var status: Int32
+        package var stdout: Data
+        package var stderr: Data
+        package var stderrText: String { String(decoding: stderr, as: UTF8.self) }
+        package var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
     }
 
     /// The absolute path of `name` on PATH, or nil.
-    static func find(_ name: String) -> String? {
-        let dirs = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-        for d in dirs {
-            let p = "\(d)/\(name)"
-            if FileManager.default.isExecutableFile(atPath: p) { return p }
-        }
-        return nil
-    }
+    package static func find(_ name: String) -> String? { ProcessRunner.find(name) }
 
     /// Runs `name` with `arguments`, collecting its output. Throws when the tool is not installed,
     /// with the command that installs it (CI installs sox and ffmpeg).
-    static func run(_ name: String, _ arguments: [String]) throws -> Result {
+    package static func run(_ name: String, _ arguments: [String]) throws -> Result {
         guard let exe = find(name) else {
             throw FixtureError("\(name) is not installed; the tests use it as an independent reference (apt-get install \(name))")
         }

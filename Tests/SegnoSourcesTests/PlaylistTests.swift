@@ -1,11 +1,5 @@
 import Foundation
-@testable import SegnoAudio
-@testable import SegnoCore
-@testable import SegnoKit
 @testable import SegnoSources
-@testable import SegnoSpeech
-@testable import SegnoState
-import SegnoTestSupport
 import Testing
 
 /// `.pls`, `.m3u`, `.m3u8` (plain and HLS master/media) parsing: order, relative URLs, fallbacks,

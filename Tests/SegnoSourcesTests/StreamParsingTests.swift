@@ -1,11 +1,5 @@
 import Foundation
-@testable import SegnoAudio
-@testable import SegnoCore
-@testable import SegnoKit
 @testable import SegnoSources
-@testable import SegnoSpeech
-@testable import SegnoState
-import SegnoTestSupport
 import Testing
 
 /// The ICY demuxer and the MP3/ADTS frame splitter give the same result whatever chunk sizes the

@@ -1,12 +1,8 @@
 import Foundation
-@testable import SegnoAudio
 @testable import SegnoCore
+import SegnoCoreTestSupport
 import SegnoDSP
-@testable import SegnoKit
-@testable import SegnoSources
 @testable import SegnoSpeech
-@testable import SegnoState
-import SegnoTestSupport
 import Testing
 
 /// `denoise` on recorded speech (LibriVox, read by sox) with generated noise: exact length, no
@@ -108,6 +104,6 @@ import Testing
 func loadStages(_ stages: String) throws -> [any StageConfig] {
     let yaml = "version: 1\nname: t\ninput: { root: /tmp }\noutput: { root: /tmp/segno-speech-spec-test }\nstages:\n"
         + stages.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n") + "\n  - metadata: { path: \"{stem}.json\" }\n"
-    let spec = try SpecLoader.parse(yaml, file: "t.yaml", baseDirectory: "/tmp", registry: .forTests)
+    let spec = try SpecLoader.parse(yaml, file: "t.yaml", baseDirectory: "/tmp", registry: .speechForTests)
     return spec.stages.dropLast().map(\.config)
 }

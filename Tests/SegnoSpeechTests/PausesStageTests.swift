@@ -1,12 +1,8 @@
 import Foundation
-@testable import SegnoAudio
 @testable import SegnoCore
+import SegnoCoreTestSupport
 import SegnoDSP
-@testable import SegnoKit
-@testable import SegnoSources
 @testable import SegnoSpeech
-@testable import SegnoState
-import SegnoTestSupport
 import Testing
 
 /// `pauses` on recorded speech with noise at 10 dB SNR: every stretch of speech (found in the

@@ -1,12 +1,9 @@
 import Foundation
 import SegnoAudio
+import SegnoAudioTestSupport
 import SegnoCore
-import SegnoDSP
-import SegnoKit
-import SegnoSources
+import SegnoCoreTestSupport
 import SegnoSpeech
-import SegnoState
-import SegnoTestSupport
 
 /// Recorded speech for the speech stages' tests: LibriVox utterances from Debian's
 /// `pocketsphinx-testdata` (installed by `make test-deps`), decoded by sox.
@@ -57,5 +54,19 @@ enum Speech {
             if Double(s) > bestValue { bestValue = Double(s); best = l }
         }
         return best
+    }
+}
+
+extension StageRegistry {
+    /// The speech stages with what their spec tests put around them (pitch before, a metadata tap
+    /// after): enough to load their options without the assembly's standard registry.
+    static var speechForTests: StageRegistry {
+        StageRegistry([
+            Entry(PitchConfig.declaration, PitchConfig.parse),
+            Entry(MetadataConfig.declaration, MetadataConfig.parse),
+            Entry(DenoiseConfig.declaration, DenoiseConfig.parse),
+            Entry(PausesConfig.declaration, PausesConfig.parse),
+            Entry(TranscribeConfig.declaration, TranscribeConfig.parse),
+        ])
     }
 }

@@ -1,14 +1,14 @@
 import Foundation
 import SegnoCore
 import SegnoSpeech
-import SegnoTestSupport
 import Testing
 
 /// Issue 31 item 19: a transcribe path that already ends in a format's extension names that file
 /// (`{stem}.json` → memo.json, never memo.json.json); the other formats go beside it.
 @Suite struct TranscribePathTests {
     func paths(_ stage: String) throws -> [String] {
-        let spec = try SpecLoader.parseForTests("version: 1\ninput: { root: in }\noutput: { root: out }\nstages:\n  - transcribe: \(stage)\n")
+        let spec = try SpecLoader.parse("version: 1\ninput: { root: in }\noutput: { root: out }\nstages:\n  - transcribe: \(stage)\n",
+                                        file: "spec.yaml", baseDirectory: "/base", registry: .speechForTests, environment: [:])
         let config = try #require(spec.stages.first?.config as? TranscribeConfig)
         let context = RecordingContext(sourcePath: "/base/in/talks/memo.wav", relativePath: "talks/memo.wav", modified: Date(), outputRoot: "/base/out")
         return try config.resolvePaths(context).map { $0.hasPrefix("/base/out/") ? String($0.dropFirst("/base/out/".count)) : $0 }

@@ -1,12 +1,8 @@
 import Foundation
-@testable import SegnoAudio
+import SegnoAudioTestSupport
 @testable import SegnoCore
-import SegnoDSP
-@testable import SegnoKit
-@testable import SegnoSources
+import SegnoCoreTestSupport
 @testable import SegnoSpeech
-@testable import SegnoState
-import SegnoTestSupport
 import Testing
 
 /// `transcribe` on recorded speech (LibriVox, with its reference transcript) through the real
@@ -101,8 +97,7 @@ import Testing
             kill(pid, SIGKILL)
             // Until it is a zombie (segno reaps it when it next looks); SIGKILL can take a while on a loaded machine.
             func zombie() -> Bool { (try? Tool.run("ps", ["-o", "stat=", "-p", "\(pid)"]))?.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("Z") ?? false }
-            for _ in 0..<1000 where !zombie() { usleep(10_000) }
-            #expect(zombie())
+            #expect(Wait.until(timeout: 10, interval: 0.01, zombie))
         }
         let third = try text(Speech.short)
         #expect(Self.wordErrorRate(third, reference: "he was not an ill disposed young man") <= 0.25, "\(third)")

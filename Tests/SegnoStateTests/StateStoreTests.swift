@@ -1,11 +1,7 @@
 import Foundation
-import SegnoAudio
 import SegnoCore
-import SegnoKit
-import SegnoSources
-import SegnoSpeech
+import SegnoCoreTestSupport
 import SegnoState
-import SegnoTestSupport
 import Testing
 
 /// The SQLite state store: migrations, the one-query load the planner uses, batched updates,

@@ -1,10 +1,5 @@
 @testable import SegnoAudio
 @testable import SegnoCore
-@testable import SegnoKit
-@testable import SegnoSources
-@testable import SegnoSpeech
-@testable import SegnoState
-import SegnoTestSupport
 import Testing
 
 /// The duplicate index on synthetic items: copies with flipped bits are found at their offset,

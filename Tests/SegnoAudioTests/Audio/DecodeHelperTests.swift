@@ -1,12 +1,8 @@
 import Foundation
 @testable import SegnoAudio
+import SegnoAudioTestSupport
 @testable import SegnoCore
 import SegnoDSP
-@testable import SegnoKit
-@testable import SegnoSources
-@testable import SegnoSpeech
-@testable import SegnoState
-import SegnoTestSupport
 import Testing
 
 // The `segno-decode` helper (built next to the test binary) against the `ffmpeg` program path,

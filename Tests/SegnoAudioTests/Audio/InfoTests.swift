@@ -1,12 +1,7 @@
 import Foundation
 @testable import SegnoAudio
+import SegnoAudioTestSupport
 @testable import SegnoCore
-import SegnoDSP
-@testable import SegnoKit
-@testable import SegnoSources
-@testable import SegnoSpeech
-@testable import SegnoState
-import SegnoTestSupport
 import Testing
 
 // `segno info` frames are exact: every file here is made by ffmpeg (or by hand, for AMR) and

@@ -1,12 +1,7 @@
 import Foundation
 @testable import SegnoAudio
+import SegnoAudioTestSupport
 @testable import SegnoCore
-import SegnoDSP
-@testable import SegnoKit
-@testable import SegnoSources
-@testable import SegnoSpeech
-@testable import SegnoState
-import SegnoTestSupport
 import Testing
 
 // MP3 through libmpg123 directly. libsndfile (which decodes MP3 with the same library, the same

@@ -1,12 +1,9 @@
 import Foundation
 @testable import SegnoAudio
+import SegnoAudioTestSupport
 @testable import SegnoCore
+import SegnoCoreTestSupport
 import SegnoDSP
-@testable import SegnoKit
-@testable import SegnoSources
-@testable import SegnoSpeech
-@testable import SegnoState
-import SegnoTestSupport
 import Testing
 
 /// Salvage on hostile bytes: every corpus file (WAV, AIFF, CAF, RF64, FLAC, MP3, M4A, Ogg Vorbis,

@@ -1,12 +1,9 @@
 import Foundation
 import SegnoAudio
+import SegnoAudioTestSupport
 import SegnoCore
+import SegnoCoreTestSupport
 import SegnoDSP
-import SegnoKit
-import SegnoSources
-import SegnoSpeech
-import SegnoState
-import SegnoTestSupport
 import Testing
 
 /// Opens and reads `path` to the end; returns the `AudioError` thrown and whether it came from

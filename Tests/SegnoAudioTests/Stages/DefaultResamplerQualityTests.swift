@@ -1,11 +1,7 @@
 import Foundation
 import SegnoAudio
 import SegnoCore
-import SegnoKit
-import SegnoSources
-import SegnoSpeech
-import SegnoState
-import SegnoTestSupport
+import SegnoCoreTestSupport
 import Testing
 
 /// Amplitude of the component at `frequency` Hz in `x` (linear): a Kaiser-windowed (β = 28,

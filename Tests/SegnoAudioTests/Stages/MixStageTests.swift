@@ -1,12 +1,7 @@
 import Foundation
 import SegnoAudio
-import SegnoCore
+import SegnoCoreTestSupport
 import SegnoDSP
-import SegnoKit
-import SegnoSources
-import SegnoSpeech
-import SegnoState
-import SegnoTestSupport
 import Testing
 
 @Suite struct MixStageTests {

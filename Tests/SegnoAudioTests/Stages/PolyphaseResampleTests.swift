@@ -1,10 +1,6 @@
 import SegnoAudio
 import SegnoCore
-import SegnoKit
-import SegnoSources
-import SegnoSpeech
-import SegnoState
-import SegnoTestSupport
+import SegnoCoreTestSupport
 import Testing
 
 /// `resample: { quality: polyphase }`: exact length, aligned with libsamplerate's best, and the

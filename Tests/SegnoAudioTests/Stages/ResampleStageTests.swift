@@ -1,12 +1,8 @@
 import Foundation
 import SegnoAudio
 import SegnoCore
+import SegnoCoreTestSupport
 import SegnoDSP
-import SegnoKit
-import SegnoSources
-import SegnoSpeech
-import SegnoState
-import SegnoTestSupport
 import Testing
 
 /// Index of the largest |x| with parabolic refinement, in frames (fractional).

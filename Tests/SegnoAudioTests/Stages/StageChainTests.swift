@@ -1,12 +1,9 @@
 import Foundation
 import SegnoAudio
+import SegnoAudioTestSupport
 import SegnoCore
+import SegnoCoreTestSupport
 import SegnoDSP
-import SegnoKit
-import SegnoSources
-import SegnoSpeech
-import SegnoState
-import SegnoTestSupport
 import Testing
 
 /// A transform whose `start` fails, like a lowpass above the input's Nyquist.

@@ -1,12 +1,9 @@
 import Foundation
 @testable import SegnoAudio
+import SegnoAudioTestSupport
 @testable import SegnoCore
+import SegnoCoreTestSupport
 import SegnoDSP
-@testable import SegnoKit
-@testable import SegnoSources
-@testable import SegnoSpeech
-@testable import SegnoState
-import SegnoTestSupport
 import SegnoWaveform
 import Testing
 

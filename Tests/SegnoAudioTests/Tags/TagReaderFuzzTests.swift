@@ -1,11 +1,6 @@
 import Foundation
 @testable import SegnoAudio
 @testable import SegnoCore
-@testable import SegnoKit
-@testable import SegnoSources
-@testable import SegnoSpeech
-@testable import SegnoState
-import SegnoTestSupport
 import Testing
 
 /// The tag readers on damaged files: tagged files made by mutagen and ffmpeg

@@ -1,11 +1,10 @@
 import Foundation
 @testable import SegnoAudio
+import SegnoAudioTestSupport
 @testable import SegnoCore
+import SegnoCoreTestSupport
 import SegnoDSP
 @testable import SegnoKit
-@testable import SegnoSources
-@testable import SegnoSpeech
-@testable import SegnoState
 import SegnoTestSupport
 import Testing
 

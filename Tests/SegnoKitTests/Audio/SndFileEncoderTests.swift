@@ -1,12 +1,10 @@
 import Foundation
 import SegnoAudio
+import SegnoAudioTestSupport
 import SegnoCore
+import SegnoCoreTestSupport
 import SegnoDSP
 import SegnoKit
-import SegnoSources
-import SegnoSpeech
-import SegnoState
-import SegnoTestSupport
 import Testing
 
 @Suite struct SndFileEncoderTests {

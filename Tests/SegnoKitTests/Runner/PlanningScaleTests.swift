@@ -1,5 +1,6 @@
 import Foundation
 @testable import SegnoCore
+import SegnoCoreTestSupport
 @testable import SegnoKit
 import SegnoTestSupport
 import Testing

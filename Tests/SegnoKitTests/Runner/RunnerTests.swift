@@ -1,12 +1,11 @@
 import Foundation
 import Logging
-@testable import SegnoAudio
+import SegnoAudioTestSupport
 @testable import SegnoCore
+import SegnoCoreTestSupport
+import SegnoDSP
 @testable import SegnoKit
 @testable import SegnoSources
-@testable import SegnoSpeech
-@testable import SegnoState
-import SegnoDSP
 import SegnoTestSupport
 import Synchronization
 import Testing

@@ -1,8 +1,9 @@
 import Foundation
 import SegnoAudio
+import SegnoAudioTestSupport
 import SegnoCore
+import SegnoCoreTestSupport
 import SegnoDSP
-import SegnoKit
 import SegnoTestSupport
 import Testing
 

@@ -1,11 +1,9 @@
 import Foundation
 import SegnoAudio
+import SegnoAudioTestSupport
 import SegnoCore
-import SegnoDSP
+import SegnoCoreTestSupport
 import SegnoKit
-import SegnoSources
-import SegnoSpeech
-import SegnoState
 import SegnoTestSupport
 import Testing
 

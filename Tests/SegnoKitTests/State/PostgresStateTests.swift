@@ -1,10 +1,9 @@
 import Foundation
 import Logging
-@testable import SegnoAudio
+import SegnoAudioTestSupport
 @testable import SegnoCore
+import SegnoCoreTestSupport
 @testable import SegnoKit
-@testable import SegnoSources
-@testable import SegnoSpeech
 @testable import SegnoState
 import SegnoTestSupport
 import Testing
@@ -87,7 +86,7 @@ struct PostgresStateTests {
         #expect(try a.claim(["x.wav", "y.wav"]) == ["x.wav": .granted, "y.wav": .granted], "one statement claims a batch")
         #expect(try b.claim(["x.wav", "z.wav"]) == ["x.wav": .heldElsewhere, "z.wav": .granted], "b must not get x.wav while a's lease lives")
         #expect(try a.claim(["x.wav"]) == ["x.wav": .granted], "a renews its own claim")
-        Thread.sleep(forTimeInterval: 1.5)
+        Thread.sleep(forTimeInterval: 1.5)  // a's 1 s lease runs out: the expiry is what is tested
         #expect(try b.claim(["x.wav"]) == ["x.wav": .granted], "b takes over an expired lease")
         let id = FileIdentity(size: 1, mtimeNs: 1, inode: 1)
         try a.apply([.done(path: "x.wav", identity: id, contentHash: nil, duration: 1, steps: [], recipes: [:])])

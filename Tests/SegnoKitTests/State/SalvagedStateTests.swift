@@ -1,11 +1,7 @@
 import Foundation
-@testable import SegnoAudio
 @testable import SegnoCore
-@testable import SegnoKit
-@testable import SegnoSources
-@testable import SegnoSpeech
+import SegnoCoreTestSupport
 @testable import SegnoState
-import SegnoTestSupport
 import Testing
 
 /// The `salvaged` table (SQLite v8, PostgreSQL pg5): what salvage recovered of a recording is
