@@ -8,6 +8,9 @@
 3. Every target (library, program, test) imports only what Package.swift declares as its direct
    dependencies (SwiftPM lets a module import any module built before it; this does not), and
    the toolchain's own modules.
+4. The core's tests build no C library: the dependency closure of SegnoCoreTests (and so of
+   SegnoCoreTestSupport) holds no system-library target but CLinux, libc's own headers, which
+   links nothing.
 
 Exits 1 listing every breach as FILE:LINE: what. `--sources DIR` and `--tests DIR` check another
 copy of the trees (the test that plants a breach); the manifest is always the package's own.
@@ -84,6 +87,20 @@ for name, (kind, deps) in sorted(declared.items()):
                 m = importing.match(line.split("//", 1)[0])
                 if m and m.group(1) not in deps and m.group(1) not in toolchain and m.group(1) != name:
                     breaches.append(f"{os.path.relpath(path, os.path.join(root, '..'))}:{n}: {name} imports {m.group(1)}, which Package.swift does not give it")
+
+# Rule 4: what `swift test --filter SegnoCoreTests` builds.
+def closure(name, seen=None):
+    seen = set() if seen is None else seen
+    for d in declared.get(name, (None, set()))[1]:
+        if d in declared and d not in seen:
+            seen.add(d)
+            closure(d, seen)
+    return seen
+for t in ("SegnoCoreTests", "SegnoCoreTestSupport"):
+    if t in declared:
+        for d in sorted(closure(t)):
+            if declared[d][0] == "system" and d != "CLinux":
+                breaches.append(f"Package.swift: {t} depends on the system library {d} (through its dependencies); the core's tests build none")
 
 for b in breaches:
     print(b)
