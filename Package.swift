@@ -118,10 +118,20 @@ let package = Package(
             "SegnoCore", "SegnoAudio", "SegnoSpeech", "SegnoState", "SegnoSources", "SegnoDSP", "SegnoWaveform", "SegnoS3",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: ownSettings),
-        // For the tests only (no product): the test process's tools, in-memory source, decoder and
-        // state, the stage harness (blocks of 1, 7 and 4096 frames) and the CLI process runner.
+        // For the tests only (no product), in layers like the library (docs/layout.md, decision 0062):
+        // the core's: in-memory source and decoder, the stage harness (blocks of 1, 7 and 4096
+        // frames), test signals, temp folders, `Wait.until`, the process runner and tool lookup.
+        // No system C library in its closure, so the core's tests build none.
+        .target(name: "SegnoCoreTestSupport", dependencies: ["SegnoCore", "SegnoDSP"], swiftSettings: ownSettings),
+        // Audio's: files written by libsndfile, sine files, sox and ffmpeg as references, the
+        // test process's `AudioTools`, phone-format fixtures.
+        .target(name: "SegnoAudioTestSupport", dependencies: [
+            "SegnoCore", "SegnoAudio", "SegnoDSP", "SegnoCoreTestSupport",
+        ], swiftSettings: ownSettings),
+        // The assembly's: the standard registry with the tests' tools, the in-memory state over
+        // SQLite, and the `segno` program runner the CLI tests share.
         .target(name: "SegnoTestSupport", dependencies: [
-            "SegnoCore", "SegnoAudio", "SegnoState", "SegnoSources", "SegnoKit", "SegnoDSP", "SegnoS3",
+            "SegnoCore", "SegnoState", "SegnoS3", "SegnoKit", "SegnoCoreTestSupport", "SegnoAudioTestSupport",
         ], swiftSettings: ownSettings),
         .executableTarget(name: "segno", dependencies: [
             "SegnoCore", "SegnoAudio", "SegnoSpeech", "SegnoState", "SegnoSources", "SegnoKit", "SegnoDSP", "SegnoWaveform", "SegnoS3",
@@ -134,7 +144,25 @@ let package = Package(
         .testTarget(name: "SegnoDSPTests", dependencies: ["SegnoDSP"], swiftSettings: ownSettings),
         .testTarget(name: "SegnoWaveformTests", dependencies: ["SegnoWaveform", "SegnoDSP"], exclude: ["Fixtures"], swiftSettings: ownSettings),
         .testTarget(name: "SegnoS3Tests", dependencies: ["SegnoS3", .product(name: "Logging", package: "swift-log")], swiftSettings: ownSettings),
-        .testTarget(name: "SegnoCoreTests", dependencies: ["SegnoCore", "SegnoAudio", "SegnoSpeech", "SegnoState", "SegnoSources", "SegnoKit", "SegnoTestSupport", "SegnoDSP", "SegnoWaveform", "SegnoS3", .product(name: "Logging", package: "swift-log")], swiftSettings: ownSettings),
-        .testTarget(name: "SegnoCLITests", dependencies: ["SegnoCore", "SegnoAudio", "SegnoSpeech", "SegnoState", "SegnoSources", "SegnoKit", "SegnoTestSupport", "SegnoDSP", "SegnoS3", "SegnoWaveform"], swiftSettings: ownSettings),
+        // One test target per library module, each depending on its module, the ones below it it
+        // uses, and the test support of its level (decision 0062).
+        .testTarget(name: "SegnoCoreTests", dependencies: ["SegnoCore", "SegnoCoreTestSupport"], swiftSettings: ownSettings),
+        .testTarget(name: "SegnoAudioTests", dependencies: [
+            "SegnoAudio", "SegnoCore", "SegnoDSP", "SegnoWaveform", "SegnoCoreTestSupport", "SegnoAudioTestSupport",
+        ], swiftSettings: ownSettings),
+        .testTarget(name: "SegnoSpeechTests", dependencies: [
+            "SegnoSpeech", "SegnoAudio", "SegnoCore", "SegnoDSP", "SegnoCoreTestSupport", "SegnoAudioTestSupport",
+        ], swiftSettings: ownSettings),
+        .testTarget(name: "SegnoStateTests", dependencies: ["SegnoState", "SegnoCore", "SegnoCoreTestSupport"], swiftSettings: ownSettings),
+        .testTarget(name: "SegnoSourcesTests", dependencies: ["SegnoSources", "SegnoCore", "SegnoCoreTestSupport"], swiftSettings: ownSettings),
+        .testTarget(name: "SegnoKitTests", dependencies: [
+            "SegnoKit", "SegnoCore", "SegnoAudio", "SegnoState", "SegnoSources", "SegnoDSP",
+            "SegnoCoreTestSupport", "SegnoAudioTestSupport", "SegnoTestSupport",
+            .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: ownSettings),
+        .testTarget(name: "SegnoCLITests", dependencies: [
+            "SegnoCore", "SegnoAudio", "SegnoState", "SegnoS3", "SegnoWaveform", "SegnoDSP",
+            "SegnoCoreTestSupport", "SegnoAudioTestSupport", "SegnoTestSupport",
+        ], swiftSettings: ownSettings),
     ]
 )

@@ -13,6 +13,9 @@
    ("transcribe", "waveform"…). The keys are the names of the generated reference pages
    (docs/reference/stages/NAME.md, one per stage in the registry); what the core needs to know of
    a stage is a capability in its declaration (`StageDeclaration.Capabilities`).
+5. The core's tests build no C library: the dependency closure of SegnoCoreTests (and so of
+   SegnoCoreTestSupport) holds no system-library target but CLinux, libc's own headers, which
+   links nothing.
 
 Exits 1 listing every breach as FILE:LINE: what. `--sources DIR` and `--tests DIR` check another
 copy of the trees (the test that plants a breach); the manifest is always the package's own.
@@ -95,6 +98,20 @@ for name, (kind, deps) in sorted(declared.items()):
                 m = importing.match(line.split("//", 1)[0])
                 if m and m.group(1) not in deps and m.group(1) not in toolchain and m.group(1) != name:
                     breaches.append(f"{os.path.relpath(path, os.path.join(root, '..'))}:{n}: {name} imports {m.group(1)}, which Package.swift does not give it")
+
+# Rule 4: what `swift test --filter SegnoCoreTests` builds.
+def closure(name, seen=None):
+    seen = set() if seen is None else seen
+    for d in declared.get(name, (None, set()))[1]:
+        if d in declared and d not in seen:
+            seen.add(d)
+            closure(d, seen)
+    return seen
+for t in ("SegnoCoreTests", "SegnoCoreTestSupport"):
+    if t in declared:
+        for d in sorted(closure(t)):
+            if declared[d][0] == "system" and d != "CLinux":
+                breaches.append(f"Package.swift: {t} depends on the system library {d} (through its dependencies); the core's tests build none")
 
 for b in breaches:
     print(b)

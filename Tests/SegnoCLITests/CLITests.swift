@@ -1,11 +1,8 @@
 import Foundation
 import SegnoAudio
-import SegnoCore
+import SegnoAudioTestSupport
+import SegnoCoreTestSupport
 import SegnoDSP
-import SegnoKit
-import SegnoSources
-import SegnoSpeech
-import SegnoState
 import SegnoTestSupport
 import Testing
 
@@ -16,8 +13,8 @@ import Testing
 
     /// A good 44.1 kHz stereo FLAC (1 s), a good 8 kHz mono WAV (0.25 s) and four bad files.
     func makeFiles() throws -> (good: [String], bad: [String]) {
-        let flac = try Audio.writeSine(to: dir["good.flac"], frames: 44100, channels: 2)
-        let wav = try Audio.writeSine(to: dir["good.wav"], rate: 8000, frames: 2000)
+        let flac = try Fixtures.writeSine(to: dir["good.flac"], frames: 44100, channels: 2)
+        let wav = try Fixtures.writeSine(to: dir["good.wav"], rate: 8000, frames: 2000)
         #expect(FileManager.default.createFile(atPath: dir["empty.wav"], contents: Data()))
         #expect(FileManager.default.createFile(atPath: dir["notes.wav"], contents: Data("not audio at all\n".utf8)))
         try FileManager.default.createDirectory(atPath: dir["folder.wav"], withIntermediateDirectories: false)
@@ -82,7 +79,7 @@ import Testing
     }
 
     @Test func infoOnAFileNamedWithANewlineKeepsOneLine() throws {
-        let odd = try Audio.writeSine(to: dir["two\nlines.wav"], rate: 8000, frames: 10)
+        let odd = try Fixtures.writeSine(to: dir["two\nlines.wav"], rate: 8000, frames: 10)
         let r = try CLI.segno(["info", "--json", odd, dir["missing\nfile.wav"]])
         #expect(r.stdoutLines.count == 2)
         let o = try #require(JSONSerialization.jsonObject(with: Data(r.stdoutLines[0].utf8)) as? [String: Any])
@@ -92,7 +89,7 @@ import Testing
     }
 
     @Test func infoOnAnUnreadableFile() throws {
-        let p = try Audio.writeSine(to: dir["locked.wav"], rate: 8000, frames: 100)
+        let p = try Fixtures.writeSine(to: dir["locked.wav"], rate: 8000, frames: 100)
         #expect(chmod(p, 0) == 0)
         defer { chmod(p, 0o644) }
         let r: ProcessResult
@@ -123,7 +120,7 @@ import Testing
 
     /// ADTS: exact frames by default (the decoder's count), an estimate flagged only with --fast.
     @Test func infoIsExactUnlessFast() throws {
-        let wav = try Audio.writeSine(to: dir["in.wav"], rate: 44100, frames: 44_321, channels: 2)
+        let wav = try Fixtures.writeSine(to: dir["in.wav"], rate: 44100, frames: 44_321, channels: 2)
         let aac = dir["memo.aac"]
         #expect(try CLI.tool("ffmpeg", ["-v", "error", "-i", wav, "-c:a", "aac", "-f", "adts", aac]).status == 0)
         let exact = try CLI.segno(["info", "--json", aac])
@@ -142,7 +139,7 @@ import Testing
 
     /// A file with a good header and no decodable audio fails: ok:false, exit 1, file and cause named.
     @Test func infoFailsAFileWithNoDecodableAudio() throws {
-        let wav = try Audio.writeSine(to: dir["in.wav"], rate: 44100, frames: 44100)
+        let wav = try Fixtures.writeSine(to: dir["in.wav"], rate: 44100, frames: 44100)
         let flac = dir["bad.flac"]
         #expect(try CLI.tool("ffmpeg", ["-v", "error", "-i", wav, flac]).status == 0)
         var b = [UInt8](try Data(contentsOf: URL(fileURLWithPath: flac)))
@@ -164,7 +161,7 @@ import Testing
 
     /// What a browser's MediaRecorder uploads: Opus in WebM, through the ffmpeg program.
     @Test func convertReadsWebMOpus() throws {
-        let wav = try Audio.writeSine(to: dir["in.wav"], rate: 48000, frames: 48000, channels: 2)
+        let wav = try Fixtures.writeSine(to: dir["in.wav"], rate: 48000, frames: 48000, channels: 2)
         let webm = dir["upload.webm"]
         #expect(try CLI.tool("ffmpeg", ["-v", "error", "-i", wav, "-c:a", "libopus", webm]).status == 0)
         let r = try CLI.segno(["convert", webm, dir["out.flac"], "--mix", "mono"])
@@ -174,7 +171,7 @@ import Testing
     }
 
     @Test func convertFlacTo16kMonoWav() throws {
-        let input = try Audio.writeSine(to: dir["in.flac"], frequency: 440, rate: 44100, frames: 44100, channels: 2)
+        let input = try Fixtures.writeSine(to: dir["in.flac"], frequency: 440, rate: 44100, frames: 44100, channels: 2)
         let output = dir["out/voice.wav"]
         // As SoX and ffmpeg: a missing output folder is an error, not created (issue 22); a usage
         // error, exit 2 (issue 31 item 10).
@@ -203,7 +200,7 @@ import Testing
         let reference = dir["sox.wav"]
         let sox = try CLI.tool("sox", [input, "-r", "16000", "-c", "1", reference])
         #expect(sox.status == 0, "\(sox.stderr)")
-        let ours = try Audio.soxSamples(output), theirs = try Audio.soxSamples(reference)
+        let ours = try Fixtures.soxDecode(output), theirs = try Fixtures.soxDecode(reference)
         #expect(ours.count == 16000)
         #expect(theirs.count == ours.count)
         guard theirs.count == ours.count else { return }
@@ -213,7 +210,7 @@ import Testing
     }
 
     @Test func convertKeepsDepthAndFollowsTheExtension() throws {
-        let input = try Audio.writeSine(to: dir["in.wav"], rate: 48000, frames: 4800, channels: 2, bits: .b24)
+        let input = try Fixtures.writeSine(to: dir["in.wav"], rate: 48000, frames: 4800, channels: 2, bits: .b24)
         let r = try CLI.segno(["convert", input, dir["out.flac"]])
         #expect(r.status == 0, "\(r.stderr)")
         let info = try CLI.segno(["info", dir["out.flac"]])
@@ -228,7 +225,7 @@ import Testing
                       (.b8, "in.wav", "out.caf", "PCM_S8"), (.double, "in.wav", "out.wav", "DOUBLE"),
                       (.double, "in.wav", "out.caf", "DOUBLE"), (.double, "in.caf", "out.aiff", "DOUBLE")])
     func convertKeeps8BitAndDoubleDepth(bits: SampleBits, input: String, output: String, codec: String) throws {
-        let source = try Audio.writeSine(to: dir[input], rate: 16000, frames: 1600, channels: 2, bits: bits)
+        let source = try Fixtures.writeSine(to: dir[input], rate: 16000, frames: 1600, channels: 2, bits: bits)
         let r = try CLI.segno(["convert", source, dir[output]])
         #expect(r.status == 0, "\(r.stderr)")
         let info = try CLI.segno(["info", "--json", dir[output]])
@@ -257,13 +254,10 @@ import Testing
         let freqs = (0..<n).map { 300.0 + 200.0 * Double($0) }
         var x = [Float](repeating: 0, count: frames * n)
         for f in 0..<frames { for ch in 0..<n { x[f * n + ch] = Float(0.4 * sin(2 * .pi * freqs[ch] * Double(f) / Double(rate))) } }
-        let enc = try SndFileEncoder(path: dir["surround.wav"], format: .wav, bits: .float, quality: nil,
-                                     stream: AudioFormat(sampleRate: rate, channels: n))
-        try enc.write(AudioBlock(interleaved: x, channels: n))
-        try enc.finish()
+        try Fixtures.write(x, channels: n, rate: rate, to: dir["surround.wav"], bits: .float, blockFrames: frames)
         let r = try CLI.segno(["convert", dir["surround.wav"], dir["stereo.wav"], "--mix", "stereo"])
         #expect(r.status == 0, "\(r.stderr)")
-        let y = try Audio.soxSamples(dir["stereo.wav"])
+        let y = try Fixtures.soxDecode(dir["stereo.wav"])
         #expect(y.count == frames * 2)
         guard y.count == frames * 2 else { return }
         func level(_ side: Int, _ ch: Int) -> Double {
@@ -308,7 +302,7 @@ import Testing
     }
 
     @Test func convertOntoTheInputIsRefused() throws {
-        let input = try Audio.writeSine(to: dir["in.wav"], rate: 8000, frames: 800)
+        let input = try Fixtures.writeSine(to: dir["in.wav"], rate: 8000, frames: 800)
         let before = try Data(contentsOf: URL(fileURLWithPath: input))
         for output in [input, dir.path + "/./in.wav", dir.path + "/../" + (dir.path as NSString).lastPathComponent + "/in.wav"] {
             let r = try CLI.segno(["convert", input, output])
@@ -328,7 +322,7 @@ import Testing
     }
 
     @Test func convertOfADamagedFileLeavesNoOutput() throws {
-        let good = try Audio.writeSine(to: dir["good.flac"], frames: 44100, channels: 2)
+        let good = try Fixtures.writeSine(to: dir["good.flac"], frames: 44100, channels: 2)
         let bytes = try Data(contentsOf: URL(fileURLWithPath: good))
         let cut = dir["cut.flac"]
         try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: cut))
@@ -339,7 +333,7 @@ import Testing
     }
 
     @Test func convertToOpusAt44100SaysToResample() throws {
-        let input = try Audio.writeSine(to: dir["in.wav"], frames: 4410)
+        let input = try Fixtures.writeSine(to: dir["in.wav"], frames: 4410)
         // As opusenc and ffmpeg: resampled to 48 kHz, said once, naming --rate (issue 22).
         let r = try CLI.segno(["convert", input, dir["out.opus"]])
         #expect(r.status == 0)

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCoreTestSupport
 import SegnoTestSupport
 import Testing
 
@@ -125,14 +126,14 @@ import Testing
                                    environment: ["SEGNO_DECODE_HELPER": try wrapper(ws, log: log)])
         // Kill the first helper as soon as it has a pid and segno has written some output.
         var victim: pid_t?
-        for _ in 0..<20_000 where victim == nil && child.isRunning {
+        Wait.until(timeout: 60, interval: 0.001) {
             let outs = (try? FileManager.default.contentsOfDirectory(atPath: ws["out"])) ?? []
             if outs.count >= 3, let line = try? String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").first,
                let pid = pid_t(line) {
                 kill(pid, SIGKILL)
                 victim = pid
             }
-            usleep(1000)
+            return victim != nil || !child.isRunning
         }
         let end = child.wait()
         try #require(victim != nil, "the run ended before a helper could be killed")

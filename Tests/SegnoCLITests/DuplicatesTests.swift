@@ -1,11 +1,5 @@
 import Foundation
-import SegnoAudio
-import SegnoCore
-import SegnoDSP
-import SegnoKit
-import SegnoSources
-import SegnoSpeech
-import SegnoState
+import SegnoCoreTestSupport
 import SegnoTestSupport
 import Testing
 

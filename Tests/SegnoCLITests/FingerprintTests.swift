@@ -1,11 +1,8 @@
 import Foundation
 import SegnoAudio
-import SegnoCore
+import SegnoAudioTestSupport
+import SegnoCoreTestSupport
 import SegnoDSP
-import SegnoKit
-import SegnoSources
-import SegnoSpeech
-import SegnoState
 import SegnoTestSupport
 import Testing
 
@@ -38,10 +35,7 @@ enum Pieces {
 
     /// Writes interleaved samples with libsndfile (format from the extension).
     static func write(_ samples: [Float], channels: Int = 1, rate: Int, bits: SampleBits = .b16, to path: String) throws {
-        let enc = try SndFileEncoder(path: path, format: OutputFormat(extensionOf: path)!, bits: bits, quality: nil,
-                                     stream: AudioFormat(sampleRate: rate, channels: channels))
-        try enc.write(AudioBlock(interleaved: samples, channels: channels))
-        try enc.finish()
+        try Fixtures.write(samples, channels: channels, rate: rate, to: path, bits: bits, blockFrames: max(1, samples.count / channels))
     }
 
     /// Decodes a file to interleaved samples with segno's decoder.

@@ -1,6 +1,7 @@
 import Foundation
 import SegnoAudio
 import SegnoCore
+import SegnoCoreTestSupport
 import SegnoTestSupport
 import Testing
 

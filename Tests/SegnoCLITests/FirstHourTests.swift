@@ -1,6 +1,6 @@
 import Foundation
 import SegnoAudio
-import SegnoCore
+import SegnoAudioTestSupport
 import SegnoTestSupport
 import Testing
 
@@ -316,10 +316,10 @@ extension FirstHourTests {
         }
         #expect(try CLI.tool("flac", ["-t", "-s", ws["a/memo.flac"]]).status == 0)
         // The same stages under either spelling: the same audio (flac decodes both to the same samples).
-        #expect(try Audio.soxSamples(ws["a/memo.flac"]) == Audio.soxSamples(ws["b/memo.flac"]))
+        #expect(try Fixtures.soxDecode(ws["a/memo.flac"]) == Fixtures.soxDecode(ws["b/memo.flac"]))
         let convert = try ws.segno(["convert", ws["in/memo.wav"], ws["n.flac"], "--normalise", "-20"])
         #expect(convert.exited(0), "\(convert.stderr)")
-        #expect(try Audio.soxSamples(ws["n.flac"]) == Audio.soxSamples(ws["a/memo.flac"]))
+        #expect(try Fixtures.soxDecode(ws["n.flac"]) == Fixtures.soxDecode(ws["a/memo.flac"]))
     }
 
     @Test func unknownCommandsAreUsageErrorsWithASuggestion() throws {
@@ -429,18 +429,18 @@ extension FirstHourTests {
         try RunWorkspace.writeTone(to: ws["memo.wav"], rate: 16000, seconds: 1)
         _ = try Audio.output(of: "ffmpeg", ["-nostdin", "-v", "error", "-i", ws["memo.wav"], "-af", "volume=0.5", "-c:a", "aac", ws["memo.m4a"]], what: "encode AAC")
         #expect(try ws.segno(["convert", ws["memo.wav"], ws["memo.flac"]]).exited(0))
-        let first = try Audio.soxSamples(ws["memo.flac"])
+        let first = try Fixtures.soxDecode(ws["memo.flac"])
         // The same input again (other options) replaces it, as before.
         #expect(try ws.segno(["convert", "./memo.wav", ws["memo.flac"], "--gain", "-1"]).exited(0))
-        let regain = try Audio.soxSamples(ws["memo.flac"])
+        let regain = try Fixtures.soxDecode(ws["memo.flac"])
         #expect(regain != first)
         // Another input: refused, naming both; the file is what the first input made.
         let other = try ws.segno(["convert", ws["memo.m4a"], ws["memo.flac"]])
         #expect(other.exited(1) && other.stderr.contains("memo.wav") && other.stderr.contains("memo.m4a") && other.stderr.contains("--overwrite"), "\(other.stderr)")
-        #expect(try Audio.soxSamples(ws["memo.flac"]) == regain)
+        #expect(try Fixtures.soxDecode(ws["memo.flac"]) == regain)
         // --overwrite replaces it; from then on the m4a is its input.
         #expect(try ws.segno(["convert", ws["memo.m4a"], ws["memo.flac"], "--overwrite"]).exited(0))
-        #expect(try Audio.soxSamples(ws["memo.flac"]) != regain)
+        #expect(try Fixtures.soxDecode(ws["memo.flac"]) != regain)
         #expect(try ws.segno(["convert", ws["memo.m4a"], ws["memo.flac"]]).exited(0))
     }
 }

@@ -1,11 +1,7 @@
 import Foundation
-import SegnoAudio
 import SegnoCore
-import SegnoKit
+import SegnoCoreTestSupport
 @testable import SegnoS3
-import SegnoSources
-import SegnoSpeech
-import SegnoState
 import SegnoTestSupport
 import Synchronization
 import Testing
@@ -136,7 +132,8 @@ struct FleetObjectStoreTests {
         var rng = SplitMix64(seed: seed)
         let victim = try SegnoChild(["run", "pg.yaml", "--quiet"], in: ws.root, logs: ws.logs, environment: env(ws))
         let others = try (0..<2).map { try SegnoChild(["run", "pg.yaml", "--report", "r\($0).json", "--quiet"], in: ws.root, logs: ws.logs, environment: env(ws)) }
-        // Every recording ends in a multipart upload: a kill lands in one, or between two.
+        // Every recording ends in a multipart upload: a kill lands in one, or between two (a seeded
+        // moment, the thing under test).
         Thread.sleep(forTimeInterval: Double.random(in: 1.5...3.5, using: &rng))
         victim.send(SIGKILL)
         #expect(victim.wait().signalled, "the victim was killed mid-run, not already finished")

@@ -1,10 +1,5 @@
 import Foundation
-import SegnoAudio
-import SegnoCore
-import SegnoKit
-import SegnoSources
-import SegnoSpeech
-import SegnoState
+import SegnoCoreTestSupport
 import SegnoTestSupport
 import Testing
 
@@ -66,9 +61,9 @@ import Testing
             ((try? FileManager.default.contentsOfDirectory(atPath: ws["out"])) ?? []).filter { $0.hasSuffix(".flac") && !$0.hasPrefix(".") }.count
         }
         let run = try ws.start(["run", "spec.yaml", "--quiet"])
-        let deadline = Date().addingTimeInterval(120)
-        while flacs() < 1 && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        Thread.sleep(forTimeInterval: 0.3)  // its record follows the rename
+        // Killed once the first recording is done: its file renamed into place and its record written.
+        Wait.until(timeout: 120, interval: 0.05) { flacs() >= 1 }
+        Wait.until(timeout: 60, interval: 0.05) { ((try? ws.status())?["done"] as? Int ?? 0) >= 1 }
         run.send(SIGKILL)
         #expect(run.wait().signalled, "killed mid-run, not already finished")
         let onDisk = flacs()

@@ -1,5 +1,7 @@
 import Foundation
+import SegnoAudioTestSupport
 import SegnoCore
+import SegnoCoreTestSupport
 import SegnoTestSupport
 import Testing
 
@@ -83,7 +85,7 @@ import Testing
         let failures = try ws.status("spec.yaml", failed: true)["failures"] as? [[String: Any]] ?? []
         #expect(failures.count == 1 && failures.first?["path"] as? String == "b.wav" && failures.first?["class"] as? String == "spec", "\(failures)")
         // The audio in the output is a.wav's (440 Hz), not b.wav's.
-        let samples = try Audio.soxSamples(ws["out/New Recording.flac"])
+        let samples = try Fixtures.soxDecode(ws["out/New Recording.flac"])
         var crossings = 0
         for i in 1..<samples.count where (samples[i - 1] < 0) != (samples[i] < 0) { crossings += 1 }
         #expect(abs(Double(crossings) / 2 / 0.5 - 440) < 10, "\(crossings) zero crossings")

@@ -1,4 +1,6 @@
 import Foundation
+import SegnoAudioTestSupport
+import SegnoCoreTestSupport
 import SegnoTestSupport
 import Testing
 
@@ -33,7 +35,7 @@ import Testing
     /// A 3 s stereo FLAC in 4096-frame blocks whose audio after the sixth block is junk that holds
     /// no sync code: libFLAC, libsndfile and ffmpeg all stop after 24,576 frames.
     @Test func aFLACThatLosesSyncIsNotOKAndGivesTheFramesThatDecode() throws {
-        let wav = try Audio.writeSine(to: dir["in.wav"], rate: 44100, frames: 132_300, channels: 2)
+        let wav = try Fixtures.writeSine(to: dir["in.wav"], rate: 44100, frames: 132_300, channels: 2)
         let flac = dir["lost.flac"]
         #expect(try CLI.tool("ffmpeg", ["-v", "error", "-i", wav, "-frame_size", "4096", flac]).status == 0)
         var b = try bytes(flac)
@@ -66,7 +68,7 @@ import Testing
     /// An MP3 whose Xing header claims twice the frames that follow (mutagen believes it): the
     /// frames are those ffmpeg decodes from the same file, and the file fails as a run fails it.
     @Test func anMP3WhoseXingHeaderLiesGetsTheDecodedFrames() throws {
-        let wav = try Audio.writeSine(to: dir["in.wav"], rate: 44100, frames: 220_500, channels: 2)
+        let wav = try Fixtures.writeSine(to: dir["in.wav"], rate: 44100, frames: 220_500, channels: 2)
         let mp3 = dir["lies.mp3"]
         #expect(try CLI.tool("ffmpeg", ["-v", "error", "-i", wav, "-c:a", "libmp3lame", "-q:a", "4", mp3]).status == 0)
         var b = try bytes(mp3)
@@ -92,7 +94,7 @@ import Testing
     /// mutagen counts the CBR file's tags as audio; ffmpeg decodes more from the tagged VBR file.
     @Test(arguments: [["-b:a", "128k", "-write_xing", "0"], ["-q:a", "4"]])
     func anMP3WithTrailingAPEv2AndLyrics3TagsGetsTheDecodedFrames(options: [String]) throws {
-        let wav = try Audio.writeSine(to: dir["in.wav"], rate: 44100, frames: 220_500, channels: 2)
+        let wav = try Fixtures.writeSine(to: dir["in.wav"], rate: 44100, frames: 220_500, channels: 2)
         let plain = dir["plain.mp3"], tagged = dir["tagged.mp3"]
         #expect(try CLI.tool("ffmpeg", ["-v", "error", "-i", wav, "-c:a", "libmp3lame"] + options + [plain]).status == 0)
         try write(try bytes(plain) + Self.apev2(["Title": "A title", "Comment": String(repeating: "x", count: 3000)])
@@ -136,9 +138,9 @@ import Testing
     /// one line each, or one JSON object per line. A folder with none fails in its place.
     @Test func aFolderListsItsRecordings() throws {
         try FileManager.default.createDirectory(atPath: dir["rec/sub"], withIntermediateDirectories: true)
-        _ = try Audio.writeSine(to: dir["rec/b.wav"], rate: 8000, frames: 800)
-        _ = try Audio.writeSine(to: dir["rec/sub/a.flac"], rate: 8000, frames: 1600)
-        _ = try Audio.writeSine(to: dir["rec/.hidden.wav"], rate: 8000, frames: 800)
+        _ = try Fixtures.writeSine(to: dir["rec/b.wav"], rate: 8000, frames: 800)
+        _ = try Fixtures.writeSine(to: dir["rec/sub/a.flac"], rate: 8000, frames: 1600)
+        _ = try Fixtures.writeSine(to: dir["rec/.hidden.wav"], rate: 8000, frames: 800)
         #expect(FileManager.default.createFile(atPath: dir["rec/notes.txt"], contents: Data("x".utf8)))
         let r = try CLI.segno(["info", dir["rec"]])
         #expect(r.status == 0, "\(r.stderr)")

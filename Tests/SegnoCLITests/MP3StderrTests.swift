@@ -1,10 +1,5 @@
 import Foundation
-import SegnoAudio
-import SegnoCore
-import SegnoKit
-import SegnoSources
-import SegnoSpeech
-import SegnoState
+import SegnoCoreTestSupport
 import SegnoTestSupport
 import Testing
 

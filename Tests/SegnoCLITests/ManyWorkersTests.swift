@@ -1,10 +1,5 @@
 import Foundation
-import SegnoAudio
-import SegnoCore
-import SegnoKit
-import SegnoSources
-import SegnoSpeech
-import SegnoState
+import SegnoCoreTestSupport
 import SegnoTestSupport
 import Testing
 
@@ -113,7 +108,7 @@ struct ManyWorkersTests {
         // The outage starts once the workers are at work (their first output appears).
         Wait.until(timeout: 60) { !((try? FileManager.default.contentsOfDirectory(atPath: ws["out"])) ?? []).isEmpty }
         #expect(Self.shell("SEGNO_PG_DIR='\(dir)' bash '\(script)' pause >/dev/null 2>&1") == 0)
-        Thread.sleep(forTimeInterval: 20)  // the outage: 20 s
+        Thread.sleep(forTimeInterval: 20)  // the outage: 20 s (its length is what is tested)
         #expect(Self.shell("SEGNO_PG_DIR='\(dir)' bash '\(script)' resume >/dev/null 2>&1") == 0)
         for w in workers {
             let exit = w.wait(timeout: 300)

@@ -1,12 +1,5 @@
 import Foundation
-import SegnoAudio
-import SegnoCore
-import SegnoKit
 import SegnoS3
-import SegnoSources
-import SegnoSpeech
-import SegnoState
-import SegnoTestSupport
 import Testing
 
 /// `input.root: s3://bucket/prefix/` against the real Ceph RGW that `make test` starts: objects

@@ -1,4 +1,6 @@
 import Foundation
+import SegnoAudioTestSupport
+import SegnoCoreTestSupport
 import SegnoTestSupport
 import Testing
 
@@ -79,7 +81,7 @@ import Testing
 @Suite struct WaveformDataConversionTests {
     @Test func datToCoarserEightBitJSONEqualsDirectComputation() throws {
         let dir = try TempDir()
-        try Audio.writeSine(to: dir["a.wav"], frequency: 300, rate: 44100, frames: 44100 * 2 + 77, channels: 2)
+        try Fixtures.writeSine(to: dir["a.wav"], frequency: 300, rate: 44100, frames: 44100 * 2 + 77, channels: 2)
         let segno = try CLI.segnoPath()
         #expect(try CLI.run(segno, ["waveform", dir["a.wav"], "-o", dir["a16.dat"], "-b", "16", "-z", "256"]).status == 0)
         #expect(try CLI.run(segno, ["waveform", dir["a16.dat"], "-o", dir["a8.json"], "-b", "8", "-z", "512"]).status == 0)

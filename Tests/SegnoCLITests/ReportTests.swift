@@ -1,5 +1,6 @@
 import Foundation
 import SegnoCore
+import SegnoCoreTestSupport
 import SegnoTestSupport
 import Testing
 

@@ -1,11 +1,8 @@
 import Foundation
 import SegnoAudio
-import SegnoCore
+import SegnoAudioTestSupport
+import SegnoCoreTestSupport
 import SegnoDSP
-import SegnoKit
-import SegnoSources
-import SegnoSpeech
-import SegnoState
 import SegnoTestSupport
 import Testing
 
@@ -21,8 +18,8 @@ import Testing
     @Test func twoSourcesWritingOneOutputFailTheSecondWithAHint() throws {
         let dir = try TempDir()
         try FileManager.default.createDirectory(atPath: dir["in"], withIntermediateDirectories: true)
-        try Audio.writeSine(to: dir["in/a.wav"], frequency: 440, frames: 8000)
-        try Audio.writeSine(to: dir["in/a.flac"], frequency: 880, frames: 8000)
+        try Fixtures.writeSine(to: dir["in/a.wav"], frequency: 440, frames: 8000)
+        try Fixtures.writeSine(to: dir["in/a.flac"], frequency: 880, frames: 8000)
         let s = try spec(dir, ["encode: { path: \"{stem}.wav\" }"])
         let r = try CLI.run(try CLI.segnoPath(), ["run", s])
         #expect(r.status == 1)
@@ -43,7 +40,7 @@ import Testing
     @Test func aKnownFailureIsRetriedWhenTheSpecChanges() throws {
         let dir = try TempDir()
         try FileManager.default.createDirectory(atPath: dir["in"], withIntermediateDirectories: true)
-        try Audio.writeSine(to: dir["in/m.wav"], rate: 96000, frames: 16000)
+        try Fixtures.writeSine(to: dir["in/m.wav"], rate: 96000, frames: 16000)
         // MP3 cannot be written at 96 kHz: the recording fails (Opus would be resampled, decision 0065)…
         let bad = try spec(dir, ["encode: { path: \"{stem}.mp3\" }"])
         #expect(try CLI.run(try CLI.segnoPath(), ["run", bad]).status == 1)
@@ -64,10 +61,7 @@ import Testing
         // −0.001 is −0.128 LSB at 8 bits: it must round to 0, not floor to −1.
         let x: [Float] = [-0.001, 0.001, 0.5, -0.5, 1.0, -1.0, 0.0039, -0.0041]
         try FileManager.default.createDirectory(atPath: dir["in"], withIntermediateDirectories: true)
-        let enc = try SndFileEncoder(path: dir["in/x.wav"], format: .wav, bits: .float, quality: nil,
-                                     stream: AudioFormat(sampleRate: 8000, channels: 1))
-        try enc.write(AudioBlock(interleaved: x, channels: 1))
-        try enc.finish()
+        try Fixtures.write(x, rate: 8000, to: dir["in/x.wav"], bits: .float, blockFrames: x.count)
         #expect(try CLI.run(try CLI.segnoPath(), ["convert", dir["in/x.wav"], dir["x8.wav"], "--bits", "8"]).status == 0)
         let d = try DecoderFactory.open(path: dir["x8.wav"], tools: .forTests)
         var b = AudioBlock(channels: 1)

@@ -1,11 +1,8 @@
 import Foundation
 import SegnoAudio
 import SegnoCore
-import SegnoKit
-import SegnoSources
-import SegnoSpeech
+import SegnoCoreTestSupport
 import SegnoState
-import SegnoTestSupport
 import Testing
 
 /// `segno run` / `retry` / `status` / `validate` as a cron job sees them, by running the built
@@ -67,16 +64,6 @@ import Testing
         }
     }
 
-    /// Polls `condition` every 5 ms for up to `timeout` seconds.
-    static func waitFor(timeout: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(5000)
-        }
-        return condition()
-    }
-
     /// Finished (non-temporary) files under `dir`, leaving out `.segno/`.
     static func finishedFiles(_ dir: String) -> Int {
         ((try? RunWorkspace.stamps(dir)) ?? [:]).keys.filter { !($0 as NSString).lastPathComponent.hasPrefix(OutputFile.tempPrefix) }.count
@@ -118,6 +105,7 @@ import Testing
             let window = max(0.02, referenceSeconds * fractionLeft / Double(wanted - kills + 1))
             let delay = Double.random(in: 0...window, using: &rng)
             let child = try ws.start(["run", "B.yaml", "--quiet"] + (force ? ["--force"] : []))
+            // The kill's moment is the thing under test (a seeded schedule), not a wait for an event.
             usleep(useconds_t(delay * 1_000_000))
             child.send(SIGKILL)
             let exit = child.wait()
@@ -140,6 +128,7 @@ import Testing
             #expect(finishing.exited(0), "seed \(seed): \(finishing.stderr)")
             for _ in forcedKills..<3 {
                 let child = try ws.start(["run", "B.yaml", "--quiet", "--force"])
+                // A kill at a seeded moment of the rerun: the schedule under test.
                 usleep(useconds_t(Double.random(in: 0.02...max(0.05, referenceSeconds / 2), using: &rng) * 1_000_000))
                 child.send(SIGKILL)
                 if child.wait().signalled { forcedKills += 1; kills += 1 }
@@ -457,7 +446,7 @@ import Testing
         try ws.writeSpec(Self.spec(parallel: 1))
         let first = try ws.start(["run", "spec.yaml", "--quiet"])
         // The database appears only after the lock is taken.
-        #expect(Self.waitFor(timeout: 60) { FileManager.default.fileExists(atPath: ws["out/.segno/state.sqlite"]) || !first.isRunning })
+        #expect(Wait.until(timeout: 60) { FileManager.default.fileExists(atPath: ws["out/.segno/state.sqlite"]) || !first.isRunning })
         let second = try ws.segno(["run", "spec.yaml"])
         let firstWasRunning = first.isRunning
         #expect(second.exited(75), "\(second)")
@@ -561,7 +550,7 @@ import Testing
         let inputs = try ws.makeRecordings(count: 24, minSeconds: 1.5, maxSeconds: 3)
         try ws.writeSpec(Self.spec(parallel: 1))
         let child = try ws.start(["run", "spec.yaml"])
-        #expect(Self.waitFor(timeout: 60) { Self.finishedFiles(ws["out/flac"]) > 0 || !child.isRunning })
+        #expect(Wait.until(timeout: 60) { Self.finishedFiles(ws["out/flac"]) > 0 || !child.isRunning })
         child.send(signal)
         let exit = child.wait()
         #expect(exit.exited(code), "\(exit)")

@@ -1,5 +1,6 @@
 import Foundation
-import SegnoTestSupport
+import SegnoAudioTestSupport
+import SegnoCoreTestSupport
 import Testing
 
 /// Damaged recordings in a run and on the command line: `input.damaged: salvage` processes what
@@ -60,8 +61,8 @@ import Testing
 
         // The audio: every recovered sample is the original's (decoded by sox), in place.
         for (name, original) in [("memo", originals.wavOriginal), ("song", originals.flacOriginal)] {
-            let reference = try Audio.soxSamples(original)
-            let got = try Audio.soxSamples(ws["out/\(name).wav"])
+            let reference = try Fixtures.soxDecode(original)
+            let got = try Fixtures.soxDecode(ws["out/\(name).wav"])
             #expect(got.count > reference.count / 2 && got.count < reference.count, "\(name): \(got.count) of \(reference.count)")
             #expect(got == Array(reference.prefix(got.count)), "\(name): recovered samples differ from the original's")
         }
@@ -118,7 +119,7 @@ import Testing
         // The original decoded by ffmpeg; segno wrote 16-bit samples (within one step of it).
         let reference = try Audio.output(of: "ffmpeg", ["-nostdin", "-v", "error", "-i", healthy, "-f", "f32le", "-"], what: "decode")
             .withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
-        let got = try Audio.soxSamples(ws["out/memo.wav"])
+        let got = try Fixtures.soxDecode(ws["out/memo.wav"])
         #expect(got.count > reference.count * 9 / 10 && got.count < reference.count)
         #expect(maxAbsDifference(got, Array(reference.prefix(got.count))) <= 1.0 / 32768 + 1e-6)
         let meta = try String(contentsOfFile: ws["out/memo.meta.json"], encoding: .utf8)
@@ -134,17 +135,11 @@ import Testing
         let convert = try ws.segno(["convert", "--salvage", ws["in/song.flac"], ws["song.wav"]])
         #expect(convert.exited(0), "\(convert.stderr)")
         #expect(convert.stderr.contains("salvaged:"), "\(convert.stderr)")
-        let reference = try Audio.soxSamples(originals.flacOriginal)
-        let got = try Audio.soxSamples(ws["song.wav"])
+        let reference = try Fixtures.soxDecode(originals.flacOriginal)
+        let got = try Fixtures.soxDecode(ws["song.wav"])
         #expect(got.count > reference.count / 2 && got == Array(reference.prefix(got.count)))
         let wave = try ws.segno(["waveform", "--salvage", ws["in/memo.wav"], "-o", ws["memo.json"]])
         #expect(wave.exited(0), "\(wave.stderr)")
         #expect(FileManager.default.fileExists(atPath: ws["memo.json"]))
     }
-}
-
-/// The largest difference between two sample arrays of the same length (∞ when they differ in length).
-func maxAbsDifference(_ a: [Float], _ b: [Float]) -> Float {
-    guard a.count == b.count else { return .infinity }
-    return zip(a, b).reduce(0) { max($0, abs($1.0 - $1.1)) }
 }

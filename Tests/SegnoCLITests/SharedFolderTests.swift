@@ -1,7 +1,6 @@
 import Foundation
-import SegnoAudio
-import SegnoCore
-import SegnoS3
+import SegnoAudioTestSupport
+import SegnoCoreTestSupport
 import SegnoTestSupport
 import Testing
 
@@ -267,7 +266,7 @@ extension UploadRunTests {
         let dir = try TempDir()
         let bucket = try freshBucket("prove")
         let spec = try oneRecording(dir, upload: "{ to: \"s3://\(bucket)/memos/\", endpoint: \"${S3_TEST_ENDPOINT}\", prune: true, prune_limit: 100% }")
-        for (i, name) in ["a", "b", "c"].enumerated() { try Audio.writeSine(to: dir["in/\(name).wav"], frequency: 300 + Double(i) * 100, frames: 8000) }
+        for (i, name) in ["a", "b", "c"].enumerated() { try Fixtures.writeSine(to: dir["in/\(name).wav"], frequency: 300 + Double(i) * 100, frames: 8000) }
         let s3 = try client()
         _ = try s3.putObject(bucket: bucket, key: "other/precious", data: Data("precious".utf8))
         _ = try s3.putObject(bucket: bucket, key: "memos/foreign.flac", data: Data("not segno's".utf8))

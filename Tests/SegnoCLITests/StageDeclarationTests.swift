@@ -1,6 +1,5 @@
 import Foundation
 import SegnoCore
-import SegnoKit
 import SegnoTestSupport
 import Testing
 

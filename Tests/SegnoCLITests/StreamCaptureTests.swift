@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCoreTestSupport
 import SegnoTestSupport
 import Testing
 
@@ -32,6 +33,7 @@ struct StreamCaptureTests {
                    "SEGNO_OUTPUT": dir["radio"], "SEGNO_ARCHIVE": dir["archive"]]
         let spec = Self.repo.appendingPathComponent("pipelines/radio.yaml").path
         let run = try BackgroundRun(["run", spec, "--report", dir["report.json"]], environment: env, in: dir)
+        // The titles change at fixed moments of the 12 s window (the timeline is what is tested).
         Thread.sleep(until: run.started.addingTimeInterval(2.5))
         let songA = try StreamServers.setTitle(classic, "Song A")
         Thread.sleep(until: run.started.addingTimeInterval(6.5))
@@ -108,6 +110,8 @@ struct StreamCaptureTests {
               - waveform: { path: "{dir}/{stem}.json" }
             """.write(toFile: dir["spec.yaml"], atomically: true, encoding: .utf8)
         let run = try BackgroundRun(["run", dir["spec.yaml"]], environment: [:], in: dir)
+        // The source drops at a fixed moment of the window and comes back 3 s later (the timeline
+        // is what is tested).
         Thread.sleep(until: run.started.addingTimeInterval(4.5))
         feeder.stop()
         let dropped = Date()
@@ -191,6 +195,8 @@ struct StreamCaptureTests {
         }
         try spec("60s")
         let run = try BackgroundRun(["run", dir["spec.yaml"]], environment: [:], in: dir)
+        // Moments of the window: the second start comes mid-segment, SIGTERM 2 s into the second
+        // segment (the timeline is what is tested).
         Thread.sleep(until: run.started.addingTimeInterval(3))
         let second = try CLI.run(try CLI.segnoPath(), ["run", dir["spec.yaml"]])
         #expect(second.status == 75, "\(second.stderr)")

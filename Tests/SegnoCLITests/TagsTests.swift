@@ -1,10 +1,4 @@
 import Foundation
-import SegnoAudio
-import SegnoCore
-import SegnoKit
-import SegnoSources
-import SegnoSpeech
-import SegnoState
 import SegnoTestSupport
 import Testing
 

@@ -1,10 +1,8 @@
 import Foundation
-import SegnoAudio
+import SegnoAudioTestSupport
 import SegnoCore
-import SegnoKit
+import SegnoCoreTestSupport
 import SegnoS3
-import SegnoSources
-import SegnoSpeech
 import SegnoState
 import SegnoTestSupport
 import Testing
@@ -39,7 +37,7 @@ struct UploadRunTests {
     /// in/x.wav (8000 frames) and a spec encoding it to FLAC, then `upload`.
     func oneRecording(_ dir: TempDir, upload: String) throws -> String {
         try FileManager.default.createDirectory(atPath: dir["in"], withIntermediateDirectories: true)
-        try Audio.writeSine(to: dir["in/x.wav"], frames: 8000)
+        try Fixtures.writeSine(to: dir["in/x.wav"], frames: 8000)
         try """
         version: 1
         input: { root: in, settle: 0s }
@@ -54,8 +52,8 @@ struct UploadRunTests {
     @Test func uploadsOnceWithMetadataReuploadsChangesAndPrunes() throws {
         let dir = try TempDir()
         try FileManager.default.createDirectory(atPath: dir["in/sub"], withIntermediateDirectories: true)
-        try Audio.writeSine(to: dir["in/a memo.wav"], frames: 22050)
-        try Audio.writeSine(to: dir["in/sub/메모 b.wav"], frequency: 660, frames: 30000)
+        try Fixtures.writeSine(to: dir["in/a memo.wav"], frames: 22050)
+        try Fixtures.writeSine(to: dir["in/sub/메모 b.wav"], frequency: 660, frames: 30000)
         let bucket = try freshBucket("run")
         let s3 = try client()
         let spec = dir["up.yaml"]
@@ -96,9 +94,10 @@ struct UploadRunTests {
         #expect(forced.status == 0)
         #expect(try s3.headObject(bucket: bucket, key: "memos/a memo.flac")?.etag == head.etag)
 
-        // A changed source is encoded and uploaded again.
+        // A changed source is encoded and uploaded again: an edit made a second later (S3's
+        // Last-Modified counts whole seconds), a moment of the scenario, not a wait for an event.
         Thread.sleep(forTimeInterval: 1.1)
-        try Audio.writeSine(to: dir["in/a memo.wav"], frequency: 880, frames: 44100)
+        try Fixtures.writeSine(to: dir["in/a memo.wav"], frequency: 880, frames: 44100)
         let changed = try segno(["run", spec])
         #expect(changed.status == 0, "\(changed.stderr)")
         let after = try #require(try s3.headObject(bucket: bucket, key: "memos/a memo.flac"))
@@ -153,7 +152,7 @@ struct UploadRunTests {
     @Test func aRecordedMultipartUploadIsResumedNotRestarted() throws {
         let dir = try TempDir()
         try FileManager.default.createDirectory(atPath: dir["in"], withIntermediateDirectories: true)
-        try Audio.writeSine(to: dir["in/long.wav"], frequency: 220, rate: 44100, frames: 44100 * 70, channels: 2)
+        try Fixtures.writeSine(to: dir["in/long.wav"], frequency: 220, rate: 44100, frames: 44100 * 70, channels: 2)
         let bucket = try freshBucket("mp")
         let s3 = try client()
         let part = 5 * 1024 * 1024
@@ -193,9 +192,9 @@ struct UploadRunTests {
     @Test func pruneIsCarefulAndOptionChangesReachTheServer() throws {
         let dir = try TempDir()
         for d in ["in/a", "in/b"] { try FileManager.default.createDirectory(atPath: dir[d], withIntermediateDirectories: true) }
-        try Audio.writeSine(to: dir["in/a/x.wav"], frequency: 440, frames: 8000)
-        try Audio.writeSine(to: dir["in/b/x.wav"], frequency: 440, frames: 8000)
-        try Audio.writeSine(to: dir["in/c.wav"], frequency: 660, frames: 8000)
+        try Fixtures.writeSine(to: dir["in/a/x.wav"], frequency: 440, frames: 8000)
+        try Fixtures.writeSine(to: dir["in/b/x.wav"], frequency: 440, frames: 8000)
+        try Fixtures.writeSine(to: dir["in/c.wav"], frequency: 660, frames: 8000)
         let bucket = try freshBucket("prune")
         let s3 = try client()
         func write(title: String) throws {

@@ -1,11 +1,6 @@
 import Foundation
-import SegnoAudio
-import SegnoCore
-import SegnoKit
-import SegnoSources
-import SegnoSpeech
+import SegnoCoreTestSupport
 import SegnoState
-import SegnoTestSupport
 import Testing
 
 /// `segno run --watch` as a service sees it, with the built binary: recordings processed once
@@ -24,7 +19,7 @@ import Testing
     /// Starts `segno run --watch spec.yaml` and waits until it says it is watching.
     static func startWatch(_ ws: RunWorkspace, _ extra: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) throws -> SegnoChild {
         let child = try ws.start(["run", "--watch", "spec.yaml"] + extra)
-        let up = RunTests.waitFor(timeout: 60) { child.outputSoFar.stderr.contains("segno: watching ") || !child.isRunning }
+        let up = Wait.until(timeout: 60) { child.outputSoFar.stderr.contains("segno: watching ") || !child.isRunning }
         #expect(up && child.isRunning, "the watcher did not start: \(child.outputSoFar)", sourceLocation: sourceLocation)
         return child
     }
@@ -48,6 +43,7 @@ import Testing
             let n = part.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
             close(fd)
             guard n == part.count else { throw CLITestError("short write to \(path)") }
+            // A slow writer (a recorder or a copy over the network): the pause is what is tested.
             if i < chunks - 1 { Thread.sleep(forTimeInterval: pause) }
         }
     }
@@ -86,7 +82,7 @@ import Testing
         // Five appends 0.3 s apart: each gap shorter than the 1 s settle, the whole longer.
         let wav = try Self.wavBytes(ws)
         try Self.writeInChunks(wav, to: ws["in/memo.wav"], chunks: 5, pause: 0.3)
-        #expect(RunTests.waitFor(timeout: 60) { FileManager.default.fileExists(atPath: ws["out/memo.flac"]) }, "\(child.outputSoFar)")
+        #expect(Wait.until(timeout: 60) { FileManager.default.fileExists(atPath: ws["out/memo.flac"]) }, "\(child.outputSoFar)")
 
         // While it watches it holds the state: a cron run exits 75 at once; status still reads.
         let cron = try ws.segno(["run", "spec.yaml"])
@@ -98,10 +94,10 @@ import Testing
         // its watch can exist): found by the walk of the new folder.
         try FileManager.default.createDirectory(atPath: ws["in/day 1/deep"], withIntermediateDirectories: true)
         try wav.write(to: URL(fileURLWithPath: ws["in/day 1/deep/late.wav"]))
-        #expect(RunTests.waitFor(timeout: 60) { FileManager.default.fileExists(atPath: ws["out/day 1/deep/late.flac"]) }, "\(child.outputSoFar)")
+        #expect(Wait.until(timeout: 60) { FileManager.default.fileExists(atPath: ws["out/day 1/deep/late.flac"]) }, "\(child.outputSoFar)")
         // And a file in that folder later: its own watch now sees it.
         try Self.writeInChunks(wav, to: ws["in/day 1/deep/later.wav"], chunks: 2, pause: 0.2)
-        #expect(RunTests.waitFor(timeout: 60) { FileManager.default.fileExists(atPath: ws["out/day 1/deep/later.flac"]) }, "\(child.outputSoFar)")
+        #expect(Wait.until(timeout: 60) { FileManager.default.fileExists(atPath: ws["out/day 1/deep/later.flac"]) }, "\(child.outputSoFar)")
 
         child.send(SIGTERM)
         let exit = child.wait(timeout: 30)
@@ -141,12 +137,12 @@ import Testing
         let child = try Self.startWatch(ws)
         defer { child.send(SIGKILL) }
         // The catch-up pass processes what was there before the watch.
-        #expect(RunTests.waitFor(timeout: 60) { FileManager.default.fileExists(atPath: ws["in/processed/first.flac"]) }, "\(child.outputSoFar)")
+        #expect(Wait.until(timeout: 60) { FileManager.default.fileExists(atPath: ws["in/processed/first.flac"]) }, "\(child.outputSoFar)")
         try FileManager.default.createDirectory(atPath: ws["in/sub"], withIntermediateDirectories: true)
 
         // The watch set: the input folders, not the output root nor the state's folder under it.
         var watched = Set<UInt64>()
-        #expect(RunTests.waitFor(timeout: 30) {
+        #expect(Wait.until(timeout: 30) {
             watched = Self.watchedInodes(pid: child.pid)
             return Self.inode(ws["in/sub"]).map(watched.contains) ?? false
         }, "\(watched)")
@@ -159,7 +155,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: ws["in/processed/stray"], withIntermediateDirectories: true)
         try wav.write(to: URL(fileURLWithPath: ws["in/processed/stray/junk.wav"]))
         try wav.write(to: URL(fileURLWithPath: ws["in/sub/second.wav"]))
-        #expect(RunTests.waitFor(timeout: 60) { FileManager.default.fileExists(atPath: ws["in/processed/sub/second.flac"]) }, "\(child.outputSoFar)")
+        #expect(Wait.until(timeout: 60) { FileManager.default.fileExists(atPath: ws["in/processed/sub/second.flac"]) }, "\(child.outputSoFar)")
         #expect(!Self.watchedInodes(pid: child.pid).contains(Self.inode(ws["in/processed/stray"]) ?? 0))
 
         child.send(SIGTERM)
@@ -179,7 +175,7 @@ import Testing
         defer { child.send(SIGKILL) }
         // A full pass every second with nothing to do: one run row that counts them.
         var runs: [[String: Any]] = []
-        #expect(RunTests.waitFor(timeout: 60) {
+        #expect(Wait.until(timeout: 60) {
             runs = (try? RunTests.statusRuns(ws)) ?? []
             return (runs.first?.int("repeats") ?? 0) >= 3
         }, "\(runs)")
@@ -199,7 +195,7 @@ import Testing
         let child = try Self.startWatch(ws)
         defer { child.send(SIGKILL) }
         try Self.wavBytes(ws, seconds: 30).write(to: URL(fileURLWithPath: ws["in/long.wav"]))
-        let started = RunTests.waitFor(timeout: 60) { !((try? RunWorkspace.temporaries(ws["out"])) ?? []).isEmpty }
+        let started = Wait.until(timeout: 60) { !((try? RunWorkspace.temporaries(ws["out"])) ?? []).isEmpty }
         #expect(started, "never saw the recording in flight: \(child.outputSoFar)")
         child.send(SIGTERM)
         let exit = child.wait(timeout: 60)
@@ -224,10 +220,10 @@ import Testing
         }
         let child = try Self.startWatch(ws)
         defer { child.send(SIGKILL) }
-        #expect(RunTests.waitFor(timeout: 60) { (try? RunWorkspace.outputs(ws["archive"]).count) == 2 }, "\(child.outputSoFar)")
+        #expect(Wait.until(timeout: 60) { (try? RunWorkspace.outputs(ws["archive"]).count) == 2 }, "\(child.outputSoFar)")
         // The whole folder goes (its watch with it): the pass after it prunes the recording.
         try FileManager.default.removeItem(atPath: ws["in/sub"])
-        #expect(RunTests.waitFor(timeout: 60) {
+        #expect(Wait.until(timeout: 60) {
             (try? RunWorkspace.outputs(ws["archive"]).keys.sorted()) == ["keep.flac"] && (try? RunWorkspace.outputs(ws["out"]).keys.sorted()) == ["keep.flac"]
         }, "\(child.outputSoFar)")
         child.send(SIGTERM)

@@ -1,5 +1,4 @@
 import Foundation
-import SegnoTestSupport
 
 /// pipelines/demo.yaml with its fixed folders (samples, ../out/demo, the report, the upload
 /// folder) moved into a test's own folder.

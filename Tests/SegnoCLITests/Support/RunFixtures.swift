@@ -1,11 +1,8 @@
 import Foundation
 import SegnoAudio
+import SegnoAudioTestSupport
 import SegnoCore
-import SegnoDSP
-import SegnoKit
-import SegnoSources
-import SegnoSpeech
-import SegnoState
+import SegnoCoreTestSupport
 import SegnoTestSupport
 import Testing
 
@@ -98,23 +95,24 @@ struct FileStamp: Equatable, CustomStringConvertible {
 
 /// A fresh folder with `in/` (recordings), specs and the outputs of runs.
 final class RunWorkspace {
+    /// The folder (removed with the workspace).
+    private let folder: TempDir
     let root: String
     /// Where child processes' logs go.
     let logs: String
 
     init() throws {
-        var template = Array((NSTemporaryDirectory() as NSString).appendingPathComponent("segno-run-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else { throw CLITestError("mkdtemp failed: \(String(cString: strerror(errno)))") }
-        root = String(cString: made)
+        folder = try TempDir(prefix: "segno-run")
+        root = folder.path
         logs = root + "/.logs"
         try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: root + "/in", withIntermediateDirectories: true)
     }
 
     deinit {
-        // FIFOs, loops and odd modes are all removable by path; restore modes first.
+        // FIFOs, loops, names that are not UTF-8 and odd modes: restore modes by path first, then
+        // `folder` goes and removes the tree.
         _ = try? RunWorkspace.walk(root).forEach { chmod(root + "/" + $0.path, 0o755) }
-        try? FileManager.default.removeItem(atPath: root)
     }
 
     subscript(_ rel: String) -> String { root + "/" + rel }
@@ -163,8 +161,6 @@ final class RunWorkspace {
     static func writeTone(to path: String, rate: Int = 16000, channels: Int = 1, frames: Int, frequency: Double = 440,
                           bits: SampleBits = .b16, rng: inout SplitMix64) throws {
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        let enc = try SndFileEncoder(path: path, format: OutputFormat(extensionOf: path) ?? .wav, bits: bits, quality: nil,
-                                     stream: AudioFormat(sampleRate: rate, channels: channels))
         var x = [Float](repeating: 0, count: frames * channels)
         for f in 0..<frames {
             let t = Double(f) / Double(rate)
@@ -173,8 +169,8 @@ final class RunWorkspace {
                 x[f * channels + c] = Float(0.4 * sin(2 * .pi * frequency * (1 + 0.01 * Double(c)) * t) + 0.05 * noise)
             }
         }
-        try enc.write(AudioBlock(interleaved: x, channels: channels))
-        try enc.finish()
+        try Fixtures.write(x, channels: channels, rate: rate, to: path, format: OutputFormat(extensionOf: path) ?? .wav, bits: bits,
+                           blockFrames: max(1, frames))
     }
 
     /// Convenience: a tone with a fixed seed.

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCoreTestSupport
 import SegnoTestSupport
 
 /// The local Icecast and HLS station that `make test` starts (Tests/support/icecast.sh, hls.sh),
@@ -60,10 +61,9 @@ final class IcecastFeeder {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let deadline = Date().addingTimeInterval(10)
-        while !StreamServers.mountIsLive(mount) {
-            if Date() > deadline { stop(); throw CLITestError("icecast never listed \(mount)") }
-            Thread.sleep(forTimeInterval: 0.1)
+        guard Wait.until(timeout: 10, interval: 0.1, { StreamServers.mountIsLive(mount) }) else {
+            stop()
+            throw CLITestError("icecast never listed \(mount)")
         }
     }
 

@@ -1,10 +1,4 @@
-import SegnoAudio
 import SegnoCore
-import SegnoKit
-import SegnoSources
-import SegnoSpeech
-import SegnoState
-import SegnoTestSupport
 import Testing
 
 /// Input patterns: `*`, `?`, `[abc]`, `**` (any folders), `{a,b}` (nested), case-insensitive,

@@ -1,11 +1,5 @@
 import Foundation
-@testable import SegnoAudio
 @testable import SegnoCore
-@testable import SegnoKit
-@testable import SegnoSources
-@testable import SegnoSpeech
-@testable import SegnoState
-import SegnoTestSupport
 import Testing
 
 /// `{title}` and `{recorded}`: the recording's identity from its tags, with file-based fallbacks.

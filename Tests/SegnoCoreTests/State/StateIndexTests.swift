@@ -1,11 +1,5 @@
 import Foundation
-@testable import SegnoAudio
 @testable import SegnoCore
-@testable import SegnoKit
-@testable import SegnoSources
-@testable import SegnoSpeech
-@testable import SegnoState
-import SegnoTestSupport
 import Testing
 
 /// The compact state index `loadAll` returns: every field of a recording and its steps comes back

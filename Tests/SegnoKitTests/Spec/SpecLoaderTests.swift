@@ -1,0 +1,567 @@
+import Foundation
+import SegnoAudio
+import SegnoCore
+import SegnoTestSupport
+import Testing
+
+/// Job specs: every mistake is an error located at the spec's line, column and key path, and
+/// hostile YAML (alias bombs, explicit tags, huge documents) is refused before it costs anything.
+@Suite struct SpecLoaderTests {
+    /// The smallest spec that loads: one tap.
+    static let minimal = """
+        version: 1
+        input:
+          root: in
+        output:
+          root: out
+        stages:
+          - encode: { path: "{stem}.flac" }
+        """
+
+    /// A spec with `stages:` replaced by `stages` (each line indented by the caller).
+    static func withStages(_ stages: String) -> String {
+        """
+        version: 1
+        input:
+          root: in
+        output:
+          root: out
+        stages:
+        \(stages)
+        """
+    }
+
+    func load(_ yaml: String, env: [String: String] = [:]) throws(SpecError) -> JobSpec {
+        try SpecLoader.parse(yaml, file: "spec.yaml", baseDirectory: "/base", registry: .forTests, environment: env)
+    }
+
+    /// The error a spec must raise; records an issue when it loads.
+    func failure(_ yaml: String, env: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation) -> SpecError? {
+        do {
+            _ = try load(yaml, env: env)
+            Issue.record("the spec loaded but should have been refused", sourceLocation: sourceLocation)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    // MARK: a good spec
+
+    @Test func minimalSpecGetsTheDocumentedDefaults() throws {
+        let spec = try load(Self.minimal)
+        #expect(spec.name == "spec")
+        #expect(spec.input.root == "/base/in")
+        #expect(spec.outputRoot == "/base/out")
+        #expect(spec.statePath == "/base/out/.segno/state.sqlite")
+        #expect(spec.parallel == nil)
+        #expect(spec.retries == 2)
+        #expect(spec.input.settle == JobSpec.defaultSettle)
+        #expect(JobSpec.defaultSettle == 10)
+        #expect(spec.input.followLinks == false)
+        #expect(spec.input.verify == .metadata)
+        #expect(spec.input.include.map(\.text) == JobSpec.defaultInclude)
+        #expect(spec.input.exclude.map(\.text) == JobSpec.defaultExclude)
+        #expect(spec.stages.count == 1)
+        #expect(spec.stages[0].config.name == "encode")
+        #expect(spec.stages[0].keyPath == "stages[0]")
+        #expect(spec.stages[0].line == 7)
+    }
+
+    @Test func everyTopLevelAndInputKeyIsRead() throws {
+        let spec = try load("""
+            version: 1
+            name: memos
+            input:
+              root: /data/in
+              include: "**/*.wav"
+              exclude: ["**/tmp/**", "**/.*"]
+              settle: 1m30s
+              follow_links: yes
+              verify: content
+            output:
+              root: ../out/
+            state: /var/lib/segno/memos.sqlite
+            parallel: 4
+            retries: 0
+            stages:
+              - mix: mono
+              - gain: -3
+              - resample: { rate: 16000, quality: fast }
+              - encode: { path: "{dir}/{stem}.flac", bits: 24 }
+            """)
+        #expect(spec.name == "memos")
+        #expect(spec.input.root == "/data/in")
+        #expect(spec.input.include.map(\.text) == ["**/*.wav"])
+        #expect(spec.input.exclude.map(\.text) == ["**/tmp/**", "**/.*"])
+        #expect(spec.input.settle == 90)
+        #expect(spec.input.followLinks)
+        #expect(spec.input.verify == .content)
+        #expect(spec.outputRoot == "/out")
+        #expect(spec.statePath == "/var/lib/segno/memos.sqlite")
+        #expect(spec.parallel == 4)
+        #expect(spec.workers == 4)
+        #expect(spec.retries == 0)
+        #expect(spec.stages.map(\.config.name) == ["mix", "gain", "resample", "encode"])
+        let resample = try #require(spec.stages[2].config as? ResampleConfig)
+        #expect(resample.rate == 16000)
+        #expect(resample.quality == .fast)
+        let encode = try #require(spec.stages[3].config as? EncodeConfig)
+        #expect(encode.bits == .b24)
+        #expect(encode.pathTemplate.text == "{dir}/{stem}.flac")
+    }
+
+    @Test func parallelAutoMeansActiveProcessors() throws {
+        let spec = try load(Self.minimal + "\nparallel: auto\n")
+        #expect(spec.parallel == nil)
+        #expect(spec.workers == ProcessInfo.processInfo.activeProcessorCount)
+    }
+
+    @Test func oneOptionStagesTakeAShorthandOrAMapping() throws {
+        let short = try load(Self.withStages("  - mix: stereo\n  - gain: 6\n  - resample: 22050\n  - encode: { path: a.wav }"))
+        let long = try load(Self.withStages("  - mix: { to: stereo }\n  - gain: { db: 6 }\n  - resample: { rate: 22050 }\n  - encode: { path: a.wav }"))
+        #expect(short.stages.map(\.config.canonical) == long.stages.map(\.config.canonical))
+    }
+
+    @Test func anchorsAndAliasesThatStaySmallAreFine() throws {
+        let spec = try load("""
+            version: 1
+            input: &dir
+              root: in
+            output:
+              root: out
+            stages:
+              - resample: &rate { rate: 16000 }
+              - encode: { path: "a/{stem}.wav" }
+              - resample: *rate
+              - encode: { path: "b/{stem}.wav" }
+            """)
+        #expect(spec.stages.count == 4)
+        #expect((spec.stages[2].config as? ResampleConfig)?.rate == 16000)
+    }
+
+    @Test func relativePathsAreRelativeToTheSpecFolder() throws {
+        let dir = NSTemporaryDirectory() + "segno-spec-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: dir + "/jobs", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let file = dir + "/jobs/job.yaml"
+        try Self.minimal.write(toFile: file, atomically: true, encoding: .utf8)
+        let spec = try SpecLoader.load(path: file, registry: .forTests, environment: [:])
+        let base = URL(fileURLWithPath: dir).standardizedFileURL.path
+        #expect(spec.input.root == base + "/jobs/in")
+        #expect(spec.outputRoot == base + "/jobs/out")
+        #expect(spec.name == "job")
+    }
+
+    // MARK: located errors
+
+    @Test func unknownTopLevelKeyIsLocatedAtTheKey() throws {
+        let e = try #require(failure(Self.minimal + "\nparalel: 2\n"))
+        #expect(e.line == 8)
+        #expect(e.column == 1)
+        #expect(e.keyPath == "paralel")
+        #expect(e.message.contains("unknown key"))
+        #expect(e.message.contains("parallel"), "the message lists the allowed keys: \(e.message)")
+        #expect(e.description.hasPrefix("spec.yaml:8:1: paralel: unknown key"))
+    }
+
+    @Test func unknownStageOptionNamesTheStageAndKey() throws {
+        let e = try #require(failure(Self.withStages("  - resample: { rate: 16000, qualty: best }\n  - encode: { path: a.wav }")))
+        #expect(e.keyPath == "stages[0].resample.qualty")
+        #expect(e.line == 7)
+        #expect(e.column == 30)
+        #expect(e.message.contains("unknown key \"qualty\" (did you mean quality? allowed: rate, quality)"))
+    }
+
+    /// Issue 12: every stage's option errors at once, each with its line; "did you mean" for a
+    /// misspelt stage; the stage's key column, never column 0.
+    @Test func allStageErrorsAreReportedAtOnceWithSuggestions() throws {
+        let e = try #require(failure(Self.withStages("""
+              - normalze: -16
+              - lowpass: { frequency: -5 }
+              - encode: { path: a.wav }
+              - gain: { db: 500 }
+            """)))
+        let all = [e] + e.more
+        #expect(all.count == 3, "\(e)")
+        #expect(all.map(\.line) == [7, 8, 10])
+        #expect(all[0].message.contains("unknown stage \"normalze\" (did you mean normalize?"), "\(all[0].message)")
+        #expect(all[0].column == 5, "the stage key's column")
+        #expect(all.allSatisfy { $0.column > 0 })
+        let lines = e.description.split(separator: "\n")
+        #expect(lines.count == 3)
+        #expect(lines[2].hasPrefix("spec.yaml:10:"))
+    }
+
+    /// A strftime directive that does not exist is refused when the spec loads.
+    @Test func invalidStrftimeDirectiveIsRefusedAtLoad() throws {
+        let e = try #require(failure(Self.withStages("  - encode: { path: \"{date:%Q}/{stem}.flac\" }")))
+        #expect(e.message.contains("%Q is not a strftime directive"), "\(e.message)")
+        #expect(throws: Never.self) { _ = try load(Self.withStages("  - encode: { path: \"{date:%Y/%-m/%Ed}/{stem}.flac\" }")) }
+        #expect(failure(Self.withStages("  - encode: { path: \"{date:%Y%}/{stem}.flac\" }"))?.message.contains("unfinished") == true)
+    }
+
+    @Test func unknownInputKeyIsLocated() throws {
+        let e = try #require(failure("""
+            version: 1
+            input:
+              root: in
+              setle: 30s
+            output: { root: out }
+            stages: [ { encode: { path: a.wav } } ]
+            """))
+        #expect(e.keyPath == "input.setle")
+        #expect((e.line, e.column) == (4, 3))
+    }
+
+    @Test func wrongTypesAreNamed() throws {
+        let retries = try #require(failure(Self.minimal + "\nretries: many\n"))
+        #expect(retries.keyPath == "retries")
+        #expect(retries.line == 8)
+        #expect(retries.column == 10)
+        #expect(retries.message.contains("expected a whole number"))
+
+        let input = try #require(failure(Self.minimal.replacingOccurrences(of: "input:\n  root: in", with: "input: in")))
+        #expect(input.keyPath == "input")
+        #expect(input.message.contains("expected a mapping"))
+        #expect(input.line == 2)
+
+        let stages = try #require(failure("version: 1\ninput: { root: in }\noutput: { root: out }\nstages: { encode: { path: a.wav } }\n"))
+        #expect(stages.keyPath == "stages")
+        #expect(stages.message.contains("expected a list"))
+        #expect(stages.line == 4)
+
+        let gain = try #require(failure(Self.withStages("  - gain: loud\n  - encode: { path: a.wav }")))
+        #expect(gain.keyPath == "stages[0].gain")
+        #expect(gain.message.contains("expected a number"))
+
+        let follow = try #require(failure(Self.minimal.replacingOccurrences(of: "root: in", with: "root: in\n  follow_links: sometimes")))
+        #expect(follow.keyPath == "input.follow_links")
+        #expect(follow.message.contains("expected true or false"))
+
+        let settle = try #require(failure(Self.minimal.replacingOccurrences(of: "root: in", with: "root: in\n  settle: 30 parsecs")))
+        #expect(settle.keyPath == "input.settle")
+        #expect(settle.message.contains("duration"))
+
+        let bits = try #require(failure(Self.withStages("  - encode: { path: a.flac, bits: 12 }")))
+        #expect(bits.keyPath == "stages[0].encode.bits")
+        #expect(bits.message.contains("8, 16, 24, 32, float or double"))
+
+        let mix = try #require(failure(Self.withStages("  - mix: quad\n  - encode: { path: a.wav }")))
+        #expect(mix.keyPath == "stages[0].mix")
+        #expect(mix.message.contains("\"quad\" is not one of mono, stereo"))
+
+        let twoKeys = try #require(failure(Self.withStages("  - mix: mono\n    gain: 3\n  - encode: { path: a.wav }")))
+        #expect(twoKeys.keyPath == "stages[0]")
+        #expect(twoKeys.message.contains("one-key mapping"))
+    }
+
+    @Test func outOfRangeValuesNameTheRangeAndUnit() throws {
+        let rate = try #require(failure(Self.withStages("  - resample: 500\n  - encode: { path: a.wav }")))
+        #expect(rate.keyPath == "stages[0].resample")
+        #expect((rate.line, rate.column) == (7, 15))
+        #expect(rate.message == "500 Hz is out of range 1000…384000 Hz")
+        #expect(rate.description == "spec.yaml:7:15: stages[0].resample: 500 Hz is out of range 1000…384000 Hz")
+
+        let zero = try #require(failure(Self.withStages("  - resample: { rate: 0 }\n  - encode: { path: a.wav }")))
+        #expect(zero.keyPath == "stages[0].resample.rate")
+        #expect(zero.message.contains("out of range"))
+
+        let gain = try #require(failure(Self.withStages("  - gain: { db: 60 }\n  - encode: { path: a.wav }")))
+        #expect(gain.keyPath == "stages[0].gain.db")
+        #expect(gain.message.contains("60 dB is out of range -96…48 dB"))
+
+        let parallel = try #require(failure(Self.minimal + "\nparallel: 0\n"))
+        #expect(parallel.keyPath == "parallel")
+        #expect(parallel.message.contains("out of range 1…256"))
+
+        let retries = try #require(failure(Self.minimal + "\nretries: 11\n"))
+        #expect(retries.keyPath == "retries")
+
+        let quality = try #require(failure(Self.withStages("  - encode: { path: a.ogg, quality: 1.5 }")))
+        #expect(quality.keyPath == "stages[0].encode.quality")
+
+        let version = try #require(failure(Self.minimal.replacingOccurrences(of: "version: 1", with: "version: 2")))
+        #expect(version.keyPath == "version")
+        #expect(version.message.contains("unsupported spec version 2"))
+    }
+
+    @Test func unknownStageIsNamedWithTheKnownOnes() throws {
+        let e = try #require(failure(Self.withStages("  - encode: { path: a.wav }\n  - lowpas: { frequency: 3000 }")))
+        #expect(e.keyPath == "stages[1].lowpas")
+        #expect(e.line == 8)
+        #expect(e.message.contains("unknown stage \"lowpas\""))
+        for known in ["mix", "gain", "resample", "encode"] { #expect(e.message.contains(known)) }
+    }
+
+    @Test func missingRequiredKeysAreNamed() throws {
+        let output = try #require(failure("version: 1\ninput: { root: in }\nstages: [ { encode: { path: a.wav } } ]\n"))
+        #expect(output.keyPath == "")
+        #expect(output.message == "missing required key \"output\"")
+        #expect(output.line == 1)
+
+        let root = try #require(failure(Self.minimal.replacingOccurrences(of: "output:\n  root: out", with: "output: {}")))
+        #expect(root.keyPath == "output")
+        #expect(root.message == "missing required key \"root\"")
+        #expect(root.line == 4)
+
+        let path = try #require(failure(Self.withStages("  - encode: { format: flac }")))
+        #expect(path.keyPath == "stages[0].encode")
+        #expect(path.message == "missing required key \"path\"")
+        #expect(path.line == 7)
+    }
+
+    @Test func specsThatWouldDoNothingOrTooMuchAreRefused() throws {
+        let noStages = try #require(failure(Self.withStages("  []").replacingOccurrences(of: "stages:\n  []", with: "stages: []")))
+        #expect(noStages.keyPath == "stages")
+        let noTap = try #require(failure(Self.withStages("  - mix: mono")))
+        #expect(noTap.keyPath == "stages")
+        #expect(noTap.message.contains("no tap"))
+        let rootOut = try #require(failure(Self.minimal.replacingOccurrences(of: "root: out", with: "root: /")))
+        #expect(rootOut.keyPath == "output.root")
+    }
+
+    @Test func yamlSyntaxErrorsAreLocated() throws {
+        let bracket = try #require(failure("version: 1\ninput: { root: in\noutput: { root: out }\nstages: []\n"))
+        #expect(bracket.message.hasPrefix("YAML: "))
+        #expect(bracket.line >= 2)
+        #expect(bracket.column > 0)
+        #expect(bracket.description.hasPrefix("spec.yaml:\(bracket.line):\(bracket.column): YAML: "))
+
+        let indent = try #require(failure("version: 1\ninput:\n  root: in\n root: out\n"))
+        #expect(indent.message.hasPrefix("YAML: "))
+        #expect(indent.line == 4)
+
+        let tab = try #require(failure("version: 1\ninput:\n\troot: in\n"))
+        #expect(tab.line == 3)
+
+        let empty = try #require(failure("# only a comment\n"))
+        #expect(empty.message.contains("empty"))
+
+        let list = try #require(failure("- version: 1\n"))
+        #expect(list.message.contains("expected a mapping"))
+    }
+
+    @Test func duplicateKeysAreRefused() throws {
+        let e = try #require(failure(Self.minimal + "\nversion: 1\n"))
+        #expect(e.message.contains("duplicate key \"version\""), "\(e)")
+        #expect((e.line, e.column) == (1, 1), "located at the first occurrence")
+        #expect(!e.description.contains("\n"), "one line, not the whole document: \(e)")
+        let nested = try #require(failure(Self.withStages("  - resample: { rate: 16000, rate: 8000 }\n  - encode: { path: a.wav }")))
+        #expect(nested.message.contains("duplicate key \"rate\""))
+        #expect(nested.line == 7)
+    }
+
+    // MARK: environment variables
+
+    @Test func missingVariableWithoutDefaultIsNamed() throws {
+        let yaml = Self.minimal.replacingOccurrences(of: "root: in", with: "root: ${SEGNO_TEST_INBOX}/memos")
+        let e = try #require(failure(yaml))
+        #expect(e.keyPath == "input.root")
+        #expect(e.line == 3)
+        #expect(e.message.contains("SEGNO_TEST_INBOX is not set"))
+        let spec = try load(yaml, env: ["SEGNO_TEST_INBOX": "/srv/inbox"])
+        #expect(spec.input.root == "/srv/inbox/memos")
+    }
+
+    @Test func defaultsApplyWhenTheVariableIsMissingOrEmpty() throws {
+        let yaml = Self.minimal.replacingOccurrences(of: "root: out", with: "root: ${OUT:-/srv/out}/${NAME:-x}")
+        #expect(try load(yaml).outputRoot == "/srv/out/x")
+        #expect(try load(yaml, env: ["OUT": ""]).outputRoot == "/srv/out/x")
+        #expect(try load(yaml, env: ["OUT": "/mnt/o", "NAME": "y"]).outputRoot == "/mnt/o/y")
+        let empty = Self.minimal.replacingOccurrences(of: "root: out", with: "root: out${SUFFIX:-}")
+        #expect(try load(empty).outputRoot == "/base/out")
+    }
+
+    @Test func variablesWorkInNumbersAndStageOptions() throws {
+        let yaml = Self.withStages("  - resample: ${RATE:-16000}\n  - encode: { path: \"${PREFIX:-flac}/{stem}.flac\" }")
+        let spec = try load(yaml, env: ["RATE": "22050"])
+        #expect((spec.stages[0].config as? ResampleConfig)?.rate == 22050)
+        #expect((spec.stages[1].config as? EncodeConfig)?.pathTemplate.text == "flac/{stem}.flac")
+        let bad = try #require(failure(yaml, env: ["RATE": "fast"]))
+        #expect(bad.keyPath == "stages[0].resample")
+    }
+
+    @Test func malformedVariableReferencesAreErrors() throws {
+        let unclosed = try #require(failure(Self.minimal.replacingOccurrences(of: "root: in", with: "root: ${HOME")))
+        #expect(unclosed.message.contains("unclosed ${"))
+        let name = try #require(failure(Self.minimal.replacingOccurrences(of: "root: in", with: "root: \"${A B}\"")))
+        #expect(name.message.contains("not a variable name"))
+    }
+
+    // MARK: hostile YAML
+
+    @Test(.timeLimit(.minutes(1)))
+    func billionLaughsIsRefusedBeforeItExpands() throws {
+        var yaml = "a0: &a0 [\"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\"]\n"
+        for i in 1...9 {
+            let refs = Array(repeating: "*a\(i - 1)", count: 9).joined(separator: ", ")
+            yaml += "a\(i): &a\(i) [\(refs)]\n"
+        }
+        yaml += "version: 1\ninput: { root: in }\noutput: { root: out }\nstages: *a9\n"
+        let e = try #require(failure(yaml))
+        #expect(e.message.contains("alias bomb"), "\(e)")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aliasBombInsideAStageOptionIsRefused() throws {
+        var yaml = "version: 1\ninput: { root: in }\noutput: { root: out }\nx0: &x0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n"
+        for i in 1...8 { yaml += "x\(i): &x\(i) [" + Array(repeating: "*x\(i - 1)", count: 10).joined(separator: ", ") + "]\n" }
+        yaml += "stages:\n  - encode: { path: a.wav, quality: *x8 }\n"
+        let e = try #require(failure(yaml))
+        #expect(e.message.contains("alias bomb") || e.message.contains("unknown key"), "\(e)")
+    }
+
+    @Test func explicitTagsAreRefusedWithTheirPlace() throws {
+        let python = try #require(failure(Self.minimal + "\nname: !!python/object:os.system [\"rm -rf /\"]\n"))
+        #expect(python.message.contains("tag:yaml.org,2002:python/object:os.system is not allowed"), "\(python)")
+        #expect(python.line == 8)
+
+        let local = try #require(failure(Self.withStages("  - encode: !custom { path: a.wav }")))
+        #expect(local.message.contains("is not allowed"))
+        #expect(local.line == 7)
+
+        let plain = try load(Self.minimal.replacingOccurrences(of: "version: 1", with: "version: !!int 1"))
+        #expect(plain.stages.count == 1)
+    }
+
+    @Test func specsOverOneMegabyteAreRefused() throws {
+        let padding = String(repeating: "# padding padding padding padding padding padding padding\n", count: 20_000)
+        let big = Self.minimal + "\n" + padding
+        #expect(big.utf8.count > SpecLoader.maxBytes)
+        let e = try #require(failure(big))
+        #expect(e.message.contains("1 MB"))
+
+        let file = NSTemporaryDirectory() + "segno-big-\(UInt32.random(in: 0...UInt32.max)).yaml"
+        try big.write(toFile: file, atomically: true, encoding: .utf8)
+        defer { unlink(file) }
+        #expect(throws: SpecError.self) { try SpecLoader.load(path: file, registry: .forTests, environment: [:]) }
+        do { _ = try SpecLoader.load(path: file, registry: .forTests, environment: [:]) } catch { #expect(error.message.contains("limit")) }
+
+        // Just under the limit is fine.
+        let small = Self.minimal + "\n" + String(padding.prefix(SpecLoader.maxBytes - Self.minimal.utf8.count - 100))
+        #expect(try load(small).stages.count == 1)
+    }
+
+    @Test func unreadableSpecFilesAreReportedWithTheirName() throws {
+        do {
+            _ = try SpecLoader.load(path: "/nonexistent/segno/spec.yaml", registry: .forTests, environment: [:])
+            Issue.record("a missing spec loaded")
+        } catch {
+            #expect(error.file == "/nonexistent/segno/spec.yaml")
+            #expect(error.message.contains("cannot read spec"))
+        }
+    }
+
+    // MARK: cross-stage checks
+
+    @Test func twoTapsWithTheSamePathAreRefused() throws {
+        let e = try #require(failure(Self.withStages("""
+              - encode: { path: "{dir}/{stem}.flac" }
+              - gain: -6
+              - encode: { path: "{dir}/{stem}.flac", bits: 24 }
+            """)))
+        #expect(e.keyPath == "stages[2]")
+        #expect(e.line == 9)
+        #expect(e.message.contains("stages[0]"))
+        #expect(e.message.contains("its own path"))
+    }
+
+    @Test func opusAfterAResampleToARateItCannotTakeIsRefused() throws {
+        let e = try #require(failure(Self.withStages("  - resample: 44100\n  - encode: { path: \"{stem}.opus\" }")))
+        #expect(e.keyPath == "stages[1].encode.path")
+        #expect(e.line == 8)
+        #expect(e.message.contains("opus cannot be written at 44100 Hz"))
+        #expect(e.message.contains("48000"))
+        // The same tap is fine at 48 kHz, and (checked per recording) with no resample upstream.
+        #expect(try load(Self.withStages("  - resample: 48000\n  - encode: { path: \"{stem}.opus\" }")).stages.count == 2)
+        #expect(try load(Self.withStages("  - encode: { path: \"{stem}.opus\" }")).stages.count == 1)
+        // Only the rate fixed *upstream* counts: a resample after the tap does not.
+        #expect(try load(Self.withStages("  - encode: { path: \"{stem}.opus\" }\n  - resample: 44100\n  - encode: { path: b.wav }")).stages.count == 3)
+    }
+
+    @Test func encodeOptionsThatContradictTheFormatAreRefused() throws {
+        let lossyBits = try #require(failure(Self.withStages("  - encode: { path: a.mp3, bits: 16 }")))
+        #expect(lossyBits.keyPath == "stages[0].encode.bits")
+        #expect(lossyBits.message.contains("lossy"))
+        let flacFloat = try #require(failure(Self.withStages("  - encode: { path: a.flac, bits: float }")))
+        #expect(flacFloat.message.contains("flac cannot hold 32-bit float samples"), "\(flacFloat.message)")
+        let noFormat = try #require(failure(Self.withStages("  - encode: { path: \"{stem}.bin\" }")))
+        #expect(noFormat.keyPath == "stages[0].encode.path")
+        #expect(noFormat.message.contains("add format"))
+        #expect(try load(Self.withStages("  - encode: { path: \"{stem}.bin\", format: wav }")).stages.count == 1)
+        // MP3 takes LAME's -b (kb/s) as bitrate and its -V as vbr, one at a time.
+        let cbr = try #require(try load(Self.withStages("  - encode: { path: a.mp3, bitrate: 96 }")).stages.first?.config as? EncodeConfig)
+        #expect(cbr.bitrate == 96_000 && cbr.vbr == nil)
+        let vbr = try #require(try load(Self.withStages("  - encode: { path: a.mp3, vbr: 2 }")).stages.first?.config as? EncodeConfig)
+        #expect(vbr.vbr == 2 && vbr.options.contains { $0 == ("vbr", "2") })
+        for (stage, key, words) in [("{ path: a.mp3, bitrate: 400 }", "bitrate", "8…320"), ("{ path: a.mp3, vbr: 2, bitrate: 96 }", "vbr", "one of"),
+                                    ("{ path: a.ogg, vbr: 2 }", "vbr", "mp3 only"), ("{ path: a.mp3, vbr: 12 }", "vbr", "9")] {
+            let e = try #require(failure(Self.withStages("  - encode: \(stage)")), "\(stage)")
+            #expect(e.keyPath == "stages[0].encode.\(key)" && e.message.contains(words), "\(stage): \(e.keyPath) \(e.message)")
+        }
+    }
+
+    @Test func pathTemplatesThatLeaveTheOutputRootAreRefused() throws {
+        for (path, words) in [("/tmp/{stem}.wav", "absolute"), ("../{stem}.wav", "'..'"), ("a/../../{stem}.wav", "'..'"),
+                              ("~/{stem}.wav", "absolute"), ("{stemm}.wav", "unknown variable {stemm}"), ("{stem.wav", "unclosed")] {
+            let e = try #require(failure(Self.withStages("  - encode: { path: \"\(path)\", format: wav }")), "\(path)")
+            #expect(e.keyPath == "stages[0].encode.path", "\(path)")
+            #expect(e.message.contains(words), "\(path): \(e.message)")
+        }
+    }
+
+    @Test func badIncludePatternsAreLocated() throws {
+        let e = try #require(failure(Self.minimal.replacingOccurrences(of: "root: in", with: "root: in\n  include: [\"**/*.wav\", \"*.{wav\"]")))
+        #expect(e.keyPath == "input.include[1]")
+        #expect(e.line == 4)
+        #expect(e.message.contains("unclosed '{'"))
+    }
+
+    // MARK: the examples
+
+    /// The repository's `pipelines/` folder, found from this file (through the dev-package symlinks).
+    static func pipelinesFolder() throws -> String {
+        var dir = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent()
+        for _ in 0..<6 {
+            let candidate = dir.appendingPathComponent("pipelines")
+            var isDir: ObjCBool = false
+            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDir), isDir.boolValue { return candidate.path }
+            dir.deleteLastPathComponent()
+        }
+        throw SpecTestError("no pipelines/ folder above \(#filePath)")
+    }
+
+    @Test func everyExamplePipelineValidates() throws {
+        let folder = try Self.pipelinesFolder()
+        let specs = try FileManager.default.contentsOfDirectory(atPath: folder)
+            .filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }.sorted()
+        #expect(specs.contains("demo.yaml"))
+        for name in specs {
+            let path = folder + "/" + name
+            do {
+                let spec = try SpecLoader.load(path: path, registry: .forTests, environment: [:])
+                let plan = PlanPrinter.describe(spec)
+                for stage in spec.stages { #expect(plan.contains(stage.config.name), "\(name)") }
+                #expect(spec.input.root.hasPrefix("/"), "\(name)")
+            } catch {
+                Issue.record("\(name) does not validate: \(error)")
+            }
+        }
+    }
+}
+
+struct SpecTestError: Error, CustomStringConvertible {
+    let description: String
+    init(_ d: String) { description = d }
+}
+
+extension SpecLoaderTests {
+    /// Issue 31 item 16: `normalise` is normalize's other spelling (as the prose spells it), and
+    /// `encode` takes its path alone.
+    @Test func normaliseIsAcceptedAndEncodeTakesAPathAlone() throws {
+        let spec = try SpecLoader.parseForTests(Self.withStages("  - normalise: -16\n  - encode: \"{stem}.flac\""))
+        #expect(spec.stages.map(\.config.name) == ["normalize", "encode"])
+        #expect(spec.stages.last?.config.options.first { $0.0 == "path" }?.1 == "{stem}.flac")
+    }
+}
