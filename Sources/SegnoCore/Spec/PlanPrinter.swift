@@ -43,6 +43,12 @@ public enum PlanPrinter {
                 out.append("\(file):\(p.line): warning: \(p.config.name) comes after the last tap, so nothing writes its output")
             }
         }
+        // Subtitles on a moved timeline (decision 0072): correct for the shortened stream, not the source.
+        if let m = spec.stages.firstIndex(where: { $0.config.movesTime }) {
+            for p in spec.stages[(m + 1)...] where p.config.writesStreamTimes {
+                out.append("\(file):\(p.line): warning: \(p.config.name) after \(spec.stages[m].config.name) (line \(spec.stages[m].line)) writes its WebVTT and SubRip times on the shortened stream; its JSON gives source times too, and find and the report use them (from: source transcribes the recording as recorded)")
+            }
+        }
         // Outputs two recordings could share (issue 33): the run fails the second, naming both.
         let ownName = ["stem", "name", "relpath"]
         for p in spec.stages {

@@ -36,6 +36,11 @@ public protocol StageConfig: Sendable {
     /// The local folder template this stage copies outputs into (a `file://` upload), nil for
     /// none: the loader checks that its copies are not scanned as recordings. Default nil.
     var localFolder: PathTemplate? { get }
+    /// True when the stage moves time (cuts, a tempo; decision 0072). Default false.
+    var movesTime: Bool { get }
+    /// True when the stage writes times on the stream it hears (subtitles): `validate` says so
+    /// when one follows a stage that moves time. Default false.
+    var writesStreamTimes: Bool { get }
 }
 
 extension StageConfig {
@@ -43,6 +48,8 @@ extension StageConfig {
     public var setsLevel: Bool { false }
     public var fixedRate: Int? { nil }
     public var localFolder: PathTemplate? { nil }
+    public var movesTime: Bool { false }
+    public var writesStreamTimes: Bool { false }
 
     /// `name` followed by the options, as one stable line: `lowpass frequency=3400 order=4`.
     public var canonical: String {

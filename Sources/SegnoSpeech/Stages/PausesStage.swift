@@ -17,6 +17,7 @@ public struct PausesConfig: TransformConfig, CompanionStages {
     package let locator: SpeechLocator
     public var name: String { "pauses" }
     public var version: Int { 1 }
+    public var movesTime: Bool { true }
     public var options: [(String, String)] {
         [("trim", String(rules.trim)), ("longer_than", rules.longerThan.map(canonicalNumber) ?? "none"),
          ("to", canonicalNumber(rules.to)), ("vad", engine.rawValue)]

@@ -24,6 +24,8 @@ public struct TranscribeConfig: TapConfig, SourceObservingStage {
     package let helpers = TranscribeHelperPool()
     public var name: String { "transcribe" }
     public var version: Int { 1 }
+    /// WebVTT and SubRip are on the stream the tap hears (decision 0072).
+    public var writesStreamTimes: Bool { !observesSource }
     public var options: [(String, String)] {
         [("path", pathTemplate.text), ("formats", formats.map(\.rawValue).joined(separator: ",")), ("model", model),
          ("language", language), ("from", observesSource ? "source" : "here")]

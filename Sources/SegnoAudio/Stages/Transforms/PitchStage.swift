@@ -8,6 +8,8 @@ import SegnoDSP
 /// `round(frames / tempo)` frames.
 public struct PitchConfig: TransformConfig {
     public var changesLevel: Bool { true }
+    /// A tempo moves time (decision 0072).
+    public var movesTime: Bool { tempo != 1 }
     /// Shift in semitones (cents / 100).
     public let semitones: Double
     public let tempo: Double
