@@ -63,7 +63,7 @@ deps-multilingual: deps
 ## a one-node Slurm, Icecast 2 (stream capture), headless Chromium (the HTML report), numpy/scipy/botocore.
 test-deps: deps deps-multilingual
 	@missing=""; \
-	for p in $(APT_S3) $(APT_BROWSER) $(APT_SLURM) $(APT_STREAMS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	for p in $(APT_S3) $(APT_BROWSER) $(APT_SLURM) $(APT_STREAMS) time; do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "make test-deps: installing$$missing"; \

@@ -8,7 +8,7 @@ a 17 MB comment). Each mutant has 1-4 byte runs overwritten (mostly in the tags)
 time in three. `segno info --json` reads every mutant (in batches), then one `segno run` encodes all
 of them to FLAC. Passes when no process was killed by a signal, every mutant got a line of its own
 (ok or a one-line error), the run finished with exit 0 or 1, and no process (segno or its tag
-reader) went over --max-rss MB. Usage: hostile_quality.py --segno PATH [--count 10000] [--max-rss 300]
+reader) went over --max-rss MB (GNU time's figure for each segno process). Usage: hostile_quality.py --segno PATH [--count 10000] [--max-rss 300]
 """
 import argparse, json, os, random, shutil, subprocess, sys, tempfile
 
@@ -17,15 +17,20 @@ SUPPORT = os.path.join(HERE, "..", "Tests", "support")
 
 
 def measured(cmd):
-    """Runs `cmd`; returns (exit status, stdout, stderr, peak RSS in MB of it and the processes it
-    waited for: segno with its tag readers and helpers, not the generators run before it)."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        p = subprocess.Popen(cmd, stdout=out, stderr=err)
-        _, status, usage = os.wait4(p.pid, 0)
-        p.returncode = os.waitstatus_to_exitcode(status)
+    """Runs `cmd` under GNU time; returns (exit status, stdout, stderr, peak RSS in MB of it and the
+    processes it waited for: segno with its tag readers and helpers). Not `os.wait4` on a child
+    of this script: a forked child's peak starts at this script's own size (exec keeps the old
+    address space's high-water mark), which here holds every seed in memory."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.NamedTemporaryFile("r") as peak:
+        p = subprocess.run(["/usr/bin/time", "-f", "%M %x", "-o", peak.name, *cmd], stdout=out, stderr=err)
         out.seek(0)
         err.seek(0)
-        return (p.returncode, out.read().decode(errors="replace"), err.read().decode(errors="replace"), usage.ru_maxrss / 1024)
+        words = (peak.read().strip().splitlines() or ["0 -1"])[-1].split()
+        # GNU time says "Command terminated by signal N" before the figures when one killed it.
+        code = p.returncode if p.returncode == 0 or len(words) < 2 else int(words[1])
+        if "terminated by signal" in open(peak.name).read():
+            code = -1
+        return (code, out.read().decode(errors="replace"), err.read().decode(errors="replace"), int(words[0]) / 1024)
 
 
 def main():
