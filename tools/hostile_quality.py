@@ -22,14 +22,13 @@ def measured(cmd):
     of this script: a forked child's peak starts at this script's own size (exec keeps the old
     address space's high-water mark), which here holds every seed in memory."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.NamedTemporaryFile("r") as peak:
-        p = subprocess.run(["/usr/bin/time", "-f", "%M %x", "-o", peak.name, *cmd], stdout=out, stderr=err)
+        p = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", peak.name, *cmd], stdout=out, stderr=err)
         out.seek(0)
         err.seek(0)
-        words = (peak.read().strip().splitlines() or ["0 -1"])[-1].split()
-        # GNU time says "Command terminated by signal N" before the figures when one killed it.
-        code = p.returncode if p.returncode == 0 or len(words) < 2 else int(words[1])
-        if "terminated by signal" in open(peak.name).read():
-            code = -1
+        report = peak.read()
+        # GNU time exits with the command's status, and says so when a signal ended it.
+        code = -1 if "terminated by signal" in report else p.returncode
+        words = (report.strip().splitlines() or ["0"])[-1].split()
         return (code, out.read().decode(errors="replace"), err.read().decode(errors="replace"), int(words[0]) / 1024)
 
 

@@ -89,7 +89,7 @@ final package class FLACRepair {
             }, { _, status, client in
                 guard let client else { return }
                 let me = Unmanaged<FLACRepair>.fromOpaque(client).takeUnretainedValue()
-                if !me.failed { me.errorText = FLACRepair.errorName(status) }
+                if !me.failed { me.errorText = FLACSalvageDecoder.errorName(status) }
                 me.failed = true
             }, me)
         }
@@ -106,16 +106,6 @@ final package class FLACRepair {
             if state == FLAC__STREAM_DECODER_END_OF_STREAM || state == FLAC__STREAM_DECODER_ABORTED { break }
         }
         _ = FLAC__stream_decoder_finish(d)
-    }
-
-    fileprivate static func errorName(_ e: FLAC__StreamDecoderErrorStatus) -> String {
-        switch e {
-        case FLAC__STREAM_DECODER_ERROR_STATUS_LOST_SYNC: return "lost sync"
-        case FLAC__STREAM_DECODER_ERROR_STATUS_BAD_HEADER: return "bad frame header"
-        case FLAC__STREAM_DECODER_ERROR_STATUS_FRAME_CRC_MISMATCH: return "frame checksum mismatch"
-        case FLAC__STREAM_DECODER_ERROR_STATUS_UNPARSEABLE_STREAM: return "unparseable frame"
-        default: return "decode error"
-        }
     }
 
     /// Keeps a frame decoded before any error: where it ends, and its samples in the MD5.

@@ -152,7 +152,8 @@ final package class FLACSalvageDecoder: AudioDecoder {
         }
     }
 
-    private static func errorName(_ e: FLAC__StreamDecoderErrorStatus?) -> String {
+    /// libFLAC's error status in words, for salvage reports and `repair`'s messages.
+    static package func errorName(_ e: FLAC__StreamDecoderErrorStatus?) -> String {
         switch e {
         case FLAC__STREAM_DECODER_ERROR_STATUS_LOST_SYNC: return "lost sync"
         case FLAC__STREAM_DECODER_ERROR_STATUS_BAD_HEADER: return "bad frame header"
