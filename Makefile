@@ -135,7 +135,7 @@ quality: release
 	python3 tools/hostile_quality.py --segno $(SEGNO_REL) --count 10000 --max-rss 300
 	SEGNO_FUZZ_RUNS=2000 swift test --filter SalvageFuzzTests
 
-## install: the binary and its segno-decode helper (built beside it) into $(PREFIX)/bin, segno(1) made from its --help texts
+## install: the binary and its segno-decode and segno-tags helpers (built beside it) into $(PREFIX)/bin, segno(1) made from its --help texts
 ## (tools/manpage.sh), and bash, zsh and fish completions from the binary itself.
 install:
 	@if [ "$(SEGNO_BIN)" = "$(SEGNO_REL)" ]; then $(MAKE) release; fi
@@ -144,6 +144,7 @@ install:
 	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d"
 	install -m 755 "$(SEGNO_BIN)" "$(DESTDIR)$(PREFIX)/bin/segno"
 	install -m 755 "$$(dirname "$(SEGNO_BIN)")/segno-decode" "$(DESTDIR)$(PREFIX)/bin/segno-decode"
+	install -m 755 "$$(dirname "$(SEGNO_BIN)")/segno-tags" "$(DESTDIR)$(PREFIX)/bin/segno-tags"
 	install -m 755 tools/speech/segno-transcribe "$(DESTDIR)$(PREFIX)/bin/segno-transcribe"
 	sh tools/manpage.sh "$(SEGNO_BIN)" > "$(DESTDIR)$(PREFIX)/share/man/man1/segno.1"
 	"$(SEGNO_BIN)" --generate-completion-script bash > "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/segno"

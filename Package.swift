@@ -10,6 +10,7 @@ import PackageDescription
 //   segno-decode   a separate decoder and fingerprint program that segno starts and talks to over
 //                  pipes; the only target linking FFmpeg's libraries (CAVFormat) and libchromaprint
 //                  (CChromaprint), never linked into segno
+//   segno-tags     the tag reader segno starts per file: TagLib in a process of its own, within limits
 // `make test` sets SEGNO_WARNINGS_AS_ERRORS=1: segno's own Swift targets (not its dependencies)
 // are then built with warnings as errors, so the count of warnings stays at zero.
 let ownSettings: [SwiftSetting] = Context.environment["SEGNO_WARNINGS_AS_ERRORS"] == "1"
@@ -23,6 +24,7 @@ let package = Package(
         .library(name: "SegnoCore", targets: ["SegnoCore"]),
         .library(name: "SegnoKit", targets: ["SegnoKit"]),
         .executable(name: "segno-decode", targets: ["segno-decode"]),
+        .executable(name: "segno-tags", targets: ["segno-tags"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
@@ -140,6 +142,8 @@ let package = Package(
         ], swiftSettings: ownSettings),
         // libmad (GPL-2): MP3 decoded as audiowaveform decodes it, ONLY for the segno-decode program.
         .systemLibrary(name: "CMad", pkgConfig: "mad", providers: [.apt(["libmad0-dev"])]),
+        // The tag reader segno starts per file (TagLib in a process of its own, decision 0083).
+        .executableTarget(name: "segno-tags", dependencies: ["CSegnoTags"]),
         .executableTarget(name: "segno-decode", dependencies: ["CAVFormat", "CChromaprint", "CMad", "CLinux"], swiftSettings: ownSettings),
         .testTarget(name: "SegnoDSPTests", dependencies: ["SegnoDSP"], swiftSettings: ownSettings),
         .testTarget(name: "SegnoWaveformTests", dependencies: ["SegnoWaveform", "SegnoDSP"], exclude: ["Fixtures"], swiftSettings: ownSettings),
@@ -148,7 +152,7 @@ let package = Package(
         // uses, and the test support of its level (decision 0062).
         .testTarget(name: "SegnoCoreTests", dependencies: ["SegnoCore", "SegnoCoreTestSupport"], swiftSettings: ownSettings),
         .testTarget(name: "SegnoAudioTests", dependencies: [
-            "SegnoAudio", "SegnoCore", "SegnoDSP", "SegnoWaveform", "SegnoCoreTestSupport", "SegnoAudioTestSupport",
+            "SegnoAudio", "CSegnoTags", "SegnoCore", "SegnoDSP", "SegnoWaveform", "SegnoCoreTestSupport", "SegnoAudioTestSupport",
         ], swiftSettings: ownSettings),
         .testTarget(name: "SegnoSpeechTests", dependencies: [
             "SegnoSpeech", "SegnoAudio", "SegnoCore", "SegnoDSP", "SegnoCoreTestSupport", "SegnoAudioTestSupport",

@@ -27,6 +27,7 @@
 #include <fcntl.h>
 #include <mutex>
 #include <new>
+#include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -50,13 +51,36 @@ struct segno_tags {
     };
     std::vector<Picture> pictures;
     int64_t limit = 0;
+    /// Text bounds (0: none): a value over `valueLimit` bytes, or one that would take a list past
+    /// `totalLimit` bytes, is not kept but listed in `dropped`.
+    int64_t valueLimit = 0, totalLimit = 0;
+    int64_t totals[2] = {0, 0};
+    struct Dropped {
+        std::string key;
+        int64_t size = 0;
+        int list = 0;    // 0: properties, 1: raw
+        int reason = 0;  // 1: over valueLimit, 2: past totalLimit
+    };
+    std::vector<Dropped> dropped;
 
+    /// Appends to list 0 (properties) or 1 (raw) within the text bounds; the total counts keys
+    /// and values, as segno's `RecordingMetadata` does. At most 100 values kept out are listed.
+    void keep(int list, std::string key, std::string value) {
+        int64_t n = static_cast<int64_t>(value.size()), text = n + static_cast<int64_t>(key.size());
+        int reason = valueLimit > 0 && n > valueLimit ? 1 : totalLimit > 0 && totals[list] + text > totalLimit ? 2 : 0;
+        if (reason) {
+            if (dropped.size() < 100) dropped.push_back({std::move(key), n, list, reason});
+            return;
+        }
+        totals[list] += text;
+        (list == 0 ? properties : raw).emplace_back(std::move(key), std::move(value));
+    }
     void addProperties(const PropertyMap &map) {
         for (auto it = map.begin(); it != map.end(); ++it)
             for (auto v = it->second.begin(); v != it->second.end(); ++v)
-                properties.emplace_back(it->first.to8Bit(true), v->to8Bit(true));
+                keep(0, it->first.to8Bit(true), v->to8Bit(true));
     }
-    void addRaw(const std::string &key, const String &value) { raw.emplace_back(key, value.to8Bit(true)); }
+    void addRaw(const std::string &key, const String &value) { keep(1, key, value.to8Bit(true)); }
     void addPicture(int type, const String &mime, const String &description, const ByteVector &data) {
         Picture p;
         p.type = type;
@@ -109,9 +133,18 @@ static void id3UTF8() {
     std::call_once(once, [] { ID3v2::FrameFactory::instance()->setDefaultTextEncoding(String::UTF8); });
 }
 
+static segno_tags *readWithin(const char *path, int format, const segno_tags_limits &limits);
+
 extern "C" segno_tags *segno_tags_read(const char *path, int format, int64_t picture_limit) {
+    segno_tags_limits limits = {picture_limit, 0, 0, 0, 0};
+    return readWithin(path, format, limits);
+}
+
+static segno_tags *readWithin(const char *path, int format, const segno_tags_limits &limits) {
     segno_tags *t = new segno_tags();
-    t->limit = picture_limit;
+    t->limit = limits.picture_bytes;
+    t->valueLimit = limits.value_bytes;
+    t->totalLimit = limits.total_bytes;
     try {
         switch (format) {
         case SEGNO_TAGS_FLAC: {
@@ -273,6 +306,13 @@ void send(const segno_tags &t, PipeWriter &w) {
         w.number(p.hasData);
         if (p.hasData) { w.number(p.data.size()); w.bytes(p.data.data(), p.data.size()); }
     }
+    w.number(t.dropped.size());
+    for (const auto &d : t.dropped) {
+        w.string(d.key);
+        w.number(static_cast<uint64_t>(d.size));
+        w.number(static_cast<uint64_t>(d.list));
+        w.number(static_cast<uint64_t>(d.reason));
+    }
 }
 
 bool receive(PipeReader &r, segno_tags *t) {
@@ -301,6 +341,15 @@ bool receive(PipeReader &r, segno_tags *t) {
         }
         t->pictures.push_back(std::move(p));
     }
+    n = r.number();
+    for (uint64_t i = 0; r.ok && i < n; ++i) {
+        segno_tags::Dropped d;
+        d.key = r.string();
+        d.size = static_cast<int64_t>(r.number());
+        d.list = static_cast<int>(r.number());
+        d.reason = static_cast<int>(r.number());
+        t->dropped.push_back(std::move(d));
+    }
     return r.ok && r.at == r.buffer.size();
 }
 
@@ -315,44 +364,81 @@ uint64_t mappedBytes() {
 }
 }  // namespace
 
-extern "C" segno_tags *segno_tags_read_isolated(const char *path, int format, int64_t picture_limit,
-                                                int64_t memory_limit, int cpu_seconds) {
-    id3UTF8();  // in the parent: the child must not be the first to take its lock
+/// The reader's side: limits itself, reads, writes the answer to `fd`. In the `segno-tags`
+/// program (after exec) or, where that program is missing, in a forked child of segno.
+extern "C" int segno_tags_serve(const char *path, int format, const segno_tags_limits *limits, int fd) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // segno's fatal-signal handler marks the run's crash journal: a crash here is the tag
+    // reader's alone, so it must end this process with no mark.
+    for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP}) signal(sig, SIG_DFL);
+    struct rlimit mem = {static_cast<rlim_t>(mappedBytes() + static_cast<uint64_t>(limits->memory_bytes)), RLIM_INFINITY};
+    mem.rlim_max = mem.rlim_cur;
+    setrlimit(RLIMIT_AS, &mem);
+    struct rlimit cpu = {static_cast<rlim_t>(limits->cpu_seconds), static_cast<rlim_t>(limits->cpu_seconds + 1)};
+    setrlimit(RLIMIT_CPU, &cpu);
+    signal(SIGALRM, SIG_DFL);
+    alarm(static_cast<unsigned>(limits->cpu_seconds) * 4 + 1);  // a reader stuck without using CPU
+    segno_tags *t = readWithin(path, format, *limits);
+    PipeWriter w{fd};
+    send(*t, w);
+    return w.ok ? 0 : 3;
+}
+
+extern "C" segno_tags *segno_tags_read_isolated(const char *path, int format, const segno_tags_limits *limits,
+                                                const char *program) {
+    id3UTF8();  // in the parent: a forked child must not be the first to take its lock
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) return failure(new segno_tags(), "cannot start the tag reader (pipe)");
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        return failure(new segno_tags(), "cannot start the tag reader (fork)");
-    }
-    if (pid == 0) {
-        // The child: only this thread exists; it reads, answers and leaves without running
-        // any destructor or exit handler of segno's.
-        close(fds[0]);
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        // segno's fatal-signal handler marks the run's crash journal: a crash here is the tag
-        // reader's alone, so it must end this child with no mark.
-        for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP}) signal(sig, SIG_DFL);
-        struct rlimit mem = {static_cast<rlim_t>(mappedBytes() + static_cast<uint64_t>(memory_limit)), RLIM_INFINITY};
-        mem.rlim_max = mem.rlim_cur;
-        setrlimit(RLIMIT_AS, &mem);
-        struct rlimit cpu = {static_cast<rlim_t>(cpu_seconds), static_cast<rlim_t>(cpu_seconds + 1)};
-        setrlimit(RLIMIT_CPU, &cpu);
-        signal(SIGALRM, SIG_DFL);
-        alarm(static_cast<unsigned>(cpu_seconds) * 4 + 1);  // a child stuck without using CPU
-        segno_tags *t = segno_tags_read(path, format, picture_limit);
-        PipeWriter w{fds[1]};
-        send(*t, w);
-        _exit(w.ok ? 0 : 3);
+    pid_t pid = -1;
+    if (program) {
+        // A fresh process: its memory is its own (a fork would start with segno's pages counted).
+        char number[6][32];
+        std::snprintf(number[0], sizeof number[0], "%d", SEGNO_TAGS_PROTOCOL);
+        std::snprintf(number[1], sizeof number[1], "%d", format);
+        std::snprintf(number[2], sizeof number[2], "%lld", static_cast<long long>(limits->picture_bytes));
+        std::snprintf(number[3], sizeof number[3], "%lld", static_cast<long long>(limits->value_bytes));
+        std::snprintf(number[4], sizeof number[4], "%lld", static_cast<long long>(limits->total_bytes));
+        std::snprintf(number[5], sizeof number[5], "%lld:%d", static_cast<long long>(limits->memory_bytes), limits->cpu_seconds);
+        char *argv[] = {const_cast<char *>(program), number[0], number[1], number[2], number[3], number[4], number[5],
+                        const_cast<char *>(path), nullptr};
+        char *envp[] = {nullptr};
+        posix_spawn_file_actions_t actions;
+        posix_spawn_file_actions_init(&actions);
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+        posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+        int rc = posix_spawn(&pid, program, &actions, nullptr, argv, envp);
+        posix_spawn_file_actions_destroy(&actions);
+        if (rc != 0) pid = -1;
+    } else {
+        pid = fork();
+        if (pid == 0) {
+            // The child: only this thread exists; it reads, answers and leaves without running
+            // any destructor or exit handler of segno's.
+            close(fds[0]);
+            _exit(segno_tags_serve(path, format, limits, fds[1]));
+        }
     }
     close(fds[1]);
+    if (pid < 0) {
+        close(fds[0]);
+        return failure(new segno_tags(), program ? "cannot start the tag reader program" : "cannot start the tag reader (fork)");
+    }
+    // What an answer within the limits can hold; more means the reader is not segno's.
+    uint64_t most = static_cast<uint64_t>(limits->memory_bytes);
     std::vector<uint8_t> buffer;
     uint8_t chunk[65536];
+    bool tooMuch = false;
     while (true) {
         ssize_t n = ::read(fds[0], chunk, sizeof chunk);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
+        if (buffer.size() + static_cast<size_t>(n) > most) {
+            tooMuch = true;
+            kill(pid, SIGKILL);
+            break;
+        }
         buffer.insert(buffer.end(), chunk, chunk + n);
     }
     close(fds[0]);
@@ -360,7 +446,9 @@ extern "C" segno_tags *segno_tags_read_isolated(const char *path, int format, in
     pid_t waited;
     do { waited = waitpid(pid, &status, 0); } while (waited < 0 && errno == EINTR);
     segno_tags *t = new segno_tags();
-    t->limit = picture_limit;
+    t->limit = limits->picture_bytes;
+    if (tooMuch) return failure(t, "the tag reader answered with more than its memory limit; the tags are not carried");
+    int cpu_seconds = limits->cpu_seconds;
     if (waited == pid && WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
         char why[200];
@@ -370,6 +458,8 @@ extern "C" segno_tags *segno_tags_read_isolated(const char *path, int format, in
             std::snprintf(why, sizeof why, "the tags crash the tag reader (TagLib stopped on signal %d: %s); they are not carried", sig, strsignal(sig));
         return failure(t, why);
     }
+    if (waited == pid && WIFEXITED(status) && WEXITSTATUS(status) == SEGNO_TAGS_WRONG_PROTOCOL)
+        return failure(t, "the segno-tags program beside segno is of another version; the tags are not carried (reinstall segno)");
     PipeReader r{buffer};
     if (!receive(r, t)) {
         delete t;
@@ -394,6 +484,11 @@ extern "C" int64_t segno_tags_picture_size(const segno_tags *t, size_t i) { retu
 extern "C" const uint8_t *segno_tags_picture_data(const segno_tags *t, size_t i) {
     return t->pictures[i].hasData ? t->pictures[i].data.data() : nullptr;
 }
+extern "C" size_t segno_tags_dropped_count(const segno_tags *t) { return t->dropped.size(); }
+extern "C" const char *segno_tags_dropped_key(const segno_tags *t, size_t i) { return t->dropped[i].key.c_str(); }
+extern "C" int64_t segno_tags_dropped_size(const segno_tags *t, size_t i) { return t->dropped[i].size; }
+extern "C" int segno_tags_dropped_raw(const segno_tags *t, size_t i) { return t->dropped[i].list; }
+extern "C" int segno_tags_dropped_reason(const segno_tags *t, size_t i) { return t->dropped[i].reason; }
 extern "C" void segno_tags_free(segno_tags *t) { delete t; }
 
 static PropertyMap propertyMap(const segno_tags_property *properties, size_t count) {

@@ -13,7 +13,8 @@ import Testing
     init() throws {
         dir = NSTemporaryDirectory() + "segno-bounds-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        let made = try CLI.tool("python3", [HostileInputTests.generator, "bounds", dir, String(TagLimits.valueBytes), String(TagLimits.values)])
+        let made = try CLI.tool("python3", [HostileInputTests.generator, "bounds", dir, String(TagLimits.valueBytes), String(TagLimits.values),
+                                             String(TagLimits.totalBytes)])
         #expect(made.status == 0, "\(made.stderr)")
     }
 
@@ -38,6 +39,20 @@ import Testing
         #expect(r.stderr.contains("at-bytes.flac") && r.stderr.contains("tag artist: a value of \(TagLimits.valueBytes + 1) bytes is over the limit of \(TagLimits.valueBytes) bytes"),
                 "\(r.stderr)")
         #expect(!r.stderr.contains("tag title") && !r.stderr.contains("tag album"), "\(r.stderr)")
+    }
+
+    /// `TagLimits.totalBytes`: four comments whose keys and values come to exactly the total
+    /// travel whole; the fifth, one byte, is dropped with one warning naming it (decision 0083).
+    @Test func textUpToTheTotalTravelsAndTheNextValueIsDropped() throws {
+        #expect(TagLimits.totalBytes / 4 <= TagLimits.valueBytes, "each of the four values is within the value limit")
+        let out = dir + "/at-total.out.flac"
+        let r = try CLI.segno(["convert", dir + "/at-total.flac", out])
+        #expect(r.status == 0, "\(r.stderr)")
+        let kept = try comments(out)
+        #expect(kept.map(\.key).sorted() == ["k0", "k1", "k2", "k3"], "\(kept)")
+        #expect(kept.reduce(0) { $0 + $1.key.utf8.count + $1.bytes } == TagLimits.totalBytes, "\(kept)")
+        #expect(r.stderr.contains("at-total.flac") && r.stderr.contains("tag values past \(TagLimits.totalBytes) bytes of text in all are dropped (from tag k4 on)"),
+                "\(r.stderr)")
     }
 
     @Test func valuesUpToTheCountLimitTravelAndTheNextIsDropped() throws {

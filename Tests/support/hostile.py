@@ -12,11 +12,13 @@ reader, made independently of segno (plain struct packing, zlib, mutagen, ffmpeg
                         metadata block holds (24-bit length)
     fine.mp3            a normal tagged MP3 (title "fine") with a real CHAP/CTOC table of contents
 
-  hostile.py bounds DIR VALUE_BYTES VALUES    files at segno's tag limits (the test passes them):
+  hostile.py bounds DIR VALUE_BYTES VALUES TOTAL_BYTES    files at segno's tag limits (the test passes them):
     at-bytes.flac       TITLE of VALUE_BYTES bytes, ALBUM of VALUE_BYTES bytes of two-byte
                         characters, ARTIST of VALUE_BYTES + 1 bytes
     at-count.flac       VALUES distinct COMMENT values and no other comment
     past-count.flac     VALUES + 1 of them
+    at-total.flac       comments K0..K3 whose keys and values come to exactly TOTAL_BYTES bytes, then
+                        K4 = "x", one value past it
     inflate-8m.mp3      one compressed TXXX frame, 8 MiB when inflated (TagLib 1.13 holds about 14
                         bytes per inflated byte: ~112 MiB, within the reader's 192 MiB)
     inflate-16m.mp3     the same, 16 MiB when inflated (~224 MiB: past it)
@@ -91,7 +93,7 @@ def make(d):
     f.save()
 
 
-def bounds(d, value_bytes, values):
+def bounds(d, value_bytes, values, total_bytes):
     from mutagen.flac import FLAC
     audio = tone_mp3(f"{d}/tone.mp3")
     def flac(name, comments):
@@ -105,6 +107,7 @@ def bounds(d, value_bytes, values):
     flac("at-bytes.flac", {"TITLE": ["t" * value_bytes], "ALBUM": ["\u00e9" * (value_bytes // 2)], "ARTIST": ["a" * (value_bytes + 1)]})
     flac("at-count.flac", {"COMMENT": [f"note {i}" for i in range(values)]})
     flac("past-count.flac", {"COMMENT": [f"note {i}" for i in range(values + 1)]})
+    flac("at-total.flac", {**{f"K{i}": ["v" * (total_bytes // 4 - 2)] for i in range(4)}, "K4": ["x"]})
     for name, size in [("inflate-8m.mp3", 8 << 20), ("inflate-16m.mp3", 16 << 20)]:
         value = b"\x03inflated\0" + b"A" * size
         packed = syncsafe(len(value)) + zlib.compress(value, 9)
@@ -114,7 +117,7 @@ def bounds(d, value_bytes, values):
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "make":
         make(sys.argv[2])
-    elif len(sys.argv) == 5 and sys.argv[1] == "bounds":
-        bounds(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    elif len(sys.argv) == 6 and sys.argv[1] == "bounds":
+        bounds(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]))
     else:
         sys.exit(__doc__)

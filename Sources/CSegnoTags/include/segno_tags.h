@@ -27,13 +27,36 @@ typedef struct segno_tags segno_tags;
 /// Reads the tags of `path`. `picture_limit`: pictures up to this many bytes keep their data,
 /// larger ones only their size; 0 keeps no picture data. Never NULL; check `segno_tags_error`.
 segno_tags *segno_tags_read(const char *path, int format, int64_t picture_limit);
-/// As `segno_tags_read`, but in a child process (fork) that may use at most `memory_limit`
-/// bytes more than segno had and `cpu_seconds` of CPU: a tag that crashes TagLib (ID3v2 CHAP
-/// frames nested thousands deep overflow its stack), exhausts memory (compressed ID3v2 frames)
-/// or takes forever fails this file's tags alone, with a one-line error, and segno goes on.
-/// Called once per file whose tags are read; costs a fork (milliseconds).
-segno_tags *segno_tags_read_isolated(const char *path, int format, int64_t picture_limit,
-                                     int64_t memory_limit, int cpu_seconds);
+/// Bounds on what one isolated read may carry and cost (segno's `TagLimits` gives each).
+typedef struct {
+    int64_t picture_bytes;  // pictures up to this many bytes keep their data; 0 keeps none
+    int64_t value_bytes;    // a longer value is not kept (see segno_tags_dropped_*); 0: no bound
+    int64_t total_bytes;    // a value that takes its list past this many bytes is not kept; 0: no bound
+    int64_t memory_bytes;   // memory the reader may map beyond what it had when it started
+    int cpu_seconds;        // CPU the reader may use
+} segno_tags_limits;
+/// Version of the arguments and answer `segno-tags` speaks; a program of another exits with
+/// SEGNO_TAGS_WRONG_PROTOCOL.
+#define SEGNO_TAGS_PROTOCOL 2
+#define SEGNO_TAGS_WRONG_PROTOCOL 4
+/// As `segno_tags_read`, in another process within `limits`: a tag that crashes TagLib (ID3v2
+/// CHAP frames nested thousands deep overflow its stack), exhausts memory (compressed ID3v2
+/// frames) or takes forever fails this file's tags alone, with a one-line error, and segno goes
+/// on. `program` is the `segno-tags` program (a fresh process, a few milliseconds); NULL forks
+/// segno instead (the child's resident size then counts the pages it shares with segno).
+/// Called once per file whose tags are read.
+segno_tags *segno_tags_read_isolated(const char *path, int format, const segno_tags_limits *limits,
+                                     const char *program);
+/// The reader's side of `segno_tags_read_isolated`: sets its own limits, reads, writes the
+/// answer to `fd`; returns the exit status. Called by `segno-tags` and by the forked child.
+int segno_tags_serve(const char *path, int format, const segno_tags_limits *limits, int fd);
+/// Values the limits kept out: key, size in bytes, 1 when from the raw list, and why
+/// (1: over `value_bytes`; 2: past `total_bytes`).
+size_t segno_tags_dropped_count(const segno_tags *t);
+const char *segno_tags_dropped_key(const segno_tags *t, size_t i);
+int64_t segno_tags_dropped_size(const segno_tags *t, size_t i);
+int segno_tags_dropped_raw(const segno_tags *t, size_t i);
+int segno_tags_dropped_reason(const segno_tags *t, size_t i);
 /// NULL when the file was read; else why not (one line).
 const char *segno_tags_error(const segno_tags *t);
 /// TagLib's property map, one entry per value, keys in TagLib's vocabulary (TITLE, ARTIST, …).

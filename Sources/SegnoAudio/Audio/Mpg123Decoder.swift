@@ -83,7 +83,9 @@ public final class Mpg123Decoder: AudioDecoder {
         }
         handle = mh
         // QUIET first: opening already parses headers and would print.
-        let add = Int(MPG123_QUIET.rawValue | MPG123_FORCE_FLOAT.rawValue | MPG123_GAPLESS.rawValue | MPG123_NO_FRANKENSTEIN.rawValue)
+        // SKIP_ID3V2: TagLib reads the tags; libmpg123 would otherwise hold a copy of every ID3v2 tag.
+        let add = Int(MPG123_QUIET.rawValue | MPG123_FORCE_FLOAT.rawValue | MPG123_GAPLESS.rawValue | MPG123_NO_FRANKENSTEIN.rawValue
+                      | MPG123_SKIP_ID3V2.rawValue)
         _ = mpg123_param2(mh, Int32(MPG123_ADD_FLAGS.rawValue), add, 0)
         _ = mpg123_param2(mh, Int32(MPG123_REMOVE_FLAGS.rawValue), Int(MPG123_AUTO_RESAMPLE.rawValue), 0)
         _ = mpg123_param2(mh, Int32(MPG123_RESYNC_LIMIT.rawValue), salvage ? -1 : Self.resyncLimit, 0)

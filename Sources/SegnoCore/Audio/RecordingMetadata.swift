@@ -60,6 +60,8 @@ public struct RecordingMetadata: Sendable, Equatable {
     public var ixml: [UInt8]?
     /// What was damaged or left out, one line each, without the file name ("ID3v2 frame TIT2: …").
     public var warnings: [String] = []
+    /// Bytes of text in `tags` and in `raw`, held against `TagLimits.totalBytes`.
+    private var tagBytes = 0, rawBytes = 0
 
     public init() {}
 
@@ -86,24 +88,35 @@ public struct RecordingMetadata: Sendable, Equatable {
     }
 
     /// Adds a normalised tag unless the same name already has this value, within `TagLimits`
-    /// (a value over `valueBytes`, or past `values` values, is dropped with a warning).
+    /// (a value over `valueBytes`, past `totalBytes` or past `values` values is dropped with a warning).
     mutating package func add(_ key: String, _ value: String) {
-        guard !value.isEmpty, admit(key, value, count: tags.count, what: "tag values"),
-              !tags.contains(where: { $0.key == key && $0.value == value }) else { return }
+        guard !value.isEmpty, !tags.contains(where: { $0.key == key && $0.value == value }),
+              admit(key, bytes: value.utf8.count, count: tags.count, total: tagBytes, what: "tag values") else { return }
+        tagBytes += key.utf8.count + value.utf8.count
         tags.append(TagEntry(key, value))
     }
 
     /// Adds a value under the container's own key (`TIT2`, `©nam`), within `TagLimits`.
     mutating package func addRaw(_ key: String, _ value: String) {
-        guard admit(key, value, count: raw.count, what: "values under the container's own keys") else { return }
+        guard admit(key, bytes: value.utf8.count, count: raw.count, total: rawBytes, what: Self.rawWhat) else { return }
+        rawBytes += key.utf8.count + value.utf8.count
         raw.append(TagEntry(key, value))
     }
 
-    /// True when a value may be added to a list of `count`; else warns (once per cause).
-    private mutating func admit(_ key: String, _ value: String, count: Int, what: String) -> Bool {
-        let bytes = value.utf8.count
+    /// Records a value the tag reader kept out (it applies `valueBytes` and `totalBytes` itself,
+    /// so that its answer stays small) with the warning `add` would give. Called while reading.
+    mutating package func dropped(_ key: String, bytes: Int, raw isRaw: Bool, pastTotal: Bool) {
+        if pastTotal { warnPastTotal(key, what: isRaw ? Self.rawWhat : "tag values") } else { warnTooLong(key, bytes: bytes) }
+    }
+
+    private static let rawWhat = "values under the container's own keys"
+
+    /// True when a value of `bytes` may be added to a list of `count` values whose text (keys and
+    /// values) is `total` bytes; else warns (once per cause for counts and totals). Keys count:
+    /// a million empty values is text too.
+    private mutating func admit(_ key: String, bytes: Int, count: Int, total: Int, what: String) -> Bool {
         if bytes > TagLimits.valueBytes {
-            warnings.append("tag \(key): a value of \(bytes) bytes is over the limit of \(TagLimits.valueBytes) bytes; dropped")
+            warnTooLong(key, bytes: bytes)
             return false
         }
         guard count < TagLimits.values else {
@@ -111,6 +124,21 @@ public struct RecordingMetadata: Sendable, Equatable {
             if !warnings.contains(line) { warnings.append(line) }
             return false
         }
+        let text = key.utf8.count + bytes
+        guard total + text <= TagLimits.totalBytes else {
+            warnPastTotal(key, what: what)
+            return false
+        }
         return true
+    }
+
+    private mutating func warnTooLong(_ key: String, bytes: Int) {
+        warnings.append("tag \(key): a value of \(bytes) bytes is over the limit of \(TagLimits.valueBytes) bytes; dropped")
+    }
+
+    private mutating func warnPastTotal(_ key: String, what: String) {
+        let line = "\(what) past \(TagLimits.totalBytes) bytes of text in all are dropped"
+        guard !warnings.contains(where: { $0.hasPrefix(line) }) else { return }
+        warnings.append(line + " (from tag \(key) on)")
     }
 }

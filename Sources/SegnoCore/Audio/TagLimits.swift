@@ -13,4 +13,9 @@ public enum TagLimits {
     /// Most tag values carried per recording, under normalised names and under the container's
     /// own keys each; the rest are dropped.
     public static let values = 1000
+    /// Most bytes of tag text carried per recording (4 MiB), under normalised names and under the
+    /// container's own keys each; a value that would go past it is dropped. What bounds the
+    /// memory of reading and writing one recording's tags (TagLib holds about 9 bytes per byte
+    /// written), since `values` values of `valueBytes` each would be 1,000 MiB.
+    public static let totalBytes = 4 << 20
 }

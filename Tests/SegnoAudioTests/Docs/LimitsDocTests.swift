@@ -26,6 +26,7 @@ import Testing
             ("TagLimits.readerSeconds", TagLimits.readerSeconds, false),
             ("TagLimits.valueBytes", TagLimits.valueBytes, true),
             ("TagLimits.values", TagLimits.values, false),
+            ("TagLimits.totalBytes", TagLimits.totalBytes, true),
             ("TagReader.pictureLimit", TagReader.pictureLimit, true),
             ("SpecContext.nodeBudget", SpecContext.nodeBudget, false),
             ("OutputFile.nameMax", OutputFile.nameMax, false),

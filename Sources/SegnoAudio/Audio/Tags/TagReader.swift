@@ -54,13 +54,29 @@ public enum TagReader {
         return m
     }
 
+    /// The `segno-tags` program beside the running executable (`swift build` and `make install`
+    /// put them together): tags are read in a fresh process of its own, whose memory is its own.
+    /// Nil when it is missing, or `SEGNO_TAGS_READER=fork`: a forked child of segno reads them
+    /// (its resident size then counts the pages it shares with segno). Looked up once per process.
+    static let readerProgram: String? = {
+        if ProcessInfo.processInfo.environment["SEGNO_TAGS_READER"] == "fork" { return nil }
+        guard let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
+        let program = (exe as NSString).deletingLastPathComponent + "/segno-tags"
+        return access(program, X_OK) == 0 ? program : nil
+    }()
+
     /// Returns false when TagLib could not read the tags (a warning says why).
     @discardableResult
     private static func readTagLib(path: String, format: Int32, pictures: Pictures, into m: inout RecordingMetadata) -> Bool {
         // In a child process: a tag that crashes TagLib or exhausts memory fails this file's tags alone.
-        guard let t = FileNameBytes.withCPath(path, {
-            segno_tags_read_isolated($0, format, pictures == .load ? Int64(pictureLimit) : 0,
-                                     Int64(TagLimits.readerMemory), Int32(TagLimits.readerSeconds))
+        var limits = segno_tags_limits(picture_bytes: pictures == .load ? Int64(pictureLimit) : 0,
+                                       value_bytes: Int64(TagLimits.valueBytes), total_bytes: Int64(TagLimits.totalBytes),
+                                       memory_bytes: Int64(TagLimits.readerMemory), cpu_seconds: Int32(TagLimits.readerSeconds))
+        guard let t = FileNameBytes.withCPath(path, { cPath in
+            if let program = readerProgram {
+                return program.withCString { segno_tags_read_isolated(cPath, format, &limits, $0) }
+            }
+            return segno_tags_read_isolated(cPath, format, &limits, nil)
         }) else { return false }
         defer { segno_tags_free(t) }
         if let e = segno_tags_error(t) {
@@ -73,6 +89,11 @@ public enum TagReader {
         }
         for i in 0..<segno_tags_raw_count(t) {
             m.addRaw(String(cString: segno_tags_raw_key(t, i)), String(cString: segno_tags_raw_value(t, i)))
+        }
+        for i in 0..<segno_tags_dropped_count(t) {
+            let raw = segno_tags_dropped_raw(t, i) != 0, key = String(cString: segno_tags_dropped_key(t, i))
+            m.dropped(raw ? key : key.lowercased(), bytes: Int(segno_tags_dropped_size(t, i)), raw: raw,
+                      pastTotal: segno_tags_dropped_reason(t, i) == 2)
         }
         for i in 0..<segno_tags_picture_count(t) {
             let size = Int(segno_tags_picture_size(t, i))
