@@ -243,6 +243,27 @@ def bench_normalize(segno, work, rounds, minutes, peer=None):
     print(f"peak RSS with normalize: 1-minute file {rss['1 min'][2]:.1f} MiB, {minutes}-minute file {rss[f'{minutes} min'][2]:.1f} MiB "
           "(the spool is on disk: flat)")
 
+def bench_normalize_denoise(segno, work, rounds, minutes):
+    """Issue 34 item 4's own figure: denoise (DeepFilterNet3) → highpass → normalize -16 → FLAC against
+    the same run without normalize, through `segno run` (denoise has no `convert` flag). Each round
+    starts from an empty output folder, so both runs do the whole recording."""
+    src_dir = os.path.join(work, "dn-in")
+    os.makedirs(src_dir, exist_ok=True)
+    speech_like(os.path.join(src_dir, "talk.flac"), minutes)
+    specs = {}
+    for name, norm in [("denoise → highpass → FLAC", ""), ("denoise → highpass → normalize → FLAC", "  - normalize: { loudness: -16 }\n")]:
+        out = os.path.join(work, f"dn-out-{len(specs)}")
+        spec = os.path.join(work, f"dn-{len(specs)}.yaml")
+        open(spec, "w").write(f"version: 1\ninput: {{ root: {src_dir}, settle: 0s }}\noutput: {{ root: {out} }}\nparallel: 1\nstages:\n"
+                              f"  - denoise: {{ engine: deepfilter }}\n  - highpass: 80\n{norm}  - encode: {{ path: \"{{stem}}.flac\" }}\n")
+        specs[name] = (spec, out)
+    rows = interleave({n: [segno, "run", "--quiet", spec] for n, (spec, _) in specs.items()}, rounds,
+                      before=lambda n: shutil.rmtree(specs[n][1], ignore_errors=True))
+    base = "denoise → highpass → FLAC"
+    table(f"{minutes} min speech: normalize with denoise upstream (issue 34 item 4; `segno run`, one worker)", rows, base)
+    print(f"normalize with denoise upstream costs {rows['denoise → highpass → normalize → FLAC'][1] / rows[base][1]:.2f}× "
+          "the chain without it (CPU; target ≤ 1.2×)")
+
 def bench_waveform(segno, work, rounds):
     """Issue 5: peaks for 10 min 44.1 kHz stereo WAV and FLAC (-z 256 -b 8 JSON) vs the decode floor."""
     wav, flac = os.path.join(work, "w.wav"), os.path.join(work, "w.flac")
@@ -268,7 +289,7 @@ def bench_waveform(segno, work, rounds):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("segno")
-    ap.add_argument("--only", nargs="*", default=["convert", "resample", "folder", "memos", "noop", "chain", "waveform", "phone", "fingerprint", "duplicates", "m4a", "mp3", "fleet", "tags", "scale", "normalize"])
+    ap.add_argument("--only", nargs="*", default=["convert", "resample", "folder", "memos", "noop", "chain", "waveform", "phone", "fingerprint", "duplicates", "m4a", "mp3", "fleet", "tags", "scale", "normalize", "normalize-denoise"])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--minutes", type=int, default=10)
     ap.add_argument("--peer", help="another segno build (e.g. main's) interleaved with SEGNO in fleet-noop, fleet-memory, tags and normalize")
@@ -288,6 +309,7 @@ def main():
         if "chain" in a.only: bench_chain(segno, work, a.rounds, a.minutes)
         if "waveform" in a.only: bench_waveform(segno, work, a.rounds)
         if "normalize" in a.only: bench_normalize(segno, work, a.rounds, a.minutes, peer=a.peer and os.path.abspath(a.peer))
+        if "normalize-denoise" in a.only: bench_normalize_denoise(segno, work, a.rounds, a.minutes)
         if "fingerprint" in a.only or "duplicates" in a.only:
             import fingerprint  # bench/fingerprint.py: chromaprint vs fpcalc, duplicates at scale (issue 16)
             if "fingerprint" in a.only: fingerprint.bench_fingerprint(segno, work, a.rounds, a.minutes)
