@@ -2,6 +2,7 @@ import Foundation
 @testable import SegnoCore
 import SegnoCoreTestSupport
 @testable import SegnoKit
+import SegnoSources
 import SegnoTestSupport
 import Testing
 
