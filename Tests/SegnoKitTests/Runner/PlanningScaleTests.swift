@@ -51,20 +51,6 @@ import Testing
     }
 
     /// The prefix test on a joined path agrees with testing the joined text, across the join.
-    @Test func absolutePathPrefixAcrossTheJoin() {
-        let id = FileIdentity(size: 0, mtimeNs: 0, inode: 0)
-        let files = [ScannedFile(relativePath: "out/a.wav", root: "/data/in", identity: id),
-                     ScannedFile(relativePath: "a.wav", root: "/data/in", identity: id),
-                     ScannedFile(relativePath: "a.wav", absolutePath: "/data/in/a.wav", identity: id)]
-        let prefixes = ["/", "/data/", "/data/in", "/data/in/", "/data/in/out/", "/data/in/out", "/data/inn/", "/data/in/a.wav",
-                        "/data/in/a.wavx", "/other/", ""]
-        for f in files {
-            for p in prefixes {
-                #expect(f.absolutePathHasPrefix(p) == f.absolutePath.utf8.starts(with: p.utf8), "\(f.absolutePath) \(p)")
-            }
-        }
-    }
-
     /// Collisions through path hashes are exactly those a dictionary of whole paths finds, and a
     /// file left out (the job's own output) neither collides nor takes a name.
     @Test func collisionsAgreeWithAPlainDictionary() throws {
@@ -95,18 +81,5 @@ import Testing
         for (path, first) in expected {
             #expect(found[path]?.contains("like \(AudioError.quoted(first))") == true, "\(path)")
         }
-    }
-
-    /// A plan's stored state is kept whole behind its pointer.
-    @Test func planKeepsItsPriorState() {
-        let id = FileIdentity(size: 5, mtimeNs: 6, inode: 7)
-        let file = ScannedFile(relativePath: "a.wav", root: "/in", identity: id)
-        var prior = RecordingState(id: 9, path: "a.wav", identity: id, contentHash: Data([1, 2]), duration: 1.5, status: .failed,
-                                   attempts: 2, error: "broken", updatedAt: 3, steps: [:])
-        prior.failedRecipe = "r"
-        var plan = RecordingPlan(file: file, action: .skip, prior: prior)
-        #expect(plan.prior?.error == "broken" && plan.prior?.attempts == 2 && plan.prior?.contentHash == Data([1, 2]) && plan.prior?.failedRecipe == "r")
-        plan.prior = nil
-        #expect(plan.prior == nil)
     }
 }
