@@ -67,4 +67,28 @@ import Testing
             #expect(runs.map(\.status) == [.killed, .done] && runs.last?.id == first && runs.last?.planned == 3, "\(type(of: store))")
         }
     }
+
+    /// `recordings(_:)`, what `find --measure` reads instead of the whole state: SQLite's query by
+    /// path gives the same recordings, steps and fingerprinted taps as `loadAll`, and leaves out
+    /// a path it does not hold; the in-memory state's (the protocol's default) agrees.
+    @Test func recordingsAtPathsAreWhatTheWholeStateHolds() throws {
+        let sqlite = try StateStore.inMemory()
+        let memory = InMemoryState()
+        for batch in Self.updates {
+            try sqlite.apply(batch)
+            try memory.apply(batch)
+        }
+        try sqlite.apply([.archived(path: "c.wav", fingerprints: ["fingerprint:x": AudioFingerprint(algorithm: 2, items: [1, 2, 3], duration: 1)], catalog: nil)])
+        let index = try sqlite.loadAll()
+        let paths = ["c.wav", "a.wav", "nowhere.wav", "a.wav"]
+        let found = try sqlite.recordings(paths)
+        #expect(Set(found.keys) == ["a.wav", "c.wav"])
+        for (path, r) in found {
+            let whole = try #require(index[path])
+            #expect(Self.summary(r) == Self.summary(whole) && r.fingerprinted == whole.fingerprinted && r.id == whole.id, "\(path)")
+        }
+        #expect(found["c.wav"]?.fingerprinted == ["fingerprint:x"])
+        #expect(try memory.recordings(paths).mapValues(Self.summary) == found.mapValues(Self.summary))
+        #expect(try sqlite.recordings([]).isEmpty)
+    }
 }
