@@ -54,9 +54,15 @@ package final class InMemoryState: StateBackend, StateLocation, Sendable {
         try contents.withLock { c in
             c.claims.append(paths)
             if let why = c.claimError { throw TestSupportError(why) }
-            return Dictionary(uniqueKeysWithValues: paths.map { p in
-                (p, c.elsewhere[p].map { $0 == .held ? ClaimResult.heldElsewhere : .doneElsewhere } ?? .granted)
-            })
+            var answers: [String: ClaimResult] = [:]
+            for p in paths {
+                switch c.elsewhere[p] {
+                case .held?: answers[p] = .heldElsewhere
+                case .done?: answers[p] = .doneElsewhere
+                case nil: answers[p] = .granted
+                }
+            }
+            return answers
         }
     }
 
@@ -71,7 +77,8 @@ package final class InMemoryState: StateBackend, StateLocation, Sendable {
             func upsert(_ path: String, _ id: FileIdentity, hash: Data?, duration: Double?, status: RecordingStatus,
                         attempts: Int, error: String?) -> RecordingState {
                 let old = c.recordings[path]
-                let rid = old?.id ?? { defer { c.nextId += 1 }; return c.nextId }()
+                let rid: Int64
+                if let old { rid = old.id } else { rid = c.nextId; c.nextId += 1 }
                 return RecordingState(id: rid, path: path, identity: id, contentHash: hash ?? old?.contentHash,
                                       duration: duration ?? old?.duration, status: status, attempts: attempts, error: error,
                                       updatedAt: t, steps: old?.steps ?? [:], failedRecipe: old?.failedRecipe,
@@ -103,7 +110,7 @@ package final class InMemoryState: StateBackend, StateLocation, Sendable {
                 case let .archived(path, fingerprints, catalog):
                     c.fingerprints[path, default: [:]].merge(fingerprints) { _, new in new }
                     c.recordings[path]?.fingerprinted.formUnion(fingerprints.keys)
-                    if let catalog { c.catalog[path] = catalog } else { c.catalog[path] = nil }
+                    c.catalog[path] = catalog
                 case let .salvaged(path, report):
                     c.salvaged[path] = report.map { SalvagedRecord(path: path, report: $0, at: t) }
                 }
@@ -136,9 +143,15 @@ package final class InMemoryState: StateBackend, StateLocation, Sendable {
         let t = now
         contents.withLock { c in
             guard let i = c.runs.firstIndex(where: { $0.id == id }) else { return }
-            c.runs[i].finishedAt = t
-            c.runs[i].status = status
-            (c.runs[i].planned, c.runs[i].done, c.runs[i].failed, c.runs[i].skipped, c.runs[i].pruned) = (planned, done, failed, skipped, pruned)
+            var run = c.runs[i]
+            run.finishedAt = t
+            run.status = status
+            run.planned = planned
+            run.done = done
+            run.failed = failed
+            run.skipped = skipped
+            run.pruned = pruned
+            c.runs[i] = run
         }
     }
 
@@ -150,7 +163,9 @@ package final class InMemoryState: StateBackend, StateLocation, Sendable {
 
     package func recordPruned(runId: Int64, _ entries: [(path: String, outputs: [String])]) throws {
         let t = now
-        contents.withLock { c in c.pruned += entries.map { ($0.path, runId, t) } }
+        contents.withLock { c in
+            for e in entries { c.pruned.append((path: e.path, runId: runId, at: t)) }
+        }
     }
 
     package func close() {}

@@ -213,11 +213,11 @@ final package class ChildProcess {
         if termination != nil { return true }
         var info = siginfo_t()
         if waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info._sifields._sigchld.si_pid != 0 { return true }
-        let fd = open("/proc/\(pid)/status", O_RDONLY | O_CLOEXEC)
+        let fd = Glibc.open("/proc/\(pid)/status", O_RDONLY | O_CLOEXEC)
         if fd < 0 { return errno == ENOENT }   // gone; any other failure says nothing
-        defer { close(fd) }
+        defer { Glibc.close(fd) }
         var bytes = [UInt8](repeating: 0, count: 4096)
-        let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
         guard n > 0 else { return false }
         return Self.statusSaysEnding(String(decoding: bytes[..<n], as: UTF8.self))
     }
