@@ -11,7 +11,7 @@ import Testing
 
     @Test func theQuotedCommitTouchesTheFilesThePageLists() throws {
         let page = try String(contentsOfFile: Self.package + "/docs/adding-a-stage.md", encoding: .utf8)
-        let hash = try #require(page.firstMatch(of: /git show ([0-9a-f]{7,40})/)?.1, "the page quotes no commit")
+        let hash = try #require(page.firstMatch(of: #/git show ([0-9a-f]{7,40})/#)?.1, "the page quotes no commit")
         // The files the page lists: the first token of each line of its first code block that is a path.
         let block = page.components(separatedBy: "```").dropFirst().first ?? ""
         let listed = block.split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) }.filter { $0.contains("/") }
