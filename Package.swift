@@ -121,10 +121,11 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: ownSettings),
         // For the tests only (no product), in layers like the library (docs/layout.md, decision 0062):
-        // the core's: in-memory source and decoder, the stage harness (blocks of 1, 7 and 4096
-        // frames), test signals, temp folders, `Wait.until`, the process runner and tool lookup.
+        // the core's: in-memory source, decoder and state (`InMemoryState`), a clock the test moves
+        // (`TestClock`), the stage harness (blocks of 1, 7 and 4096 frames), test signals, temp
+        // folders, `Wait.until`, the process runner and tool lookup.
         // No system C library in its closure, so the core's tests build none.
-        .target(name: "SegnoCoreTestSupport", dependencies: ["SegnoCore", "SegnoDSP"], swiftSettings: ownSettings),
+        .target(name: "SegnoCoreTestSupport", dependencies: ["SegnoCore", "SegnoDSP", "SegnoMultipart"], swiftSettings: ownSettings),
         // Audio's: files written by libsndfile, sine files, sox and ffmpeg as references, the
         // test process's `AudioTools`, phone-format fixtures.
         .target(name: "SegnoAudioTestSupport", dependencies: [

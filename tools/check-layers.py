@@ -16,6 +16,11 @@
 5. The core's tests build no C library: the dependency closure of SegnoCoreTests (and so of
    SegnoCoreTestSupport) holds no system-library target but CLinux, libc's own headers, which
    links nothing.
+6. The core's file I/O stays where docs/layout.md lists it: a SegnoCore Swift file that makes a
+   file-system call (open, stat, lstat, opendir, flock, rename, unlink, mkdir, FileManager, …) is
+   one of the files in layout.md's table "File I/O in the core: the exceptions". A file moved out
+   (RunLock and StateFolderTrust to SegnoState, InputScanner to SegnoSources) cannot come back
+   unnoticed, and a new one is listed with its reason or goes behind a protocol.
 
 Exits 1 listing every breach as FILE:LINE: what. `--sources DIR` and `--tests DIR` check another
 copy of the trees (the test that plants a breach); the manifest is always the package's own.
@@ -37,6 +42,16 @@ allowed_core_imports = {"Foundation", "Dispatch", "Synchronization", "Glibc", "C
 stage_pages = os.path.join(package, "docs", "reference", "stages")
 stage_keys = sorted(f[:-3] for f in os.listdir(stage_pages) if f.endswith(".md") and f != "README.md")
 naming = re.compile(r'"(' + "|".join(map(re.escape, stage_keys)) + r')"')
+
+# Rule 6: the core files layout.md lists as doing file I/O, and what a file-system call looks like.
+layout = open(os.path.join(package, "docs", "layout.md"), encoding="utf-8").read()
+section = layout.split("## File I/O in the core", 1)[1].split("\n## ", 1)[0]
+io_allowed = {name for row in section.splitlines() if row.startswith("| `")
+              for name in re.findall(r"`([\w/+]+\.swift)`", row.split("|")[1])}
+file_io = re.compile(r"(?<!func )(?<![\w.])(?:open|openat|opendir|readdir|lstat|stat|fstat|fstatat|flock|unlink|unlinkat|"
+                     r"rename|renameat|mkdir|mkdirat|rmdir|fopen|ftruncate|fsync|readlink|realpath|getxattr|setxattr|"
+                     r"fgetxattr|fsetxattr)\((?!\))|FileManager\.default|contentsOfFile:|Data\(contentsOf|FileHandle\(|"
+                     r"FileNameBytes\.(?:reading|isDirectory|exists)\(")
 
 def swift_files(module):
     for d, _, files in os.walk(os.path.join(root, module)):
@@ -64,6 +79,10 @@ for m in own:
                     breaches.append(f"{rel}:{n}: SegnoCore imports {imp.group(1)}")
                 for key in naming.findall(code):
                     breaches.append(f"{rel}:{n}: SegnoCore names the stage \"{key}\"; use a capability of its declaration")
+                local = os.path.relpath(path, os.path.join(root, "SegnoCore"))
+                if local not in io_allowed and file_io.search(code):
+                    breaches.append(f"{rel}:{n}: file I/O in SegnoCore outside docs/layout.md's list of exceptions; "
+                                    "put it behind a protocol another module implements, or list the file there with why")
             for _, name in cast.findall(code):
                 owner = concrete.get(name)
                 if owner and owner != m:
@@ -117,4 +136,5 @@ for b in breaches:
     print(b)
 if breaches:
     sys.exit(1)
-print(f"layers: {len(own)} modules, {len(concrete)} concrete types, {len(stage_keys)} stage keys, no breach")
+print(f"layers: {len(own)} modules, {len(concrete)} concrete types, {len(stage_keys)} stage keys, "
+      f"{len(io_allowed)} core files allowed file I/O, no breach")

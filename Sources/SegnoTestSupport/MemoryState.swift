@@ -15,6 +15,7 @@ package final class MemoryStateLocation: StateLocation, @unchecked Sendable {
         package let inner: StateStore
         package init(_ inner: StateStore) { self.inner = inner }
         package func loadAll() throws -> StateIndex { try inner.loadAll() }
+        package func recordings(_ paths: [String]) throws -> [String: RecordingState] { try inner.recordings(paths) }
         package var claimsRecordings: Bool { false }
         package func claim(_ paths: [String]) throws -> [String: ClaimResult] { try inner.claim(paths) }
         package func release(_ path: String) {}

@@ -140,8 +140,9 @@ struct FindCommand: ParsableCommand {
                 printError("segno: --measure \(bad.name): not a figure a measuring tap keeps; one of \(known.joined(separator: ", "))")
                 throw Exit.usage
             }
-            let index = try store.loadAll()
-            hits = hits.filter { h in index[h.path].map { r in filters.allSatisfy { $0.matches(r, s.tapDeclarations) } } ?? false }
+            // The hits' recordings only (at most the search's 1,000), not the whole state.
+            let found = try store.recordings(hits.map(\.path))
+            hits = hits.filter { h in found[h.path].map { r in filters.allSatisfy { $0.matches(r, s.tapDeclarations) } } ?? false }
         }
         func output(_ text: String) -> String {
             if case .relative(let r) = StoredOutput(text) { return s.outputRoot + "/" + r }

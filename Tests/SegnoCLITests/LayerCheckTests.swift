@@ -26,3 +26,21 @@ import Testing
         #expect(planted.stdout.contains("SegnoState/State/StateStore.swift:1: SegnoState imports CSoxr"), "\(planted.stdout)")
     }
 }
+
+extension LayerCheckTests {
+    /// Rule 6: a file-system call in a core file that docs/layout.md does not list as doing file
+    /// I/O is caught (the run lock, the state folder's checks and the scanner moved out of the core).
+    @Test func fileIOPlantedInTheCoreIsCaught() throws {
+        let dir = try TempDir()
+        let copy = dir.path + "/Sources"
+        let cp = try CLI.tool("cp", ["-R", Self.package + "/Sources", copy])
+        #expect(cp.status == 0, "\(cp.stderr)")
+        let script = Self.package + "/tools/check-layers.py"
+        let target = copy + "/SegnoCore/Runner/Progress.swift"
+        let text = try String(contentsOfFile: target, encoding: .utf8)
+        try (text + "\nfunc plantedLock(_ fd: Int32) -> Int32 { flock(fd, LOCK_EX) }\n").write(toFile: target, atomically: true, encoding: .utf8)
+        let planted = try CLI.tool("python3", [script, "--sources", copy])
+        #expect(planted.status == 1, "\(planted.stdout)")
+        #expect(planted.stdout.contains("SegnoCore/Runner/Progress.swift:") && planted.stdout.contains("file I/O in SegnoCore"), "\(planted.stdout)")
+    }
+}

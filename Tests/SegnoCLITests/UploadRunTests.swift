@@ -94,9 +94,10 @@ struct UploadRunTests {
         #expect(forced.status == 0)
         #expect(try s3.headObject(bucket: bucket, key: "memos/a memo.flac")?.etag == head.etag)
 
-        // A changed source is encoded and uploaded again: an edit made a second later (S3's
-        // Last-Modified counts whole seconds), a moment of the scenario, not a wait for an event.
-        Thread.sleep(forTimeInterval: 1.1)
+        // A changed source is encoded and uploaded again: an edit made in a later second than the
+        // object's Last-Modified (S3 counts whole seconds), waited for on the clock.
+        let uploaded = (head.lastModified ?? Date()).timeIntervalSince1970.rounded(.down)
+        #expect(Wait.until(timeout: 10) { Date().timeIntervalSince1970.rounded(.down) > uploaded })
         try Fixtures.writeSine(to: dir["in/a memo.wav"], frequency: 880, frames: 44100)
         let changed = try segno(["run", spec])
         #expect(changed.status == 0, "\(changed.stderr)")

@@ -93,18 +93,11 @@ import Testing
         // A helper killed while idle is passed over; the next recording starts a new one.
         let pids = config.helpers.idleProcessIDs
         #expect(pids.count == 1)
-        for pid in pids {
-            kill(pid, SIGKILL)
-            // Until it is a zombie (segno reaps it when it next looks); SIGKILL can take a while on a loaded machine.
-            func zombie() -> Bool { (try? Tool.run("ps", ["-o", "stat=", "-p", "\(pid)"]))?.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("Z") ?? false }
-            // Left as it was: the `where` runs `ps` all 1,000 times, so this also waits after the
-            // zombie appears. `Wait.until(…, zombie)`, which returns at once, made this test fail
-            // in 2 of 5 runs of SegnoSpeechTests under load (the third recording went to the killed
-            // helper: "killed by signal 9"); the pool's dead-helper check races with something
-            // not yet understood (decision 0063).
-            for _ in 0..<1000 where !zombie() { usleep(10_000) }
-            #expect(zombie())
-        }
+        // No wait: the next recording is given out at once, while the killed helper (several
+        // threads, a model in memory) may still be tearing down and not yet reapable. The pool
+        // sees the pending SIGKILL (`ChildProcess.isEnding`); a check by `waitid` alone passed
+        // such a helper as alive and the recording failed with "killed by signal 9" (decision 0079).
+        for pid in pids { kill(pid, SIGKILL) }
         let third = try text(Speech.short)
         #expect(Self.wordErrorRate(third, reference: "he was not an ill disposed young man") <= 0.25, "\(third)")
         #expect(config.helpers.started == 2)

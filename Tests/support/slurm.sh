@@ -13,10 +13,17 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 print_env() { printf 'export SLURM_CONF=%s/slurm.conf\nexport SEGNO_TEST_SLURM=1\n' "$DIR"; }
 
 stop_all() {
+    local pids=()
     for name in slurmd slurmctld munged; do
-        if [ -f "$DIR/$name.pid" ]; then kill "$(cat "$DIR/$name.pid")" 2>/dev/null || true; fi
+        if [ -f "$DIR/$name.pid" ]; then
+            pid="$(cat "$DIR/$name.pid")"
+            kill "$pid" 2>/dev/null && pids+=("$pid")
+        fi
     done
-    sleep 0.5
+    # Until each has exited (at most 5 s), so the folder is not removed under a daemon still writing it.
+    for pid in "${pids[@]}"; do
+        for _ in $(seq 50); do [[ -d "/proc/$pid" ]] || break; sleep 0.1; done
+    done
     rm -rf "$DIR"
 }
 

@@ -203,6 +203,42 @@ final package class ChildProcess {
         }
     }
 
+    /// True when the child has ended or is ending, though it may not be reapable yet: its exit is
+    /// ready to reap, its process is gone from `/proc`, its main thread has exited (state `Z` or
+    /// `X`), or a SIGKILL is pending for it. A killed child with several threads (a Python helper
+    /// with a model loaded) shows `Z` while its other threads still tear down, and `waitid` does
+    /// not see it until the last one has: a check by `waitid` alone passed such a helper as alive.
+    /// The child is not reaped yet, so its pid is still its own. Called before an idle helper is reused.
+    package var isEnding: Bool {
+        if termination != nil { return true }
+        var info = siginfo_t()
+        if waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info._sifields._sigchld.si_pid != 0 { return true }
+        let fd = Glibc.open("/proc/\(pid)/status", O_RDONLY | O_CLOEXEC)
+        if fd < 0 { return errno == ENOENT }   // gone; any other failure says nothing
+        defer { Glibc.close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 4096)
+        let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        guard n > 0 else { return false }
+        return Self.statusSaysEnding(String(decoding: bytes[..<n], as: UTF8.self))
+    }
+
+    /// Reads `/proc/<pid>/status`: a main thread that has exited (`State: Z` or `X`), or SIGKILL
+    /// among the signals pending for the process or its main thread (`ShdPnd`, `SigPnd`: hex masks
+    /// where signal n is bit n - 1).
+    static package func statusSaysEnding(_ status: String) -> Bool {
+        for line in status.split(separator: "\n") {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            guard parts.count == 2 else { continue }
+            let value = parts[1].trimmingCharacters(in: .whitespaces)
+            switch parts[0] {
+            case "State": if value.hasPrefix("Z") || value.hasPrefix("X") { return true }
+            case "ShdPnd", "SigPnd": if let mask = UInt64(value, radix: 16), mask & (1 << (UInt64(SIGKILL) - 1)) != 0 { return true }
+            default: continue
+            }
+        }
+        return false
+    }
+
     /// Reads stdout to the end into memory, refusing more than `limit` bytes (ffprobe's JSON).
     package func readAllStdout(limit: Int) throws -> [UInt8] {
         var all = [UInt8]()

@@ -33,9 +33,11 @@ final package class ClaimQueue: Sendable {
     package let stock: Mutex<Stock>
     package let store: any StateBackend
     package let workers: Int
+    /// What the batch size measures throughput by (the system's clock; a test's in the tests).
+    package let clock: WallClock
 
     /// `plans` in the order to work through; `workers` threads take from the queue.
-    package init(_ plans: [RecordingPlan], store: any StateBackend, workers: Int) {
+    package init(_ plans: [RecordingPlan], store: any StateBackend, workers: Int, clock: WallClock = .system) {
         var list = plans
         if store.claimsRecordings, list.count > 1 {
             let start = Int.random(in: 0..<list.count)
@@ -44,6 +46,7 @@ final package class ClaimQueue: Sendable {
         stock = Mutex(Stock(candidates: list))
         self.store = store
         self.workers = max(1, workers)
+        self.clock = clock
     }
 
     /// The next recording this process holds, claiming a batch when none is left; nil when every
@@ -68,7 +71,7 @@ final package class ClaimQueue: Sendable {
     /// Batch size from the throughput so far: about `batchSeconds` of this process's work.
     package func batchSize(_ s: Stock) -> Int {
         guard let first = s.firstClaim else { return workers }
-        let elapsed = Date().timeIntervalSince(first)
+        let elapsed = clock.now().timeIntervalSince(first)
         guard elapsed > 0.5 else { return max(workers, min(Self.maxBatch, 2 * workers)) }
         let rate = Double(max(0, s.handedOut - workers)) / elapsed
         return min(Self.maxBatch, max(workers, Int((rate * Self.batchSeconds).rounded(.up))))
@@ -80,7 +83,7 @@ final package class ClaimQueue: Sendable {
         let n = min(256, batchSize(s) * s.widen)
         let batch = Array(s.candidates[s.next..<min(s.candidates.count, s.next + n)])
         s.next += batch.count
-        if s.firstClaim == nil { s.firstClaim = Date() }
+        if s.firstClaim == nil { s.firstClaim = clock.now() }
         s.ready = []
         s.readyStart = 0
         let answers: [String: ClaimResult]

@@ -8,6 +8,10 @@ public protocol StateBackend: AnyObject, Sendable, MultipartProgressStore {
     /// Every recording with its steps, keyed by relative path: what planning reads, once per run
     /// (a compact index; a `RecordingState` is made per look-up).
     func loadAll() throws -> StateIndex
+    /// The recordings at `paths` with their steps, keyed by path (a path the store does not hold
+    /// is left out): what `find --measure` checks its catalogue hits against, without loading the
+    /// whole state. The default reads `loadAll()`; SQLite asks for those rows only.
+    func recordings(_ paths: [String]) throws -> [String: RecordingState]
     /// True when other processes share the store and recordings must be claimed before their
     /// pass (PostgreSQL); SQLite's run lock already excludes every other process.
     var claimsRecordings: Bool { get }
@@ -59,6 +63,13 @@ public protocol StateBackend: AnyObject, Sendable, MultipartProgressStore {
     /// ranked by where the words matched (fields' weights) when words are given, else by distance
     /// when `near` is given, else newest first; ties by path.
     func search(_ query: CatalogQuery, limit: Int) throws -> [CatalogHit]
+}
+
+extension StateBackend {
+    public func recordings(_ paths: [String]) throws -> [String: RecordingState] {
+        let index = try loadAll()
+        return Dictionary(paths.compactMap { p in index[p].map { (p, $0) } }, uniquingKeysWith: { first, _ in first })
+    }
 }
 
 /// One worker as `segno status` shows the fleet.

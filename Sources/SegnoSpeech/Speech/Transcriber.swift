@@ -238,12 +238,11 @@ final package class TranscribeHelper: @unchecked Sendable {
     /// Kills and reaps the helper (a recording abandoned mid-stream, or a helper that failed).
     package func terminate() { child.terminate() }
 
-    /// False when the idle helper has exited (left unreaped) or said something unasked (its
-    /// output ready within 1 ms). Called before a recording is given to a reused helper.
+    /// False when the idle helper has ended or is ending (`ChildProcess.isEnding`: killed, even
+    /// while its threads still tear down) or said something unasked (its output ready within
+    /// 1 ms). Called before a recording is given to a reused helper.
     package var isIdleAndAlive: Bool {
-        var info = siginfo_t()
-        if waitid(P_PID, id_t(child.pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info._sifields._sigchld.si_pid != 0 { return false }
-        return !child.waitForStdout(milliseconds: 1)
+        !child.isEnding && !child.waitForStdout(milliseconds: 1)
     }
 }
 

@@ -90,6 +90,45 @@ public final class StateStore: Sendable {
         }
     }
 
+    /// The recordings at `paths` with their steps (and the taps that fingerprinted them): their
+    /// rows only, by the path index, 500 paths a statement. `find --measure` reads the hits of a
+    /// search so, not the whole state.
+    public func recordings(_ paths: [String]) throws -> [String: RecordingState] {
+        try db.read { db in
+            var out: [String: RecordingState] = [:]
+            let wanted = Array(Set(paths))
+            for start in stride(from: 0, to: wanted.count, by: 500) {
+                let chunk = Array(wanted[start..<min(wanted.count, start + 500)])
+                let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+                var byId: [Int64: String] = [:]
+                for r in try Row.fetchAll(db, sql: "SELECT id, path, size, mtime_ns, inode, content_hash, duration, status, attempts, error, updated_at, failed_recipe, failure_class FROM recording WHERE path IN (\(marks))",
+                                          arguments: StatementArguments(chunk)) {
+                    let id: Int64 = r[0], path: String = r[1]
+                    byId[id] = path
+                    out[path] = RecordingState(id: id, path: path, identity: FileIdentity(size: r[2], mtimeNs: r[3], inode: r[4]),
+                                               contentHash: r[5], duration: r[6], status: RecordingStatus(rawValue: r[7]) ?? .failed,
+                                               attempts: r[8], error: r[9], updatedAt: r[10], steps: [:], failedRecipe: r[11],
+                                               failureClass: (r[12] as String?).flatMap(FailureClass.init(rawValue:)))
+                }
+                guard !byId.isEmpty else { continue }
+                let ids = Array(byId.keys)
+                let idMarks = Array(repeating: "?", count: ids.count).joined(separator: ",")
+                for r in try Row.fetchAll(db, sql: "SELECT recording_id, stage, fingerprint, source, output, output_hash, output_size, finished_at, detail FROM step WHERE recording_id IN (\(idMarks))",
+                                          arguments: StatementArguments(ids)) {
+                    guard let path = byId[r[0]] else { continue }
+                    let step = StepState(stage: r[1], fingerprint: r[2], source: r[3], output: r[4], outputHash: r[5], outputSize: r[6], finishedAt: r[7], detail: r[8])
+                    out[path]?.steps[step.stage] = step
+                }
+                for r in try Row.fetchAll(db, sql: "SELECT recording_id, stage FROM fingerprint WHERE recording_id IN (\(idMarks))",
+                                          arguments: StatementArguments(ids)) {
+                    guard let path = byId[r[0]] else { continue }
+                    out[path]?.fingerprinted.insert(r[1])
+                }
+            }
+            return out
+        }
+    }
+
     /// The text a fingerprint stands for, if recorded.
     public func recipe(_ fingerprint: String) throws -> String? {
         try db.read { try String.fetchOne($0, sql: "SELECT text FROM recipe WHERE fingerprint = ?", arguments: [fingerprint]) }

@@ -6,8 +6,8 @@ import SegnoTestSupport
 import Testing
 
 /// The compact forms planning keeps at 1,000,000 recordings (issue 23, item 7) give what the
-/// plain forms gave: a scanned file's absolute path joined from the shared root, output collisions
-/// found through path hashes, a plan's stored state behind one pointer.
+/// plain forms gave: output collisions found through path hashes. (The scanner's paths are
+/// SegnoSourcesTests', the path prefix and a plan's stored state SegnoCoreTests'.)
 @Suite struct PlanningScaleTests {
     let dir: TempDir
     init() throws { dir = try TempDir() }
@@ -16,52 +16,6 @@ import Testing
         let text = "version: 1\ninput: { root: \(dir.path)/in, settle: 0s }\noutput: { root: \(dir.path)/out }\nstages:\n"
             + stages.map { "  - \($0)\n" }.joined()
         return Job(spec: try SpecLoader.parse(text, file: "test.yaml", baseDirectory: dir.path, registry: .forTests))
-    }
-
-    /// Every file the scanner lists has the absolute path, and the inode, Foundation's own walk finds.
-    @Test func scannedPathsAreFoundationsPaths() throws {
-        let root = dir.path + "/in"
-        let names = ["a.wav", "sub/b.wav", "sub/deeper/c.flac", "été/ñ 한국어.wav", "sub/deeper/d e.wav"]
-        for n in names {
-            let url = URL(fileURLWithPath: root + "/" + n)
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try Data([1, 2, 3]).write(to: url)
-        }
-        let job = try job(["encode: { path: \"{dir}/{stem}.flac\" }"])
-        let scan = try InputScanner(input: job.spec.input, skipDirectories: []).scan()
-        var expected: [String: String] = [:]
-        let walk = FileManager.default.enumerator(atPath: root)!
-        while let rel = walk.nextObject() as? String {
-            var isDir: ObjCBool = false
-            if FileManager.default.fileExists(atPath: root + "/" + rel, isDirectory: &isDir), !isDir.boolValue { expected[rel] = root + "/" + rel }
-        }
-        #expect(Dictionary(uniqueKeysWithValues: scan.files.map { ($0.relativePath, $0.absolutePath) }) == expected)
-        for f in scan.files {
-            let inode = try FileManager.default.attributesOfItem(atPath: f.absolutePath)[.systemFileNumber] as? NSNumber
-            #expect(inode?.int64Value == f.identity.inode, "\(f.relativePath)")
-        }
-        // A source that names its recordings freely keeps its text; setting the path replaces it.
-        var s3 = ScannedFile(relativePath: "x/y.wav", absolutePath: "s3://bucket/x/y.wav", identity: FileIdentity(size: 1, mtimeNs: 2, inode: 3))
-        #expect(s3.absolutePath == "s3://bucket/x/y.wav")
-        var joined = scan.files[0]
-        joined.absolutePath = "/elsewhere/z.wav"
-        s3.relativePath = "moved.wav"
-        #expect(joined.absolutePath == "/elsewhere/z.wav" && s3.absolutePath == "s3://bucket/x/y.wav")
-    }
-
-    /// The prefix test on a joined path agrees with testing the joined text, across the join.
-    @Test func absolutePathPrefixAcrossTheJoin() {
-        let id = FileIdentity(size: 0, mtimeNs: 0, inode: 0)
-        let files = [ScannedFile(relativePath: "out/a.wav", root: "/data/in", identity: id),
-                     ScannedFile(relativePath: "a.wav", root: "/data/in", identity: id),
-                     ScannedFile(relativePath: "a.wav", absolutePath: "/data/in/a.wav", identity: id)]
-        let prefixes = ["/", "/data/", "/data/in", "/data/in/", "/data/in/out/", "/data/in/out", "/data/inn/", "/data/in/a.wav",
-                        "/data/in/a.wavx", "/other/", ""]
-        for f in files {
-            for p in prefixes {
-                #expect(f.absolutePathHasPrefix(p) == f.absolutePath.utf8.starts(with: p.utf8), "\(f.absolutePath) \(p)")
-            }
-        }
     }
 
     /// Collisions through path hashes are exactly those a dictionary of whole paths finds, and a
@@ -94,18 +48,5 @@ import Testing
         for (path, first) in expected {
             #expect(found[path]?.contains("like \(AudioError.quoted(first))") == true, "\(path)")
         }
-    }
-
-    /// A plan's stored state is kept whole behind its pointer.
-    @Test func planKeepsItsPriorState() {
-        let id = FileIdentity(size: 5, mtimeNs: 6, inode: 7)
-        let file = ScannedFile(relativePath: "a.wav", root: "/in", identity: id)
-        var prior = RecordingState(id: 9, path: "a.wav", identity: id, contentHash: Data([1, 2]), duration: 1.5, status: .failed,
-                                   attempts: 2, error: "broken", updatedAt: 3, steps: [:])
-        prior.failedRecipe = "r"
-        var plan = RecordingPlan(file: file, action: .skip, prior: prior)
-        #expect(plan.prior?.error == "broken" && plan.prior?.attempts == 2 && plan.prior?.contentHash == Data([1, 2]) && plan.prior?.failedRecipe == "r")
-        plan.prior = nil
-        #expect(plan.prior == nil)
     }
 }

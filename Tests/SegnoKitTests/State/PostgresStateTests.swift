@@ -86,8 +86,8 @@ struct PostgresStateTests {
         #expect(try a.claim(["x.wav", "y.wav"]) == ["x.wav": .granted, "y.wav": .granted], "one statement claims a batch")
         #expect(try b.claim(["x.wav", "z.wav"]) == ["x.wav": .heldElsewhere, "z.wav": .granted], "b must not get x.wav while a's lease lives")
         #expect(try a.claim(["x.wav"]) == ["x.wav": .granted], "a renews its own claim")
-        Thread.sleep(forTimeInterval: 1.5)  // a's 1 s lease runs out: the expiry is what is tested
-        #expect(try b.claim(["x.wav"]) == ["x.wav": .granted], "b takes over an expired lease")
+        // a's 1 s lease runs out: b asks until the server grants it (held elsewhere until then).
+        #expect(Wait.until(timeout: 30, interval: 0.1) { (try? b.claim(["x.wav"])) == ["x.wav": .granted] }, "b takes over an expired lease")
         let id = FileIdentity(size: 1, mtimeNs: 1, inode: 1)
         try a.apply([.done(path: "x.wav", identity: id, contentHash: nil, duration: 1, steps: [], recipes: [:])])
         #expect(try PostgresState(pool: PGPool(url: url), leaseSeconds: 1).loadAll().isEmpty, "a lost its lease: its result is dropped")

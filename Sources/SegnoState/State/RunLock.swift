@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 
 /// One run per state store: an advisory `flock` on `<state>.lock`. The kernel drops the lock when
 /// the process dies, so a killed run never blocks the next one.

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 
 /// The state folder is segno's, or it is refused (as ssh's StrictModes and cron refuse files
 /// others control; docs/decisions/33-shared-state-folders.md). Whoever can write the folder that
