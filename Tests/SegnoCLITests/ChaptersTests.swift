@@ -112,7 +112,8 @@ import Testing
         for n in ["ff.mp3", "mutagen.flac", "mutagen.ogg", "bwf.wav", "tone.wav"] { try FileManager.default.removeItem(atPath: ws["in/\(n)"]) }
         _ = try ws.writeSpec("version: 1\ninput: { root: in, settle: 0s }\noutput: { root: out }\nretries: 0\nstages:\n"
                              + "  - pitch: { tempo: 1.25 }\n"
-                             + "  - encode: \"{stem}.mp3\"\n  - encode: \"{stem}.flac\"\n  - encode: \"{stem}.wav\"\n  - encode: \"{stem}.m4a\"\n")
+                             + "  - encode: \"{stem}.mp3\"\n  - encode: \"{stem}.flac\"\n  - encode: \"{stem}.wav\"\n  - encode: \"{stem}.m4a\"\n"
+                             + "  - chapters: \"{stem}.chapters.vtt\"\n  - chapters: \"{stem}.chapters.json\"\n  - chapters: { path: \"{stem}.psc\" }\n")
         let run = try ws.segno(["run", "spec.yaml"])
         #expect(run.exited(0), "\(run.stderr)")
         // At 1.25× every time is divided by 1.25: 0, 2, 4.8 s; the last ends at 10 / 1.25 = 8 s.
@@ -122,6 +123,15 @@ import Testing
             #expect(Self.same(got, want, tolerance: 0.002), "\(ext): \(got)")
             #expect(abs((got.last?.1 ?? 0) - 8) < 0.03, "\(ext): the last chapter ends with the shortened stream: \(got)")
         }
+        // The sidecars carry the same places: WebVTT cues, Podcasting 2.0 JSON, Podlove XML.
+        let vtt = try String(contentsOfFile: ws["out/mutagen.chapters.vtt"], encoding: .utf8)
+        #expect(vtt.hasPrefix("WEBVTT\n") && vtt.contains("00:00:02.000 --> 00:00:04.800\nZoë = talks; #2\n"), "\(vtt)")
+        let json = try RunWorkspace.json(String(contentsOfFile: ws["out/mutagen.chapters.json"], encoding: .utf8))
+        let items = json["chapters"] as? [[String: Any]] ?? []
+        #expect(json["version"] as? String == "1.2.0" && items.map { ($0["startTime"] as? NSNumber)?.doubleValue ?? -1 } == [0, 2, 4.8], "\(json)")
+        #expect(items.map { $0["title"] as? String ?? "" } == Self.expected.map(\.2), "\(json)")
+        let psc = try String(contentsOfFile: ws["out/mutagen.psc"], encoding: .utf8)
+        #expect(psc.contains("<psc:chapter start=\"00:00:04.800\" title=\"비 오는 날\"/>"), "\(psc)")
     }
 
     @Test func afterPausesChapterTimesFollowTheCutList() throws {

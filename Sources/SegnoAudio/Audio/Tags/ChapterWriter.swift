@@ -34,7 +34,7 @@ package enum ChapterWriter {
         defer { for t in titles { free(t) } }
         func ms(_ t: Double) -> UInt32 { UInt32(clamping: Int((t * 1000).rounded())) }
         let chapters = list.enumerated().map { i, c in
-            segno_tags_chapter(start_ms: ms(c.start), end_ms: ms(c.end ?? c.start), title: titles[i])
+            segno_tags_chapter(start_ms: ms(c.start), end_ms: ms(c.end ?? c.start), title: UnsafePointer(titles[i]))
         }
         var error = [CChar](repeating: 0, count: 256)
         let rc = chapters.withUnsafeBufferPointer { b in
