@@ -109,7 +109,7 @@ import Testing
     @Test func aTempoChangeScalesChapterTimesInEveryOutput() throws {
         let ws = try Self.made()
         try FileManager.default.removeItem(atPath: ws["in/ff.m4a"])
-        for n in ["ff.mp3", "mutagen.flac", "mutagen.ogg", "bwf.wav", "tone.wav"] { try FileManager.default.removeItem(atPath: ws["in/\(n)"]) }
+        for n in ["ff.mp3", "mutagen.flac", "mutagen.ogg", "bwf.wav", "tone.wav", "chapters.txt"] { try FileManager.default.removeItem(atPath: ws["in/\(n)"]) }
         _ = try ws.writeSpec("version: 1\ninput: { root: in, settle: 0s }\noutput: { root: out }\nretries: 0\nstages:\n"
                              + "  - pitch: { tempo: 1.25 }\n"
                              + "  - encode: \"{stem}.mp3\"\n  - encode: \"{stem}.flac\"\n  - encode: \"{stem}.wav\"\n  - encode: \"{stem}.m4a\"\n"
