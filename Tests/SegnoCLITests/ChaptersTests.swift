@@ -130,6 +130,11 @@ import Testing
         let items = json["chapters"] as? [[String: Any]] ?? []
         #expect(json["version"] as? String == "1.2.0" && items.map { ($0["startTime"] as? NSNumber)?.doubleValue ?? -1 } == [0, 2, 4.8], "\(json)")
         #expect(items.map { $0["title"] as? String ?? "" } == Self.expected.map(\.2), "\(json)")
+        // find matches a chapter title and prints its time on the source's timeline (2.5 s, not 2 s).
+        let find = try ws.segno(["find", "spec.yaml", "talks"])
+        #expect(find.stdout.contains("00:00:02.500 chapter \"Zoë = talks; #2\""), "\(find.stdout)\(find.stderr)")
+        let none = try ws.segno(["find", "spec.yaml", "nowhere"])
+        #expect(!none.stdout.contains("chapter"), "\(none.stdout)")
         let psc = try String(contentsOfFile: ws["out/mutagen.psc"], encoding: .utf8)
         #expect(psc.contains("<psc:chapter start=\"00:00:04.800\" title=\"비 오는 날\"/>"), "\(psc)")
     }
