@@ -225,3 +225,41 @@ import Testing
         #expect((try Self.probe(ws["run/many.mp3"])).count == 999)
     }
 }
+
+/// Issue 32: a capture of the test station whose title changes three times during one segment
+/// yields three chapters named after them, in every output and the sidecar.
+@Suite(.serialized, .enabled(if: StreamServers.isConfigured, "needs the local Icecast station (make test starts it)"))
+struct StreamChaptersTests {
+    @Test func eachTitleTheStationSentBecomesAChapter() throws {
+        let dir = try TempDir()
+        let mount = StreamServers.mount("chapters", "mp3")
+        let feeder = try IcecastFeeder(mount: mount, codec: "mp3")
+        defer { feeder.stop() }
+        _ = try StreamServers.setTitle(mount, "Morning News")
+        try "version: 1\ninput:\n  streams:\n    - { name: st, url: \"\(StreamServers.icecast)\(mount)\" }\n  record: { duration: 9s, segment: 9s, capture: \(dir["cap"]) }\n"
+            .appending("output: { root: \(dir["out"]) }\nretries: 0\nstages:\n  - encode: \"{dir}/{stem}.mp3\"\n  - encode: \"{dir}/{stem}.flac\"\n  - chapters: \"{dir}/{stem}.chapters.json\"\n")
+            .write(toFile: dir["spec.yaml"], atomically: true, encoding: .utf8)
+        let run = try BackgroundRun(["run", dir["spec.yaml"]], environment: [:], in: dir)
+        Thread.sleep(until: run.started.addingTimeInterval(3))
+        _ = try StreamServers.setTitle(mount, "Weather")
+        Thread.sleep(until: run.started.addingTimeInterval(6))
+        _ = try StreamServers.setTitle(mount, "Traffic")
+        let result = run.wait()
+        #expect(result.status == 0, "\(result.stderr)")
+        // The window may span more than one segment of the wall-clock grid: each segment's outputs
+        // carry its own titles, at the offsets its cue sidecar gives.
+        let segs = CapturedSegment.all(dir["cap"], station: "st")
+        #expect(Set(segs.flatMap { $0.titles.map(\.title) }) == ["Morning News", "Weather", "Traffic"], "\(segs.map(\.titles))")
+        var stem = ""
+        for seg in segs {
+            stem = (String(seg.path.dropFirst(dir["cap"].count + 1)) as NSString).deletingPathExtension
+            for ext in ["mp3", "flac"] {
+                let got = try ChaptersTests.probe(dir["out"] + "/\(stem).\(ext)")
+                #expect(got.map(\.2) == seg.titles.map(\.title), "\(ext): \(got) for \(seg.titles)")
+                #expect(zip(got, seg.titles).allSatisfy { abs($0.0 - $1.offset) <= 0.001 }, "\(ext): \(got) at \(seg.titles)")
+            }
+        }
+        let json = try RunWorkspace.json(String(contentsOfFile: dir["out"] + "/\(stem).chapters.json", encoding: .utf8))
+        #expect((json["chapters"] as? [[String: Any]] ?? []).count == segs.last?.titles.count, "\(json)")
+    }
+}
