@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCoreTestSupport
 import SegnoTestSupport
 import Testing
 

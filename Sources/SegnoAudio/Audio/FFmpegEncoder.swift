@@ -206,7 +206,8 @@ public final class FFmpegEncoder {
     }
 
     /// Remuxes the finished file with its chapters (ffmpeg `-map_chapters` from an `ffmetadata`
-    /// file: a `chpl` box and a QuickTime chapter track, which ffmpeg and Apple's players read),
+    /// file: a `chpl` box and a QuickTime chapter track, which ffmpeg and Apple's players read;
+    /// `-map_metadata 1`, the file's empty global metadata, since `-1` would drop the titles too),
     /// audio copied, then puts it back under the temporary name. Before TagLib writes the tags.
     private func addChapters() throws {
         let meta = output.tempPath + ".chapters", remuxed = output.tempPath + ".chaptered"
@@ -215,7 +216,7 @@ public final class FFmpegEncoder {
             throw AudioError.encodeFailed(path: path, detail: "chapters not written: \(error)")
         }
         let args = ["-nostdin", "-hide_banner", "-nostats", "-loglevel", "error", "-i", FFmpegDecoder.inputURL(output.tempPath),
-                    "-f", "ffmetadata", "-i", FFmpegDecoder.inputURL(meta), "-map", "0:a", "-map_metadata", "-1", "-map_chapters", "1",
+                    "-f", "ffmetadata", "-i", FFmpegDecoder.inputURL(meta), "-map", "0:a", "-map_metadata", "1", "-map_chapters", "1",
                     "-c", "copy", "-fflags", "+bitexact", "-movflags", "+faststart", "-f", "ipod", "-y", FFmpegDecoder.inputURL(remuxed)]
         let c: ChildProcess
         do { c = try ChildProcess(executable: executable, arguments: args) } catch {

@@ -9,11 +9,17 @@ import SegnoCore
 /// - MP3: ID3v2.4 `CHAP` + `CTOC` (TagLib, `segno_tags_write_chapters`);
 /// - WAV, RF64: `cue ` + `LIST/adtl` chunks appended (`labl` titles; `ltxt` lengths for chapters);
 /// - M4A: through ffmpeg (`FFmpegEncoder`), from `ffmetadata`.
-/// Formats without markers get the markers as chapters when there are no chapters.
+/// Formats without markers get the markers as chapters too, as ffmpeg reads a WAV's cue points.
 package enum ChapterWriter {
-    /// What a format with chapters only carries: the chapters, or the markers when there are none.
+    /// What a format with chapters only carries: the chapters and the markers, in order of start
+    /// (a marker runs to the next start; a chapter keeps its end).
     static package func chaptersOnly(_ l: ChapterList) -> ChapterList {
-        ChapterList(chapters: l.chapters.isEmpty ? l.markers.map { Chapter(start: $0.start, title: $0.title) } : l.chapters)
+        guard !l.markers.isEmpty else { return ChapterList(chapters: l.chapters) }
+        let all = l.chapters.map { ($0, 0) } + l.markers.map { (Chapter(start: $0.start, title: $0.title), 1) }
+        let sorted = all.enumerated().sorted { ($0.element.0.start, $0.element.1, $0.offset) < ($1.element.0.start, $1.element.1, $1.offset) }
+        var out = sorted.map(\.element.0)
+        for i in out.indices where out[i].end == nil { out[i].end = i + 1 < out.count ? max(out[i + 1].start, out[i].start) : nil }
+        return ChapterList(chapters: Array(out.prefix(ChapterLimits.count)))
     }
 
     /// True when the format holds chapters as Vorbis comments.
@@ -45,25 +51,27 @@ package enum ChapterWriter {
         }
     }
 
-    /// The `cue ` chunk and a `LIST/adtl` chunk for `l` at `rate` Hz: chapters first, then markers,
-    /// cue point IDs from 1; each gets a `labl` with its title, a chapter an `ltxt` ("rgn ") with
-    /// its length in samples. Sample positions round to the nearest frame.
+    /// The `cue ` chunk and a `LIST/adtl` chunk for `l` at `rate` Hz: chapters and markers in
+    /// order of start, cue point IDs from 1; each gets a `labl` with its title, a chapter an `ltxt`
+    /// ("rgn ") with its length in samples, after all the `labl`s (ffmpeg stops reading `adtl` at
+    /// the first chunk that is not one). Sample positions round to the nearest frame.
     static package func riffChunks(_ l: ChapterList, rate: Int) -> [UInt8] {
-        let points = l.chapters.map { ($0, true) } + l.markers.map { ($0, false) }
+        let points = (l.chapters.map { ($0, true) } + l.markers.map { ($0, false) }).enumerated()
+            .sorted { ($0.element.0.start, $0.offset) < ($1.element.0.start, $1.offset) }.map(\.element)
         guard !points.isEmpty, rate > 0 else { return [] }
         func frames(_ t: Double) -> UInt32 { UInt32(clamping: Int((t * Double(rate)).rounded())) }
         var cue = le32(UInt32(points.count))
-        var adtl = Array("adtl".utf8)
+        var labels = Array("adtl".utf8), texts: [UInt8] = []
         for (i, (c, isChapter)) in points.enumerated() {
             let id = UInt32(i + 1), at = frames(c.start)
             cue += le32(id) + le32(at) + Array("data".utf8) + le32(0) + le32(0) + le32(at)
-            adtl += chunk("labl", le32(id) + Array(c.title.utf8) + [0])
+            labels += chunk("labl", le32(id) + Array(c.title.utf8) + [0])
             if isChapter, let e = c.end {
                 let length = frames(e) &- at
-                adtl += chunk("ltxt", le32(id) + le32(length) + Array("rgn ".utf8) + [UInt8](repeating: 0, count: 8))
+                texts += chunk("ltxt", le32(id) + le32(length) + Array("rgn ".utf8) + [UInt8](repeating: 0, count: 8))
             }
         }
-        return chunk("cue ", cue) + chunk("LIST", adtl)
+        return chunk("cue ", cue) + chunk("LIST", labels + texts)
     }
 
     /// Appends `chunks` (whole RIFF chunks) to the closed WAV or RF64 at `temporary` and fixes

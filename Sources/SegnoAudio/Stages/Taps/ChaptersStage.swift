@@ -1,5 +1,6 @@
 import Foundation
 import SegnoCore
+import SegnoDSP
 
 /// `chapters: { path: "{dir}/{stem}.chapters.vtt", format: vtt }` writes the recording's chapters
 /// (markers when it has none), placed on the stream where the tap stands, as a sidecar (issue 32):
@@ -54,7 +55,7 @@ final package class ChaptersTap: Tap, TimelineUsing {
 
     package func finish() throws -> [ProducedFile] {
         let length = rate > 0 ? Double(frames) / Double(rate) : 0
-        let placed = ChapterWriter.chaptersOnly(list.mapped(timeline(), length: length)).mapped([], length: length).chapters
+        let placed = ChapterWriter.chaptersOnly(list).mapped(timeline(), length: length).chapters
         try OutputFile.write(Array(ChapterSidecar.text(placed, format: format).utf8), to: path)
         return [ProducedFile(stage: "chapters", path: path, values: ["chapters": String(placed.count)])]
     }

@@ -157,7 +157,9 @@ final package class EncodeTap: Tap, TimelineUsing {
             opusResampler = nil
         }
         if !tags.chapters.isEmpty, streamRate > 0 {
-            e.chapters = tags.chapters.mapped(timeline(), length: Double(framesSeen) / Double(streamRate))
+            // WAV and RF64 keep markers apart; other formats get them as chapters, each to the next start.
+            let list = format == .wav || format == .rf64 ? tags.chapters : ChapterWriter.chaptersOnly(tags.chapters)
+            e.chapters = list.mapped(timeline(), length: Double(framesSeen) / Double(streamRate))
         }
         try e.finish()
         encoder = nil
