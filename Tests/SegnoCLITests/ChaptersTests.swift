@@ -93,12 +93,12 @@ import Testing
         let cues = try Self.python(["cues", ws["out/16k.wav"]]) as? [String: Any] ?? [:]
         let points = cues["cues"] as? [[String: Any]] ?? []
         #expect(cues["rate"] as? Int == 16000)
-        // The chapter first (good take, 2.5 s → 40000, 96000 samples → 32000), then the markers
-        // (0.5 s → 8000, 400000 at 48 kHz → 133333.3 → 133333).
-        #expect(points.map { $0["offset"] as? Int ?? -1 } == [40000, 8000, 133_333], "\(points)")
-        #expect(points.map { $0["label"] as? String ?? "" } == ["good take", "clap", "door"], "\(points)")
-        #expect(points.map { $0["length"] as? Int ?? -1 } == [32000, 0, 0], "\(points)")
-        // Into formats with chapters only, the cue points become chapters (ffprobe reads them).
+        // In order of start: clap 0.5 s → 8000; good take 2.5 s → 40000 with its 96000 samples →
+        // 32000; door 400000 at 48 kHz → 133333.3 → 133333.
+        #expect(points.map { $0["offset"] as? Int ?? -1 } == [8000, 40000, 133_333], "\(points)")
+        #expect(points.map { $0["label"] as? String ?? "" } == ["clap", "good take", "door"], "\(points)")
+        #expect(points.map { $0["length"] as? Int ?? -1 } == [0, 32000, 0], "\(points)")
+        // Into formats with chapters only, the markers join the chapter (ffprobe reads all three).
         for ext in ["mp3", "flac", "m4a", "rf64"] {
             let out = "out/bwf.\(ext)"
             #expect(try ws.segno(["convert", "in/bwf.wav", out]).exited(0), "\(ext)")
