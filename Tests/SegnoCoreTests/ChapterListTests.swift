@@ -17,9 +17,11 @@ import Testing
                        Chapter(start: 6, title: "b"), Chapter(start: 9.5, title: "c")],
             markers: [Chapter(start: 1, title: "m1"), Chapter(start: 3.5, title: "in the pause"), Chapter(start: 7, title: "m2")])
         let out = list.mapped([Self.cuts], length: 6)
-        // "inside the cut" (3–4 s) is wholly removed: no length left, dropped. 6 s → 2 + 1 = 3 s;
-        // 9.5 s → 5 + 0.5 = 5.5 s. Ends: the next chapter's start, the last the output's length.
-        #expect(out.chapters == [Chapter(start: 0, end: 3, title: "a"), Chapter(start: 3, end: 5.5, title: "b"),
+        // "a" ends where the next chapter starts in the source (3 s, inside the cut: at the cut, 2 s);
+        // "inside the cut" (3–4 s) is wholly removed: no length left, dropped; 2–3 s of the output
+        // (source 5–6 s, after its explicit end) stays without a chapter. 6 s → 2 + 1 = 3 s;
+        // 9.5 s → 5 + 0.5 = 5.5 s; the last ends at the output's length.
+        #expect(out.chapters == [Chapter(start: 0, end: 2, title: "a"), Chapter(start: 3, end: 5.5, title: "b"),
                                  Chapter(start: 5.5, end: 6, title: "c")])
         // A marker inside a removed pause moves to the cut (3.5 s → 2 s); 7 s → 4 s.
         #expect(out.markers.map(\.start) == [1, 2, 4])
