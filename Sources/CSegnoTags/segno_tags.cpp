@@ -572,8 +572,26 @@ extern "C" int segno_tags_write_chapters(const char *path, const segno_tags_chap
             tag->addFrame(new ID3v2::ChapterFrame(id, chapters[i].start_ms, chapters[i].end_ms, 0xFFFFFFFF, 0xFFFFFFFF, sub));
             children.append(id);
         }
+        // A CTOC counts its children in one byte: past 255 chapters the top-level CTOC names
+        // ordered sub-CTOCs (toc0, toc1, …) of at most 255 chapters each.
+        const size_t most = 255;
+        ByteVectorList top = children;
+        if (count > most) {
+            top.clear();
+            for (size_t first = 0, k = 0; first < count; first += most, ++k) {
+                std::string name = "toc" + std::to_string(k);
+                ByteVector id(name.c_str(), static_cast<unsigned>(name.size()));
+                ByteVectorList part;
+                for (size_t i = first; i < count && i < first + most; ++i) part.append(children[static_cast<unsigned>(i)]);
+                auto *sub = new ID3v2::TableOfContentsFrame(id, part);
+                sub->setIsTopLevel(false);
+                sub->setIsOrdered(true);
+                tag->addFrame(sub);
+                top.append(id);
+            }
+        }
         if (count > 0) {
-            auto *toc = new ID3v2::TableOfContentsFrame(ByteVector("toc"), children);
+            auto *toc = new ID3v2::TableOfContentsFrame(ByteVector("toc"), top);
             toc->setIsTopLevel(true);
             toc->setIsOrdered(true);
             tag->addFrame(toc);

@@ -98,6 +98,9 @@ import Testing
         #expect(points.map { $0["offset"] as? Int ?? -1 } == [8000, 40000, 133_333], "\(points)")
         #expect(points.map { $0["label"] as? String ?? "" } == ["clap", "good take", "door"], "\(points)")
         #expect(points.map { $0["length"] as? Int ?? -1 } == [0, 32000, 0], "\(points)")
+        // AIFF holds none: the convert says so.
+        let aiff = try ws.segno(["convert", "in/bwf.wav", "out/bwf.aiff"])
+        #expect(aiff.exited(0) && (aiff.stdout + aiff.stderr).contains("aiff holds no chapters or markers; the source's 3 are not in"), "\(aiff.stdout)\(aiff.stderr)")
         // Into formats with chapters only, the markers join the chapter (ffprobe reads all three).
         for ext in ["mp3", "flac", "m4a", "rf64"] {
             let out = "out/bwf.\(ext)"
@@ -227,6 +230,14 @@ import Testing
             #expect(FileManager.default.fileExists(atPath: ws["run/\(name).mp3"]), "\(name)")
         }
         #expect((try Self.probe(ws["run/many.mp3"])).count == 999)
+        // A CTOC counts its children in one byte: 999 chapters go in four ordered sub-CTOCs under
+        // the top-level one, and mutagen reads them all back in order.
+        let id3 = try Self.python(["id3", ws["run/many.mp3"]]) as? [String: Any] ?? [:]
+        let tocs = id3["toc"] as? [[String: Any]] ?? []
+        let top = tocs.first { $0["top"] as? Bool == true }
+        #expect(top?["children"] as? [String] == ["toc0", "toc1", "toc2", "toc3"], "\(tocs.map { $0["id"] ?? "" })")
+        let named = ["toc0", "toc1", "toc2", "toc3"].flatMap { id in tocs.first { $0["id"] as? String == id }?["children"] as? [String] ?? [] }
+        #expect(named == (0..<999).map { "chp\($0)" }, "\(named.count) chapters named")
     }
 }
 

@@ -156,7 +156,9 @@ final package class EncodeTap: Tap, TimelineUsing {
             if tail.frames > 0 { try e.write(tail) }
             opusResampler = nil
         }
-        if !tags.chapters.isEmpty, streamRate > 0 {
+        if !tags.chapters.isEmpty, [.aiff, .caf, .w64].contains(format) {
+            notes.append("encode: \(format.rawValue) holds no chapters or markers; the source's \(tags.chapters.chapters.count + tags.chapters.markers.count) are not in \(AudioError.quoted(path))")
+        } else if !tags.chapters.isEmpty, streamRate > 0 {
             // WAV and RF64 keep markers apart; other formats get them as chapters, each to the next start.
             let list = format == .wav || format == .rf64 ? tags.chapters : ChapterWriter.chaptersOnly(tags.chapters)
             e.chapters = list.mapped(timeline(), length: Double(framesSeen) / Double(streamRate))
