@@ -4,6 +4,7 @@
 #include <aifffile.h>
 #include <apetag.h>
 #include <attachedpictureframe.h>
+#include <chapterframe.h>
 #include <flacfile.h>
 #include <flacpicture.h>
 #include <id3v1tag.h>
@@ -14,6 +15,7 @@
 #include <mp4tag.h>
 #include <mpegfile.h>
 #include <opusfile.h>
+#include <tableofcontentsframe.h>
 #include <textidentificationframe.h>
 #include <tpropertymap.h>
 #include <vorbisfile.h>
@@ -100,6 +102,13 @@ struct segno_tags {
             std::string id((*f)->frameID().data(), (*f)->frameID().size());
             if (auto *apic = dynamic_cast<ID3v2::AttachedPictureFrame *>(*f)) {
                 addPicture(apic->type(), apic->mimeType(), apic->description(), apic->picture());
+            } else if (auto *chap = dynamic_cast<ID3v2::ChapterFrame *>(*f)) {
+                // Start, end (ms) and the first TIT2 among its sub-frames; segno's own key.
+                String title;
+                const ID3v2::FrameList &t = chap->embeddedFrameList("TIT2");
+                if (!t.isEmpty()) title = t.front()->toString();
+                raw.emplace_back("segno:CHAP", std::to_string(chap->startTime()) + "\t" + std::to_string(chap->endTime()) + "\t" +
+                                                   title.to8Bit(true));
             } else if (auto *txxx = dynamic_cast<ID3v2::UserTextIdentificationFrame *>(*f)) {
                 StringList fields = txxx->fieldList();
                 String value;
@@ -623,6 +632,66 @@ extern "C" int segno_tags_write(const char *path, int format, const segno_tags_p
             return fail("no tag writer for this container");
         }
         if (!saved) return fail("TagLib could not save the tags");
+    } catch (const std::exception &e) {
+        return fail(e.what());
+    } catch (...) {
+        return fail("TagLib failed");
+    }
+    return 0;
+}
+
+extern "C" int segno_tags_write_chapters(const char *path, const segno_tags_chapter *chapters, size_t count,
+                                         char *error, size_t error_size) {
+    auto fail = [&](const char *why) {
+        if (error && error_size > 0) {
+            std::strncpy(error, why, error_size - 1);
+            error[error_size - 1] = 0;
+        }
+        return -1;
+    };
+    id3UTF8();
+    try {
+        MPEG::File f(path, false);
+        if (!f.isValid()) return fail("TagLib cannot open the MP3 it is to give chapters");
+        ID3v2::Tag *tag = f.ID3v2Tag(true);
+        tag->removeFrames("CHAP");
+        tag->removeFrames("CTOC");
+        ByteVectorList children;
+        for (size_t i = 0; i < count; ++i) {
+            std::string name = "chp" + std::to_string(i);
+            ByteVector id(name.c_str(), static_cast<unsigned>(name.size()));
+            auto *title = new ID3v2::TextIdentificationFrame("TIT2", String::UTF8);
+            title->setText(String(chapters[i].title ? chapters[i].title : "", String::UTF8));
+            ID3v2::FrameList sub;
+            sub.append(title);
+            tag->addFrame(new ID3v2::ChapterFrame(id, chapters[i].start_ms, chapters[i].end_ms, 0xFFFFFFFF, 0xFFFFFFFF, sub));
+            children.append(id);
+        }
+        // A CTOC counts its children in one byte: past 255 chapters the top-level CTOC names
+        // ordered sub-CTOCs (toc0, toc1, …) of at most 255 chapters each.
+        const size_t most = 255;
+        ByteVectorList top = children;
+        if (count > most) {
+            top.clear();
+            for (size_t first = 0, k = 0; first < count; first += most, ++k) {
+                std::string name = "toc" + std::to_string(k);
+                ByteVector id(name.c_str(), static_cast<unsigned>(name.size()));
+                ByteVectorList part;
+                for (size_t i = first; i < count && i < first + most; ++i) part.append(children[static_cast<unsigned>(i)]);
+                auto *sub = new ID3v2::TableOfContentsFrame(id, part);
+                sub->setIsTopLevel(false);
+                sub->setIsOrdered(true);
+                tag->addFrame(sub);
+                top.append(id);
+            }
+        }
+        if (count > 0) {
+            auto *toc = new ID3v2::TableOfContentsFrame(ByteVector("toc"), top);
+            toc->setIsTopLevel(true);
+            toc->setIsOrdered(true);
+            tag->addFrame(toc);
+        }
+        if (!f.save(MPEG::File::ID3v2, File::StripOthers, ID3v2::v4, File::DoNotDuplicate)) return fail("TagLib could not save the chapters");
     } catch (const std::exception &e) {
         return fail(e.what());
     } catch (...) {

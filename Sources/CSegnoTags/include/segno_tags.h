@@ -96,6 +96,20 @@ typedef struct {
 int segno_tags_write(const char *path, int format, const segno_tags_property *properties, size_t count,
                      const segno_tags_picture *pictures, size_t picture_count, char *error, size_t error_size);
 
+typedef struct {
+    uint32_t start_ms;
+    uint32_t end_ms;
+    const char *title;  // UTF-8; the chapter's TIT2
+} segno_tags_chapter;
+
+/// Replaces the ID3v2 chapters of the MP3 at `path` (written by segno, not yet in place): one
+/// `CHAP` per chapter (element IDs chp0, chp1, …, each with a `TIT2`) and one top-level, ordered
+/// `CTOC` naming them all (past 255, ordered sub-CTOCs of 255 each, as its count is one byte); other frames are kept; saved as ID3v2.4. Returns 0, or -1 with a
+/// one-line reason in `error`. Chapters read from a file come as raw entries named
+/// `segno:CHAP`, "START_MS\tEND_MS\tTITLE".
+int segno_tags_write_chapters(const char *path, const segno_tags_chapter *chapters, size_t count,
+                              char *error, size_t error_size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,6 +11,9 @@ public protocol AudioEncoder: AnyObject {
     func write(_ block: AudioBlock) throws
     /// Completes the file and renames it into place. Called once, after the last block.
     func finish() throws
+    /// Chapters and markers at their place in this output, in seconds (`ChapterList.mapped`),
+    /// written by `finish` (`ChapterWriter`). Set before `finish`; empty: none.
+    var chapters: ChapterList { get set }
     /// Drops the unfinished file; nothing appears at the final path. Safe to call twice.
     func abandon()
 }

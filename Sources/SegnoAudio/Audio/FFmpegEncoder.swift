@@ -32,6 +32,9 @@ public final class FFmpegEncoder {
     private let bits: SampleBits?
     /// Tags and pictures written with TagLib once ffmpeg has finished (nil: none).
     private let tags: TagPlan?
+    /// Written at `finish` (`AudioEncoder.chapters`), through ffmpeg.
+    public var chapters = ChapterList()
+    private let executable: String
     private var shorts: [Int16] = []
     private var ints: [Int32] = []
     /// Frames written so far.
@@ -72,6 +75,7 @@ public final class FFmpegEncoder {
         guard let executable else {
             throw AudioError.missingEncoder(path: path, detail: "\(format == .aac ? "AAC" : "ALAC") output needs ffmpeg on PATH; \(FFmpegTools.installHint)")
         }
+        self.executable = executable
         self.channels = stream.channels
         self.rate = stream.sampleRate
         self.format = format
@@ -186,6 +190,12 @@ public final class FFmpegEncoder {
             output.discard()
             throw AudioError.encodeFailed(path: path, detail: "ffmpeg wrote \(probe.info.frames) frames, segno sent \(framesWritten)")
         }
+        if !chapters.isEmpty {
+            do { try addChapters() } catch {
+                output.discard()
+                throw error
+            }
+        }
         if let tags {
             do { try TagWriter.afterClose(temporary: output.tempPath, path: path, format: format, plan: tags) } catch {
                 output.discard()
@@ -193,6 +203,29 @@ public final class FFmpegEncoder {
             }
         }
         try output.commit()
+    }
+
+    /// Remuxes the finished file with its chapters (ffmpeg `-map_chapters` from an `ffmetadata`
+    /// file: a `chpl` box and a QuickTime chapter track, which ffmpeg and Apple's players read;
+    /// `-map_metadata 1`, the file's empty global metadata, since `-1` would drop the titles too),
+    /// audio copied, then puts it back under the temporary name. Before TagLib writes the tags.
+    private func addChapters() throws {
+        let meta = output.tempPath + ".chapters", remuxed = output.tempPath + ".chaptered"
+        defer { unlink(meta); unlink(remuxed) }
+        do { try Data(ChapterWriter.ffmetadata(chapters).utf8).write(to: URL(fileURLWithPath: meta)) } catch {
+            throw AudioError.encodeFailed(path: path, detail: "chapters not written: \(error)")
+        }
+        let args = ["-nostdin", "-hide_banner", "-nostats", "-loglevel", "error", "-i", FFmpegDecoder.inputURL(output.tempPath),
+                    "-f", "ffmetadata", "-i", FFmpegDecoder.inputURL(meta), "-map", "0:a", "-map_metadata", "1", "-map_chapters", "1",
+                    "-c", "copy", "-fflags", "+bitexact", "-movflags", "+faststart", "-f", "ipod", "-y", FFmpegDecoder.inputURL(remuxed)]
+        let c: ChildProcess
+        do { c = try ChildProcess(executable: executable, arguments: args) } catch {
+            throw AudioError.encodeFailed(path: path, detail: "chapters not written: cannot run \(executable): \(error)")
+        }
+        _ = try? c.readAllStdout(limit: 1 << 16)
+        guard c.wait().succeeded, rename(remuxed, output.tempPath) == 0 else {
+            throw AudioError.encodeFailed(path: path, detail: "chapters not written: ffmpeg could not remux the file")
+        }
     }
 
     /// Kills ffmpeg and removes the temporary file; nothing appears at the final path. Safe to

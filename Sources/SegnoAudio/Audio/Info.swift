@@ -188,6 +188,7 @@ public enum FileInfo {
             for p in m.pictures { line += ", picture: " + p.summary }
             if let b = m.broadcast { line += ", bext: originator \(JSONValue.string(b.originator).serialized()), time reference \(b.timeReference)" }
             if let x = m.ixml { line += ", iXML: \(x.count) bytes" }
+            line += ChapterText.summary(m.chapterList)
         }
         return line
     }
@@ -226,6 +227,7 @@ public enum FileInfo {
             ])))
         }
         if let x = m.ixml { fields.append(("ixml", .string(String(decoding: x, as: UTF8.self)))) }
+        fields += ChapterText.jsonFields(m.chapterList)
         if !m.warnings.isEmpty { fields.append(("tag_warnings", .array(m.warnings.map { .string($0) }))) }
         return fields
     }

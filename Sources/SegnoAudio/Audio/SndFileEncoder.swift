@@ -18,6 +18,9 @@ public final class SndFileEncoder {
     private let format: OutputFormat
     /// Tags written with TagLib after the file is closed (nil: none).
     private let tags: TagPlan?
+    /// Written at `finish` (`AudioEncoder.chapters`).
+    public var chapters = ChapterList()
+    private let rate: Int
     /// Buffers libsndfile points at until the file is closed (`iXML`).
     private let held = TagWriter.Held()
     /// What libsndfile refused to write of the tags, one line each.
@@ -49,6 +52,7 @@ public final class SndFileEncoder {
             throw AudioError.unsupportedOutput(path: path, detail: "\(format.rawValue) cannot hold \(bits.samplesLabel) samples (allowed: \(format.allowedBits.map(\.rawValue).joined(separator: ", ")))")
         }
         self.channels = stream.channels
+        self.rate = stream.sampleRate
         self.format = format
         self.tags = tags
         self.bits = format.isLossy ? nil : (bits ?? .b16)
@@ -175,13 +179,29 @@ public final class SndFileEncoder {
             if code != 0 { throw AudioError.system(path, "write failed", errno: code) }
             throw AudioError.encodeFailed(path: path, detail: String(cString: sf_error_number(rc)))
         }
-        if let tags {
-            do { try TagWriter.afterClose(temporary: output.tempPath, path: path, format: format, plan: tags) } catch {
-                output.discard()
-                throw error
-            }
+        var plan = tags
+        if ChapterWriter.inComments(format), !chapters.isEmpty {
+            plan = plan ?? TagPlan(tags: [])
+            plan?.tags += ChapterWriter.comments(chapters)
+        }
+        do {
+            if let plan { try TagWriter.afterClose(temporary: output.tempPath, path: path, format: format, plan: plan) }
+            try writeChapters()
+        } catch {
+            output.discard()
+            throw error
         }
         try output.commit()
+    }
+
+    /// Chapters in the formats that do not keep them as comments (those went with the tags).
+    private func writeChapters() throws {
+        guard !chapters.isEmpty else { return }
+        switch format {
+        case .mp3: try ChapterWriter.id3(temporary: output.tempPath, path: path, chapters)
+        case .wav, .rf64: try ChapterWriter.appendRIFF(temporary: output.tempPath, path: path, chunks: ChapterWriter.riffChunks(chapters, rate: rate))
+        default: break
+        }
     }
 
     /// Closes and deletes the temporary file; nothing appears at the final path. Safe to call twice.

@@ -39,6 +39,9 @@ public struct CatalogEntry: Sendable, Equatable {
         let tags = context.source?.tags ?? [:]
         let words = tags.filter { !Self.technicalTags.contains($0.key) && !$0.key.hasPrefix("com.apple.quicktime.location") }
             .sorted { $0.key < $1.key }.map(\.value).filter { !$0.isEmpty }
+            // Chapter and marker titles, each after its source time, so `find` matches and shows them (issue 32).
+            + (context.metadata.chapterList.chapters + context.metadata.chapterList.markers).filter { !$0.title.isEmpty }
+                .map { "\(ChapterTime.text($0.start)) \($0.title)" }
         let place = (tags["location"] ?? tags["com.apple.quicktime.location.iso6709"]).flatMap(Self.iso6709)
         // The name as searched: bytes that are not UTF-8 read as Latin-1, so "cafe" finds caf\xe9.wav.
         self.init(title: context.title, tags: words.joined(separator: "\n"), name: FileNameBytes.latin1Reading(context.relativePath), recorded: context.recorded,

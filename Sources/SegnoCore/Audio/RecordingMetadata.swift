@@ -58,6 +58,8 @@ public struct RecordingMetadata: Sendable, Equatable {
     public var broadcast: BroadcastInfo?
     /// The `iXML` chunk, bytes as stored (trailing NUL padding removed).
     public var ixml: [UInt8]?
+    /// Chapters and markers, source seconds, sorted by start (`TagReader`, `ChapterReader`).
+    public var chapterList = ChapterList()
     /// What was damaged or left out, one line each, without the file name ("ID3v2 frame TIT2: …").
     public var warnings: [String] = []
     /// Bytes of text in `tags` and in `raw`, held against `TagLimits.totalBytes`.
@@ -65,7 +67,7 @@ public struct RecordingMetadata: Sendable, Equatable {
 
     public init() {}
 
-    public var isEmpty: Bool { tags.isEmpty && pictures.isEmpty && broadcast == nil && ixml == nil }
+    public var isEmpty: Bool { tags.isEmpty && pictures.isEmpty && broadcast == nil && ixml == nil && chapterList.isEmpty }
 
     /// The first value of a normalised name (case-insensitive), or of a raw key when no
     /// normalised name matches (`TIT2`, `©nam`, `TXXX:mood`).

@@ -73,6 +73,7 @@ package enum ChunkTags {
         guard let head = bytes(f, at: 0, 12) else { return }
         let isRF64 = id(head, 0) != "RIFF"
         var dataSize64: UInt64? = nil
+        var rate = 0, cue: [UInt8]? = nil, adtl: [[UInt8]] = []
         walk(f, size: size, bigEndian: false, audio: "data", into: &m,
              length: { name, n in isRF64 && name == "data" && n == 0xFFFF_FFFF ? dataSize64.map { Int64(clamping: $0) } ?? n : n }) { name, at, length, m in
             switch name {
@@ -86,11 +87,17 @@ package enum ChunkTags {
                 while x.last == 0 { x.removeLast() }
                 m.ixml = x
             case "LIST":
-                if let b = body(f, name, at: at, length, into: &m), b.count >= 4, id(b, 0) == "INFO" { info(b, into: &m) }
+                guard let b = body(f, name, at: at, length, into: &m), b.count >= 4 else { break }
+                if id(b, 0) == "INFO" { info(b, into: &m) } else if id(b, 0) == "adtl" { adtl.append(b) }
+            case "fmt ":
+                if length >= 8, let b = bytes(f, at: at, 8) { rate = Int(le32(b, 4)) }
+            case "cue ":
+                cue = body(f, name, at: at, length, into: &m)
             default: break
             }
             return true
         }
+        if let cue { ChapterReader.riff(cue: cue, adtl: adtl, rate: rate, into: &m) }
     }
 
     /// `LIST/INFO` sub-chunks: id, size, NUL-terminated text.

@@ -36,6 +36,8 @@ public struct TagPlan: Sendable {
     public var ixml: [UInt8]?
     /// The rate the source's time references are counted at, in Hz.
     public var sourceRate = 0
+    /// Chapters and markers, source seconds; mapped to the output's place when written.
+    public var chapters = ChapterList()
 
     public var isEmpty: Bool { tags.isEmpty && pictures.isEmpty && broadcast == nil && ixml == nil }
 
@@ -48,7 +50,8 @@ public struct TagPlan: Sendable {
         let m = context.metadata
         sourceRate = context.source?.sampleRate ?? 0
         if policy.keep {
-            tags = m.tags.filter { !TagNames.technical.contains($0.key) && !Self.broadcastOnly.contains($0.key) }
+            tags = m.tags.filter { !TagNames.technical.contains($0.key) && !Self.broadcastOnly.contains($0.key) && !ChapterReader.isVorbisChapterKey($0.key) }
+            chapters = m.chapterList
             // A BWF's origination is its date for containers without bext.
             if !tags.contains(where: { $0.key == "date" }), let o = m.value("origination") { tags.append(TagEntry("date", o)) }
             // MP4 udta ©xyz (an iPhone's place) is read by the MP4 probe, not TagLib.

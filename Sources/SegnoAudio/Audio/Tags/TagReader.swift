@@ -50,6 +50,7 @@ public enum TagReader {
         if kind == .mp3, read, let w = TagDamage.id3v2(path: path, read: m) { m.warnings.append(w) }
         if kind == .flac { TagDamage.flacComments(path: path, into: &m) }
         ChunkTags.read(path: path, kind: kind, into: &m)
+        ChapterReader.read(path: path, kind: kind, into: &m)
         if let b = m.broadcast { addBroadcast(b, into: &m) }
         return m
     }

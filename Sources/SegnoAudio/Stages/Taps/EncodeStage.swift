@@ -75,7 +75,7 @@ public struct EncodeConfig: TapConfig {
     }
 }
 
-final package class EncodeTap: Tap {
+final package class EncodeTap: Tap, TimelineUsing {
     package let path: String
     package let format: OutputFormat
     package let bits: SampleBits?
@@ -88,6 +88,12 @@ final package class EncodeTap: Tap {
     package var encoder: (any AudioEncoder)?
     /// What the output format could not hold (`TagPlan.fit`), as warnings.
     package var notes: [String] = []
+    /// The maps of the time-moving transforms before this tap (decision 0072).
+    private var timeline: () -> [TimeMap] = { [] }
+    /// Frames that reached the tap, and their rate: the output's length for its chapters.
+    private var framesSeen = 0, streamRate = 0
+
+    package func useTimeline(_ maps: @escaping () -> [TimeMap]) { timeline = maps }
 
     package init(path: String, format: OutputFormat, bits: SampleBits?, quality: Double?, bitrate: Int?, tags: TagPlan, searchPath: String?) {
         self.searchPath = searchPath
@@ -105,6 +111,7 @@ final package class EncodeTap: Tap {
     private var resampled = AudioBlock(channels: 1)
 
     package func start(_ stream: AudioFormat) throws {
+        streamRate = stream.sampleRate
         var format = stream
         if self.format == .opus, let rates = OutputFormat.opus.allowedRates, !rates.contains(stream.sampleRate) {
             let r = SoxrResampleTransform(rate: Self.opusRate, recipe: UInt(SOXR_VHQ))
@@ -128,6 +135,7 @@ final package class EncodeTap: Tap {
     package static let opusRate = 48000
 
     package func observe(_ block: AudioBlock) throws {
+        framesSeen += block.frames
         guard let r = opusResampler else { try encoder?.write(block); return }
         resampled.reset(channels: block.channels, capacity: block.frames)
         resampled.samples.withUnsafeMutableBufferPointer { to in
@@ -147,6 +155,13 @@ final package class EncodeTap: Tap {
             try r.finish(&tail)
             if tail.frames > 0 { try e.write(tail) }
             opusResampler = nil
+        }
+        if !tags.chapters.isEmpty, [.aiff, .caf, .w64].contains(format) {
+            notes.append("encode: \(format.rawValue) holds no chapters or markers; the source's \(tags.chapters.chapters.count + tags.chapters.markers.count) are not in \(AudioError.quoted(path))")
+        } else if !tags.chapters.isEmpty, streamRate > 0 {
+            // WAV and RF64 keep markers apart; other formats get them as chapters, each to the next start.
+            let list = format == .wav || format == .rf64 ? tags.chapters : ChapterWriter.chaptersOnly(tags.chapters)
+            e.chapters = list.mapped(timeline(), length: Double(framesSeen) / Double(streamRate))
         }
         try e.finish()
         encoder = nil

@@ -41,6 +41,14 @@ public struct StreamSource: LiveRecordingSource {
         return ["title": title]
     }
 
+    /// A chapter per title the station sent during the segment (its cue sidecar's `titles`), so
+    /// every output of a capture carries them (issue 32). The segment's own tags are not read.
+    public func metadata(_ file: ScannedFile, pictures: Bool) -> RecordingMetadata {
+        var m = RecordingMetadata()
+        StreamChapters.add(cue: SegmentWriter.cuePath(forSegment: file.absolutePath), into: &m)
+        return m
+    }
+
     public func removeTemporaries() { Temporaries.remove(under: streams.capture) }
 
     public func startCapture(logger: Logger, deadline: Date?, shouldStop: @escaping @Sendable () -> Bool) throws(RunError) -> any LiveCapture {
