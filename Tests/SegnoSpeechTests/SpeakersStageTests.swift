@@ -1,5 +1,6 @@
 import Foundation
 @testable import SegnoCore
+import SegnoAudioTestSupport
 import SegnoCoreTestSupport
 @testable import SegnoSpeech
 import Testing
@@ -66,7 +67,7 @@ enum Voices {
         if !maps.isEmpty { (tap as? SpeakersTap)?.useTimeline { maps } }
         let files = try StageChain(elements: [.tap(tap)], blockFrames: block).run(decoder: MemoryDecoder(x, channels: 1, rate: rate))
         let turns = try JSONDecoder().decode([Turn].self, from: Data(contentsOf: URL(fileURLWithPath: dir + "/m.speakers.json")))
-        return (turns, (try? String(contentsOfFile: dir + "/m.rttm", encoding: .utf8)) ?? "", files)
+        return (turns, (try? String(contentsOfFile: dir + "/m.rttm", encoding: .utf8)) ?? "", files.flatMap { $0 })
     }
 
     static func config(count: Int? = nil, minTurn: Double = SpeakersConfig.standardMinTurn) -> SpeakersConfig {

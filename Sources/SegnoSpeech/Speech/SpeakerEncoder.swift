@@ -66,7 +66,7 @@ final package class SpeakerHelper: @unchecked Sendable {
         try writeCount(0)
         let request = Array(("{\"windows\":[" + windows.map { "[\($0.lowerBound),\($0.upperBound)]" }.joined(separator: ",") + "]}").utf8)
         try writeCount(request.count)
-        try request.withUnsafeBytes { (b) throws(SpeechError) in try write(b) }
+        do { try request.withUnsafeBytes { try write($0) } } catch let e as SpeechError { throw e } catch { throw died("\(error)") }
         line.removeAll(keepingCapacity: true)
         while true {
             let n: Int
