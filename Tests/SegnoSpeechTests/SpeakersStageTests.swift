@@ -1,6 +1,7 @@
 import Foundation
 @testable import SegnoCore
 import SegnoAudioTestSupport
+import SegnoDSP
 import SegnoCoreTestSupport
 @testable import SegnoSpeech
 import Testing
@@ -52,6 +53,15 @@ enum Voices {
     }
 }
 
+/// A transform that passes the audio on and says it moved time by `map` (what `pauses` says after its cuts).
+final class MapsTime: Transform, TimelineChanging {
+    let timeMap: TimeMap
+    init(_ map: TimeMap) { timeMap = map }
+    func start(_ input: AudioFormat) throws -> AudioFormat { input }
+    func process(_ block: inout AudioBlock) throws {}
+    func finish(_ block: inout AudioBlock) throws { block.frames = 0 }
+}
+
 @Suite struct SpeakersStageTests {
     struct Turn: Decodable { var start: Double; var end: Double; var speaker: String; var confidence: Double
                              var stream_start: Double?; var stream_end: Double? }
@@ -64,8 +74,8 @@ enum Voices {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let tap = try config.makeTap(paths: [dir + "/m.speakers.json", dir + "/m.rttm"],
                                      context: RecordingContext(sourcePath: "/in/talk one.wav", relativePath: "talk one.wav", modified: Date(), outputRoot: dir))
-        if !maps.isEmpty { (tap as? SpeakersTap)?.useTimeline { maps } }
-        let files = try StageChain(elements: [.tap(tap)], blockFrames: block).run(decoder: MemoryDecoder(x, channels: 1, rate: rate))
+        let moves: [ChainElement] = maps.map { .transform(MapsTime($0)) }
+        let files = try StageChain(elements: moves + [.tap(tap)], blockFrames: block).run(decoder: MemoryDecoder(x, channels: 1, rate: rate))
         let turns = try JSONDecoder().decode([Turn].self, from: Data(contentsOf: URL(fileURLWithPath: dir + "/m.speakers.json")))
         return (turns, (try? String(contentsOfFile: dir + "/m.rttm", encoding: .utf8)) ?? "", files.flatMap { $0 })
     }
