@@ -259,3 +259,22 @@ final class MapsTime: Transform, TimelineChanging {
         }
     }
 }
+
+/// Without the speech environment the stage says what is missing before any audio (`validate`),
+/// and a tap that starts anyway fails its recording with the install hint.
+@Suite struct SpeakersInstallTests {
+    @Test func missingPartsAreNamed() throws {
+        let empty = SpeechLocator(roots: [FileManager.default.temporaryDirectory.appendingPathComponent("segno-none-\(UUID().uuidString)").path])
+        let config = SpeakersConfig(path: try PathTemplate(SpeakersConfig.defaultPath), rttm: nil, locator: empty)
+        let lines = config.missingParts()
+        #expect(lines.contains { $0.contains("resemblyzer/pretrained.pt") && $0.contains("PyPI resemblyzer") && $0.contains("make deps") })
+        #expect(lines.contains { $0.contains("segno-speakers helper") })
+        #expect(lines.contains { $0.contains("silero_vad.onnx") })
+        #expect(SpeakersStageTests.config().missingParts().isEmpty, "the standard environment has everything (make deps)")
+        let tap = try config.makeTap(paths: ["/tmp/x.json"], context: RecordingContext(sourcePath: "/a.wav", relativePath: "a.wav", modified: Date(), outputRoot: "/tmp"))
+        #expect { try tap.start(AudioFormat(sampleRate: 16000, channels: 1)) } throws: { e in
+            guard let s = e as? SpeechError, case .recording(let file, .missing) = s else { return false }
+            return file == "a.wav" && s.description.contains("make deps")
+        }
+    }
+}
