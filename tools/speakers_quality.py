@@ -90,10 +90,11 @@ def main():
     p.add_argument("--segno", required=True)
     p.add_argument("--count", type=int, default=20)
     p.add_argument("--python", default=sys.executable, help="a Python with pyannote.metrics")
+    p.add_argument("--conditions", default="clean,pink 10 dB")
     a = p.parse_args()
     cache = {}
     results = {}
-    for condition in ["clean", "pink 10 dB"]:
+    for condition in a.conditions.split(","):
         with tempfile.TemporaryDirectory() as out:
             inp = os.path.join(out, "in")
             os.makedirs(inp)
@@ -130,10 +131,11 @@ def main():
                                    capture_output=True, text=True, check=True)
             der = json.loads(score.stdout)
             right = sum(found[n] == counts[n] for n in refs) / len(refs)
+            wrong = {n: (counts[n], found[n]) for n in refs if found[n] != counts[n]}
             results[condition] = {"der": der, "count_right": right, "cpu_per_audio_s": cpu / seconds, "audio_s": seconds}
             print(f"{condition}: DER {100 * der['der']:.1f} % (missed {100 * der['miss']:.1f}, false alarm {100 * der['fa']:.1f}, "
                   f"confusion {100 * der['confusion']:.1f}); speaker count right in {100 * right:.0f} % of {len(refs)}; "
-                  f"{cpu / seconds:.3f} CPU-s per audio-s over {seconds:.0f} s", flush=True)
+                  f"{cpu / seconds:.3f} CPU-s per audio-s over {seconds:.0f} s; wrong counts (true, found): {wrong}", flush=True)
     print(json.dumps(results))
 
 
