@@ -32,9 +32,6 @@ package enum Diarizer {
     /// of four real voices, clean and with brown noise at 10 dB SNR (decision 0073): the last merge
     /// inside one voice came at 0.70–0.74, the first merge of two voices at 0.48–0.62.
     static package let threshold: Float = 0.66
-    /// Fewer windows than this (1.5 s every 0.75 s: about 2.25 s of speech) make no speaker of their
-    /// own when the count is found.
-    static package let smallestCluster = 3
     /// At most this many windows are clustered (every k-th); the rest go to the nearest centroid.
     /// Average linkage is O(n²) memory and O(n³) time in the number of windows.
     static package let clusteredWindows = 600
@@ -74,10 +71,8 @@ package enum Diarizer {
 
     /// Cluster labels for `embeddings` (0, 1, … in order of first appearance): average linkage,
     /// merging until `count` clusters remain when given, else while two clusters' average
-    /// similarity is at least `threshold`, then clusters of fewer than `smallest` windows into
-    /// the one they are most like.
-    package static func cluster(_ embeddings: [[Float]], count: Int?, threshold: Float = Diarizer.threshold,
-                                smallest: Int = Diarizer.smallestCluster) -> [Int] {
+    /// similarity is at least `threshold`.
+    package static func cluster(_ embeddings: [[Float]], count: Int?, threshold: Float = Diarizer.threshold) -> [Int] {
         let n = embeddings.count
         guard n > 1 else { return Array(repeating: 0, count: n) }
         let stride = max(1, (n + clusteredWindows - 1) / clusteredWindows)
@@ -110,22 +105,6 @@ package enum Diarizer {
             size[bi] += size[bj]
             alive[bj] = false
             for k in 0..<m where owner[k] == bj { owner[k] = bi }
-            clusters -= 1
-        }
-        // A cluster of fewer than `smallest` windows (about 2 s of speech) is not a speaker of its
-        // own when the count is found: it joins the cluster it is most like. Measured: without
-        // this, 30 % of the conversations of tools/speakers_quality.py gained one extra speaker.
-        while target == nil && clusters > 1 {
-            guard let small = (0..<m).filter({ alive[$0] && size[$0] * stride < smallest }).min(by: { size[$0] < size[$1] }) else { break }
-            let into = (0..<m).filter { alive[$0] && $0 != small }.max { sim[small * m + $0] < sim[small * m + $1] }!
-            let ni = Float(size[into]), nj = Float(size[small])
-            for k in 0..<m where alive[k] && k != into && k != small {
-                let s = (ni * sim[k * m + into] + nj * sim[k * m + small]) / (ni + nj)
-                sim[k * m + into] = s; sim[into * m + k] = s
-            }
-            size[into] += size[small]
-            alive[small] = false
-            for k in 0..<m where owner[k] == small { owner[k] = into }
             clusters -= 1
         }
         // Centroids of the clusters, then every window (picked or not) to its nearest centroid
