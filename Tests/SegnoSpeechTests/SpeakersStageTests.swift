@@ -169,6 +169,16 @@ final class MapsTime: Transform, TimelineChanging {
         #expect(Self.accuracy(r.turns, truth: truth) >= 0.85)
     }
 
+    /// One helper per worker: a second recording of the same stage reuses the first's helper
+    /// (the weights are read once), and gets the same answer.
+    @Test func theHelperIsReused() throws {
+        let (audio, _) = try Voices.twoSpeakers()
+        let config = Self.config()
+        let a = try Self.run(audio, config), b = try Self.run(audio, config)
+        #expect(config.helpers.started == 1)
+        #expect(a.rttm == b.rttm)
+    }
+
     @Test func blockSizeChangesNothing() throws {
         let (audio, _) = try Voices.twoSpeakers()
         let a = try Self.run(audio, Self.config(), block: 7), b = try Self.run(audio, Self.config(), block: 4096)
