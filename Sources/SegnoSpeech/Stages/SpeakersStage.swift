@@ -133,7 +133,8 @@ final package class SpeakersTap: Tap, TimelineUsing {
         }
         config.helpers.checkIn(helper)
         let embeddings = try naming { try answer.get() }
-        let labels = Diarizer.cluster(embeddings, count: config.count)
+        let labels = Diarizer.cluster(embeddings, count: config.count,
+                                      clusterable: windows.map { Double($0.count) >= Diarizer.shortestClustered * Double(rate) })
         let turns = Diarizer.turns(speech: speech, windows: windows, labels: labels, embeddings: embeddings,
                                    rate: rate, minTurn: config.minTurn)
         let maps = timeline()
