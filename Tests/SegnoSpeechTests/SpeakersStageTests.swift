@@ -233,6 +233,14 @@ final class MapsTime: Transform, TimelineChanging {
         #expect(Set(Diarizer.cluster(e, count: 1)) == [0])
         // A threshold above every within-group similarity leaves every window alone.
         #expect(Set(Diarizer.cluster(e, count: nil, threshold: 1.01)).count == e.count)
+        // A window unlike the rest makes a speaker of its own when clustered; left out of the
+        // clustering (a short window), it goes to the nearest centroid.
+        var odd = v(5, 0)
+        odd[0] = 0.5
+        let withOdd = e + [odd]
+        #expect(Set(Diarizer.cluster(withOdd, count: nil)).count == 4)
+        let left = Diarizer.cluster(withOdd, count: nil, clusterable: withOdd.indices.map { $0 != e.count })
+        #expect(Set(left).count == 3 && left.last == 0)
     }
 
     @Test func shortTurnsGoToTheirNeighbour() {
