@@ -13,7 +13,7 @@ APT_TOOLS   = sox libsox-fmt-all ffmpeg flac espeak-ng sqlite3 libchromaprint-to
 APT_S3      = radosgw ceph-mon ceph-osd postgresql-15
 APT_BROWSER = chromium
 APT_SLURM   = slurm-wlm munge
-APT_STREAMS = icecast2 curl python3 pocketsphinx-testdata
+APT_STREAMS = icecast2 curl python3 pocketsphinx-testdata alsa-utils asterisk-core-sounds-en-wav
 # pesq (speech quality, restricted-use notice in its source): measuring scripts only, never shipped.
 PIP_TEST    = numpy scipy botocore mutagen==1.48.1 wavinfo==4.0.1 pesq==0.0.4 pystoi==0.4.1 jiwer==4.0.0
 
@@ -39,13 +39,14 @@ deps:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	  else echo "make deps: run as root: apt-get install --no-install-recommends$$missing"; exit 1; fi; \
 	fi
-	@if ! cat tools/speech/*.txt tools/speech/segno-transcribe | cmp -s - "$(SPEECH_DIR)/.installed"; then \
+	@if ! cat tools/speech/*.txt tools/speech/segno-transcribe tools/speech/segno-speakers | cmp -s - "$(SPEECH_DIR)/.installed"; then \
 	  echo "make deps: installing the speech engines into $(SPEECH_DIR)"; \
 	  { test -x "$(SPEECH_DIR)/bin/python3" || python3 -m venv "$(SPEECH_DIR)"; } && \
 	  "$(SPEECH_DIR)/bin/python3" -m pip install -q --no-deps --require-hashes -r tools/speech/engines.txt && \
 	  "$(SPEECH_DIR)/bin/python3" -m pip install -q -r tools/speech/whisper.txt && \
 	  install -m 755 tools/speech/segno-transcribe "$(SPEECH_DIR)/bin/segno-transcribe" && \
-	  cat tools/speech/*.txt tools/speech/segno-transcribe > "$(SPEECH_DIR)/.installed"; \
+	  install -m 755 tools/speech/segno-speakers "$(SPEECH_DIR)/bin/segno-speakers" && \
+	  cat tools/speech/*.txt tools/speech/segno-transcribe tools/speech/segno-speakers > "$(SPEECH_DIR)/.installed"; \
 	fi
 
 ## deps-multilingual: Whisper base (multilingual, `model: base`, 145 MB) into $(SPEECH_DIR)/models/whisper-base.
@@ -146,6 +147,7 @@ install:
 	install -m 755 "$$(dirname "$(SEGNO_BIN)")/segno-decode" "$(DESTDIR)$(PREFIX)/bin/segno-decode"
 	install -m 755 "$$(dirname "$(SEGNO_BIN)")/segno-tags" "$(DESTDIR)$(PREFIX)/bin/segno-tags"
 	install -m 755 tools/speech/segno-transcribe "$(DESTDIR)$(PREFIX)/bin/segno-transcribe"
+	install -m 755 tools/speech/segno-speakers "$(DESTDIR)$(PREFIX)/bin/segno-speakers"
 	sh tools/manpage.sh "$(SEGNO_BIN)" > "$(DESTDIR)$(PREFIX)/share/man/man1/segno.1"
 	"$(SEGNO_BIN)" --generate-completion-script bash > "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/segno"
 	"$(SEGNO_BIN)" --generate-completion-script zsh > "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_segno"

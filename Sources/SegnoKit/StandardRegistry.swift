@@ -28,6 +28,7 @@ extension StageRegistry {
             Entry(DenoiseConfig.declaration, DenoiseConfig.parse),
             Entry(PausesConfig.declaration, PausesConfig.parse),
             Entry(TranscribeConfig.declaration, TranscribeConfig.parse),
+            Entry(SpeakersConfig.declaration, SpeakersConfig.parse),
             Entry(StatsConfig.declaration, StatsConfig.parse),
             Entry(ChaptersConfig.declaration, ChaptersConfig.parse),
         ])

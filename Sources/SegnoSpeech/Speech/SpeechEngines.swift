@@ -128,6 +128,10 @@ public enum SpeechEngineList {
         let helper = TranscribeHelper.helperPath(locator)
         out.append("transcribe whisper: faster-whisper 1.2.1 (CTranslate2) in the segno-transcribe helper; " +
                    (python != nil && whisper != nil && helper != nil ? "installed: \(helper!) run by \(python!)" : state(nil)))
+        let encoder = locator.locate(SpeakerHelper.model.relative)
+        let speakersHelper = SpeakerHelper.helperPath(locator)
+        out.append("speakers: the GE2E speaker encoder (PyPI resemblyzer 0.1.4's pretrained.pt) run with numpy in the segno-speakers helper; " +
+                   (python != nil && encoder != nil && speakersHelper != nil ? "installed: \(encoder!), \(speakersHelper!)" : state(nil)))
         for m in TranscribeModels.known {
             out.append("transcribe model \(m.name): \(m.summary); " +
                        (locator.locate(m.relativePath + "/model.bin").map { "installed: \($0)" } ?? "not installed (\(m.hint))"))

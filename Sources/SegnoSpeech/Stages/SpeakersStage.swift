@@ -1,0 +1,263 @@
+import Foundation
+import SegnoAudio
+import SegnoCore
+import SegnoDSP
+
+/// `speakers: { path: "{dir}/{stem}.speakers.json", rttm: "{dir}/{stem}.rttm", speakers: auto,
+/// min_turn: 1s, vad: silero, from: here }` (shorthand `speakers: true`, or `speakers: 2` for a
+/// known count): who spoke when in the stream at its place (or, with `from: source`, in the
+/// recording as decoded). Speech found by the voice activity detector is cut into 1.5 s windows
+/// every 0.75 s, each embedded by the GE2E speaker encoder (PyPI resemblyzer's weights, run by the
+/// `segno-speakers` helper), and the windows are clustered (decision 0073). Writes a JSON array of
+/// turns `[{start, end, speaker, confidence}]` in seconds of the source (with `stream_start` and
+/// `stream_end` when a stage before it moved time, decision 0072) and RTTM on the source timeline.
+public struct SpeakersConfig: TapConfig, SourceObservingStage {
+    public let pathTemplate: PathTemplate
+    /// The RTTM file's template; nil writes none.
+    public let rttm: PathTemplate?
+    /// The number of speakers when known; nil finds it (`auto`).
+    public let count: Int?
+    /// Turns shorter than this, in seconds, go to a neighbouring speaker.
+    public let minTurn: Double
+    public let engine: VoiceActivityEngine
+    public let observesSource: Bool
+    package let locator: SpeechLocator
+    /// The helpers of this stage, with the weights loaded, kept between recordings.
+    package let helpers = SpeakerHelperPool()
+    public var name: String { "speakers" }
+    public var version: Int { 1 }
+    public var options: [(String, String)] {
+        [("path", pathTemplate.text), ("rttm", rttm?.text ?? "none"), ("speakers", count.map(String.init) ?? "auto"),
+         ("min_turn", canonicalNumber(minTurn)), ("vad", engine.rawValue), ("from", observesSource ? "source" : "here")]
+    }
+
+    public static let defaultPath = "{dir}/{stem}.speakers.json"
+    public static let defaultRTTM = "{dir}/{stem}.rttm"
+    public static let standardMinTurn = 1.0
+    public static let longestMinTurn = 60.0
+    public static let mostSpeakers = 20
+
+    public init(path: PathTemplate, rttm: PathTemplate?, count: Int? = nil, minTurn: Double = SpeakersConfig.standardMinTurn,
+                engine: VoiceActivityEngine = .standard, observesSource: Bool = false, locator: SpeechLocator = .standard) {
+        self.pathTemplate = path
+        self.rttm = rttm
+        self.count = count
+        self.minTurn = minTurn
+        self.engine = engine
+        self.observesSource = observesSource
+        self.locator = locator
+    }
+
+    public func resolvePaths(_ context: RecordingContext) throws(TemplateError) -> [String] {
+        var paths = [try pathTemplate.resolve(context)]
+        if let rttm { paths.append(try rttm.resolve(context)) }
+        return paths
+    }
+
+    public func makeTap(paths: [String], context: RecordingContext) throws -> any Tap {
+        SpeakersTap(config: self, paths: paths, file: context.relativePath)
+    }
+}
+
+/// One recording's speaker turns: mono, 16 kHz (libsoxr HQ), fed to the voice activity detector
+/// and streamed to the embedding helper; the windows, clustering and turns at `finish`.
+final package class SpeakersTap: Tap, TimelineUsing {
+    package let config: SpeakersConfig
+    package let paths: [String]
+    package let file: String
+    private var helper: SpeakerHelper?
+    private var detector: (any VoiceDetector)?
+    private let resampler = SoxrResampleTransform(rate: VoiceActivityEngine.rate, recipe: SoxrResampleTransform.highQuality)
+    private var mono = AudioBlock(channels: 1)
+    private var timeline: () -> [TimeMap] = { [] }
+
+    package func useTimeline(_ maps: @escaping () -> [TimeMap]) { timeline = maps }
+
+    package init(config: SpeakersConfig, paths: [String], file: String) {
+        self.config = config
+        self.paths = paths
+        self.file = file
+    }
+
+    private func naming<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch let e as SpeechError { throw e.naming(file) }
+    }
+
+    package func start(_ format: AudioFormat) throws {
+        _ = try resampler.start(AudioFormat(sampleRate: format.sampleRate, channels: 1))
+        mono = AudioBlock(channels: 1, capacity: 4096)
+        detector = try naming { try config.engine.make(locator: config.locator) }
+        helper = try naming { try config.helpers.take(locator: config.locator) }
+    }
+
+    package func observe(_ block: AudioBlock) throws {
+        let n = block.frames, ch = block.channels
+        mono.reset(channels: 1, capacity: n)
+        block.samples.withUnsafeBufferPointer { s in
+            mono.samples.withUnsafeMutableBufferPointer { m in
+                for f in 0..<n {
+                    var sum: Float = 0
+                    for c in 0..<ch { sum += s[f * ch + c] }
+                    m[f] = sum / Float(ch)
+                }
+            }
+        }
+        mono.frames = n
+        try resampler.process(&mono)
+        try send(mono)
+    }
+
+    private func send(_ b: AudioBlock) throws {
+        guard b.frames > 0 else { return }
+        try b.samples.withUnsafeBufferPointer { s in
+            detector?.accept(s.baseAddress!, count: b.frames)
+            try naming { try helper?.send(UnsafeBufferPointer(rebasing: s[0..<b.frames])) }
+        }
+    }
+
+    package func finish() throws -> [ProducedFile] {
+        var tail = AudioBlock(channels: 1, capacity: 0)
+        try resampler.finish(&tail)
+        try send(tail)
+        guard let helper, let detector else { return [] }
+        self.helper = nil
+        detector.flush()
+        var speech: [Range<Int>] = []
+        detector.takeSegments(into: &speech)
+        let rate = VoiceActivityEngine.rate
+        let windows = Diarizer.windows(speech: speech, rate: rate)
+        let answer: Result<[[Float]], SpeechError>
+        do { answer = try helper.embed(windows) } catch {
+            helper.terminate()
+            throw error.naming(file)
+        }
+        config.helpers.checkIn(helper)
+        let embeddings = try naming { try answer.get() }
+        let labels = Diarizer.cluster(embeddings, count: config.count,
+                                      clusterable: windows.map { Double($0.count) >= Diarizer.shortestClustered * Double(rate) })
+        let turns = Diarizer.turns(speech: speech, windows: windows, labels: labels, embeddings: embeddings,
+                                   rate: rate, minTurn: config.minTurn)
+        let maps = timeline()
+        let toSource: (Double) -> Double = maps.keepsTime ? { $0 } : { maps.toSource($0) }
+        let files = SpeakerFiles(turns: turns, toSource: toSource, movedTime: !maps.keepsTime,
+                                 recording: SpeakerFiles.recordingID(file))
+        try OutputFile.write(Array(files.json.utf8), to: paths[0])
+        if paths.count > 1 { try OutputFile.write(Array(files.rttm.utf8), to: paths[1]) }
+        let speakers = Set(turns.map(\.speaker)).count
+        return paths.map { ProducedFile(stage: "speakers", path: $0, values: ["speakers": String(speakers), "turns": String(turns.count)]) }
+    }
+
+    package func abandon() { helper?.terminate() }
+}
+
+/// The `speakers` tap's files from its turns: the JSON array and RTTM, both on the source
+/// timeline (decision 0072).
+package struct SpeakerFiles {
+    package let turns: [SpeakerTurn]
+    package let toSource: (Double) -> Double
+    package let movedTime: Bool
+    /// RTTM's file id: the recording's path without extension, spaces as `_`.
+    package let recording: String
+
+    package static func label(_ speaker: Int) -> String { "speaker-\(speaker + 1)" }
+
+    package static func recordingID(_ relativePath: String) -> String {
+        let stem = (relativePath as NSString).deletingPathExtension
+        return String(stem.map { $0.isWhitespace ? "_" : $0 })
+    }
+
+    package var json: String {
+        let items: [JSONValue] = turns.map { t in
+            var o: [(String, JSONValue)] = [("start", .rounded(toSource(t.start), places: 3)), ("end", .rounded(toSource(t.end), places: 3)),
+                                            ("speaker", .string(Self.label(t.speaker))), ("confidence", .rounded(t.confidence, places: 3))]
+            if movedTime { o += [("stream_start", .rounded(t.start, places: 3)), ("stream_end", .rounded(t.end, places: 3))] }
+            return .object(o)
+        }
+        return JSONValue.array(items).serialized() + "\n"
+    }
+
+    /// `SPEAKER <file> 1 <onset> <duration> <NA> <NA> <speaker> <NA> <NA>`, one line per turn.
+    package var rttm: String {
+        turns.map { t in
+            let a = toSource(t.start), b = toSource(t.end)
+            return "SPEAKER \(recording) 1 \(String(format: "%.3f", a)) \(String(format: "%.3f", max(0, b - a))) <NA> <NA> \(Self.label(t.speaker)) <NA> <NA>\n"
+        }.joined()
+    }
+}
+
+extension SpeakersConfig {
+    /// The spec's options for this stage: every check, before any audio flows.
+    static package func parse(_ v: SpecValue, _ c: StageParseContext) throws(SpecError) -> any StageConfig {
+        let standard = try! PathTemplate(defaultPath), standardRTTM = try! PathTemplate(defaultRTTM)
+        if v.isScalar {
+            if let n = try? v.int() {
+                guard (1...mostSpeakers).contains(n) else { throw v.error("speakers is auto or a number of speakers, 1…\(mostSpeakers)") }
+                return SpeakersConfig(path: standard, rttm: standardRTTM, count: n)
+            }
+            guard try v.bool() else { throw v.error("speakers: false does nothing; remove the stage instead") }
+            return SpeakersConfig(path: standard, rttm: standardRTTM)
+        }
+        let o = try v.options(declaredBy: declaration)
+        let path = try o["path"].map { x throws(SpecError) in try StageRegistry.parseTemplate(x) } ?? standard
+        var rttm: PathTemplate? = standardRTTM
+        if let r = o["rttm"] {
+            if let keep = try? r.bool() {
+                guard !keep else { throw r.error("rttm is a path template, or false for none") }
+                rttm = nil
+            } else { rttm = try StageRegistry.parseTemplate(r) }
+        }
+        var count: Int? = nil
+        if let s = o["speakers"] {
+            if (try? s.string()) != "auto" {
+                let n = try s.int(in: 1...mostSpeakers)
+                count = n
+            }
+        }
+        let minTurn = try o["min_turn"]?.duration() ?? standardMinTurn
+        guard minTurn >= 0 && minTurn <= longestMinTurn else { throw o["min_turn"]!.error("min_turn is 0…\(canonicalNumber(longestMinTurn))s") }
+        var fromSource = false
+        if let f = o["from"] {
+            switch try f.string() {
+            case "source": fromSource = true
+            case "here": fromSource = false
+            case let s: throw f.error("from is source (the recording as decoded) or here (the stream at this place), not \"\(s)\"")
+            }
+        }
+        return SpeakersConfig(path: path, rttm: rttm, count: count, minTurn: minTurn,
+                              engine: try o["vad"]?.choice(VoiceActivityEngine.self) ?? .standard, observesSource: fromSource)
+    }
+
+    public static let declaration = StageDeclaration(
+        key: "speakers", kind: .tap,
+        summary: "Finds who spoke when (GE2E voice embeddings, clustered) and writes the turns as JSON and RTTM on the source timeline.",
+        options: [
+            .init("path", .pathTemplate, default: defaultPath, help: "The turns as a JSON array: start, end (seconds of the source), speaker, confidence."),
+            .init("rttm", .pathTemplate, default: defaultRTTM, help: "The turns as RTTM (what pyannote.metrics and dscore read); false writes none."),
+            .init("speakers", .text, default: "auto", help: "auto finds how many spoke; a number (1…20) when it is known."),
+            .init("min_turn", .duration, unit: "s", default: canonicalNumber(standardMinTurn), .range(0, longestMinTurn),
+                  help: "A turn shorter than this between another speaker's goes to that speaker."),
+            .init("vad", .choice, default: VoiceActivityEngine.standard.rawValue, .oneOf(VoiceActivityEngine.self),
+                  help: "The voice activity detector that finds the speech."),
+            .init("from", .choice, default: "here", .choices(["here", "source"]),
+                  help: "here: the stream at this place; source: the recording as decoded (the tap moves to the head of the chain)."),
+        ],
+        shorthand: "`speakers: true` takes the defaults; `speakers: 2` sets the count",
+        example: "speakers: { speakers: auto, min_turn: 1s, rttm: \"{dir}/{stem}.rttm\" }",
+        capabilities: [.writesSidecars, .observesSource, .usesHelper])
+}
+
+extension SpeakersConfig: NeedsInstalledParts {
+    public func missingParts() -> [String] {
+        var out: [String] = []
+        if locator.python == nil {
+            out.append("the speech environment's Python is not installed: bin/python3 was looked for in \(locator.roots.joined(separator: ", ")); \(SpeechLocator.installHint)")
+        }
+        if SpeakerHelper.helperPath(locator) == nil {
+            out.append("the segno-speakers helper is not installed: it was looked for beside segno and in \(locator.roots.map { $0 + "/bin" }.joined(separator: ", ")); \(SpeechLocator.installHint)")
+        }
+        if let m = locator.missingLine(SpeakerHelper.model.relative, what: "the speaker encoder", package: SpeakerHelper.model.package) { out.append(m) }
+        let known = VoiceActivityEngine.allCases.map(\.rawValue).joined(separator: ", ")
+        out += engine.requiredFiles.compactMap { locator.missingLine($0.relative, what: "the vad engine \(engine.rawValue) (one of \(known))", package: $0.package) }
+        return out
+    }
+}

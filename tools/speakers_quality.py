@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""Measures the `speakers` tap on conversations of real recorded voices (decision 0073).
+
+Voices (Debian packages, `make test-deps`): a LibriVox reader and the `cards` speaker
+(pocketsphinx-testdata), the ALSA channel prompts (alsa-utils), Asterisk's Allison
+(asterisk-core-sounds-en-wav, 8 kHz telephone band). Each conversation has 2–4 of them, turns
+of one to four clips (1–20 s) with 0.2 s inside a turn and 0.3–0.8 s between turns; clean and
+with pink noise at 10 dB SNR. The reference RTTM has each clip's speech (10 ms frames within
+35 dB of the clip's loudest, first to last). segno runs `speakers` over the folder; the
+diarization error rate is pyannote.metrics' (collar 0.5 s in pyannote's sense: ±0.25 s around
+every reference boundary), with the speaker-count accuracy and CPU seconds per audio second.
+
+Usage: tools/speakers_quality.py --segno .build/release/segno [--count 20] [--python VENV/bin/python3]
+pyannote.metrics is imported from --python's environment (pip install pyannote.metrics).
+"""
+import argparse
+import glob
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+RATE = 16000
+VOICES = {
+    "reader": sorted(glob.glob("/usr/share/pocketsphinx/test/data/librivox/*.wav")),
+    "cards": sorted(glob.glob("/usr/share/pocketsphinx/test/data/cards/*.wav")),
+    "alsa": sorted(f for f in glob.glob("/usr/share/sounds/alsa/*.wav") if "Noise" not in f),
+    "allison": sorted(glob.glob("/usr/share/asterisk/sounds/en_US_f_Allison/*.wav")),
+}
+
+
+def load(path):
+    raw = subprocess.run(["sox", path, "-t", "f32", "-r", str(RATE), "-c", "1", "-"], check=True, capture_output=True).stdout
+    return np.frombuffer(raw, dtype="<f4")
+
+
+def save(path, x):
+    subprocess.run(["sox", "-t", "f32", "-r", str(RATE), "-c", "1", "-", "-b", "16", path], input=x.astype("<f4").tobytes(), check=True)
+
+
+def speech_extent(x):
+    hop = RATE // 100
+    e = np.sqrt(np.mean(x[: len(x) // hop * hop].reshape(-1, hop) ** 2, axis=1))
+    on = np.nonzero(e > e.max() * 10 ** (-35 / 20))[0]
+    return on[0] * hop, (on[-1] + 1) * hop
+
+
+def pink(n, seed):
+    rng = np.random.default_rng(seed)
+    spec = np.fft.rfft(rng.standard_normal(n))
+    spec[1:] /= np.sqrt(np.arange(len(spec))[1:])
+    spec[0] = 0
+    return np.fft.irfft(spec, n)
+
+
+def conversation(seed, cache):
+    rng = random.Random(seed)
+    k = rng.choice([2, 2, 3, 3, 4])
+    voices = rng.sample(sorted(VOICES), k)
+    audio, ref = [np.zeros(int(0.5 * RATE), np.float32)], []
+    n = len(audio[0])
+    order = voices + [rng.choice(voices) for _ in range(rng.randint(2, 6))]
+    for i in range(1, len(order)):  # no voice twice in a row
+        if order[i] == order[i - 1]:
+            order[i] = next(v for v in voices if v != order[i - 1])
+    for v in order:
+        for j in range(rng.randint(1, 4)):
+            if j:
+                audio.append(np.zeros(int(0.2 * RATE), np.float32)); n += int(0.2 * RATE)
+            f = rng.choice(VOICES[v])
+            if f not in cache:
+                cache[f] = load(f)
+            x = cache[f]
+            a, b = speech_extent(x)
+            ref.append((v, (n + a) / RATE, (n + b) / RATE))
+            audio.append(x); n += len(x)
+        gap = int(rng.uniform(0.3, 0.8) * RATE)
+        audio.append(np.zeros(gap, np.float32)); n += gap
+    return np.concatenate(audio), ref, k
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--segno", required=True)
+    p.add_argument("--count", type=int, default=20)
+    p.add_argument("--python", default=sys.executable, help="a Python with pyannote.metrics")
+    p.add_argument("--conditions", default="clean,pink 10 dB")
+    a = p.parse_args()
+    cache = {}
+    results = {}
+    for condition in a.conditions.split(","):
+        with tempfile.TemporaryDirectory() as out:
+            inp = os.path.join(out, "in")
+            os.makedirs(inp)
+            refs, counts, seconds = {}, {}, 0.0
+            for i in range(a.count):
+                x, ref, k = conversation(i, cache)
+                if condition != "clean":
+                    noise = pink(len(x), 100 + i)
+                    x = x + (noise * np.sqrt(np.mean(x ** 2) / np.mean(noise ** 2)) / 10 ** 0.5).astype(np.float32)
+                    x = x / max(1.0, float(np.max(np.abs(x))) / 0.99)
+                name = f"c{i:02d}"
+                save(os.path.join(inp, name + ".wav"), x)
+                refs[name], counts[name] = ref, k
+                seconds += len(x) / RATE
+            spec = os.path.join(out, "spec.yaml")
+            with open(spec, "w") as f:
+                f.write("version: 1\nname: q\ninput: { root: in, settle: 0s }\noutput: { root: out }\nparallel: 1\nretries: 0\n"
+                        "stages:\n  - speakers: { path: \"{dir}/{stem}.speakers.json\", rttm: \"{dir}/{stem}.rttm\" }\n")
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            r = subprocess.run([a.segno, "run", spec, "--quiet"], capture_output=True, text=True)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if r.returncode != 0:
+                sys.exit(f"segno run failed: {r.stderr}")
+            cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+            with open(os.path.join(out, "ref.rttm"), "w") as f:
+                for name, ref in refs.items():
+                    for v, s, e in ref:
+                        f.write(f"SPEAKER {name} 1 {s:.3f} {e - s:.3f} <NA> <NA> {v} <NA> <NA>\n")
+            hyp = "".join(open(os.path.join(out, "out", n + ".rttm")).read() for n in refs)
+            with open(os.path.join(out, "hyp.rttm"), "w") as f:
+                f.write(hyp)
+            found = {n: len({l.split()[7] for l in open(os.path.join(out, "out", n + ".rttm")) if l.strip()}) for n in refs}
+            score = subprocess.run([a.python, "-c", SCORER, os.path.join(out, "ref.rttm"), os.path.join(out, "hyp.rttm")],
+                                   capture_output=True, text=True, check=True)
+            der = json.loads(score.stdout)
+            right = sum(found[n] == counts[n] for n in refs) / len(refs)
+            wrong = {n: (counts[n], found[n]) for n in refs if found[n] != counts[n]}
+            results[condition] = {"der": der, "count_right": right, "cpu_per_audio_s": cpu / seconds, "audio_s": seconds}
+            print(f"{condition}: DER {100 * der['der']:.1f} % (missed {100 * der['miss']:.1f}, false alarm {100 * der['fa']:.1f}, "
+                  f"confusion {100 * der['confusion']:.1f}); speaker count right in {100 * right:.0f} % of {len(refs)}; "
+                  f"{cpu / seconds:.3f} CPU-s per audio-s over {seconds:.0f} s; wrong counts (true, found): {wrong}", flush=True)
+    print(json.dumps(results))
+
+
+SCORER = r"""
+import json, sys
+from pyannote.core import Annotation, Segment
+from pyannote.metrics.diarization import DiarizationErrorRate
+def read(path):
+    out = {}
+    for line in open(path):
+        f = line.split()
+        if not f: continue
+        a = out.setdefault(f[1], Annotation(uri=f[1]))
+        s, d = float(f[3]), float(f[4])
+        a[Segment(s, s + d)] = f[7]
+    return out
+ref, hyp = read(sys.argv[1]), read(sys.argv[2])
+m = DiarizationErrorRate(collar=0.5)
+for uri in ref:
+    m(ref[uri], hyp.get(uri, Annotation(uri=uri)))
+d = m[:]
+total = d["total"]
+print(json.dumps({"der": abs(m), "miss": d["missed detection"] / total, "fa": d["false alarm"] / total, "confusion": d["confusion"] / total}))
+"""
+
+if __name__ == "__main__":
+    main()
