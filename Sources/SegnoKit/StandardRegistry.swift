@@ -29,6 +29,7 @@ extension StageRegistry {
             Entry(PausesConfig.declaration, PausesConfig.parse),
             Entry(TranscribeConfig.declaration, TranscribeConfig.parse),
             Entry(StatsConfig.declaration, StatsConfig.parse),
+            Entry(LevelConfig.declaration, LevelConfig.parse),
         ])
     }
 }
