@@ -64,8 +64,9 @@ final package class LevelRider {
 
     /// `reference` (LUFS; nil to measure only) is what every voice segment is brought to, within
     /// ±`maxGain` dB; `pauseCap` (dB) bounds a pause's gain; `offset` (dB) is added everywhere.
-    package init(engine: VoiceActivityEngine, locator: SpeechLocator, reference: Double?, maxGain: Double, pauseCap: Double, offset: Double) throws {
-        detector = try engine.make(locator: locator)
+    /// `detector` is fresh (nothing fed yet).
+    package init(detector: any VoiceDetector, reference: Double?, maxGain: Double, pauseCap: Double, offset: Double) {
+        self.detector = detector
         self.reference = reference
         self.maxGain = maxGain
         self.pauseCap = pauseCap

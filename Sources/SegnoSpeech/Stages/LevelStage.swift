@@ -60,7 +60,7 @@ public struct LevelConfig: TransformConfig {
         self.locator = locator
     }
 
-    public func makeTransform() throws -> any Transform { LevelTransform(config: self) }
+    public func makeTransform() throws -> any Transform { try LevelTransform(config: self) }
 }
 
 extension LevelConfig: NeedsInstalledParts {
@@ -92,17 +92,24 @@ final package class LevelTransform: AnalysingTransform {
     private(set) package var wantsAnotherPass = false
     private(set) package var note: String?
 
-    package init(config: LevelConfig) { self.config = config }
+    /// The detector of the first pass, made with the transform so that a missing engine or model
+    /// fails at once, as an environment failure (`SpeechError`), as in `pauses`.
+    private var firstDetector: (any VoiceDetector)?
 
-    /// The rider for a pass: measuring only before `input` is known.
+    package init(config: LevelConfig) throws {
+        self.config = config
+        firstDetector = try config.engine.make(locator: config.locator)
+    }
+
+    /// The rider for a pass (each pass feeds a fresh detector): measuring only before `input` is known.
     private func makeRider() throws -> LevelRider {
         let reference = input.map { $0.speech ?? $0.integrated }
         let cap = input.map { ($0.speech ?? $0.integrated) - $0.integrated } ?? 0
-        do {
-            let r = try LevelRider(engine: config.engine, locator: config.locator, reference: reference, maxGain: config.maxGain, pauseCap: cap, offset: offset)
-            try r.start(format)
-            return r
-        } catch let e as SpeechError { throw StageStartError(stage: "level", "\(e)") }
+        let detector = try firstDetector ?? config.engine.make(locator: config.locator)
+        firstDetector = nil
+        let r = LevelRider(detector: detector, reference: reference, maxGain: config.maxGain, pauseCap: cap, offset: offset)
+        try r.start(format)
+        return r
     }
 
     package func startAnalysis(_ format: AudioFormat) throws {
