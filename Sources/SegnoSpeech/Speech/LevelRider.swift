@@ -130,6 +130,11 @@ final package class LevelRider {
                        integrated: meter?.integrated ?? -.infinity)
     }
 
+    /// Input frames held back, not yet given out (bounded by the detector's latency and the look-ahead).
+    package var heldFrames: Int { inputFrames - emitted }
+    /// Hop energies, targets and segments kept (bounded, whatever the length).
+    package var bookkeeping: Int { energies.count + targets.count + segments.count }
+
     /// Feeds the meter hop by hop, so each hop's energy is that of its own frames.
     private func measure(_ p: UnsafePointer<Float>, frames: Int) throws {
         var i = 0
