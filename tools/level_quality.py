@@ -60,13 +60,8 @@ def meter(x, tmp):
 
 
 def brown(n, rms, seed=11):
-    rng = np.random.default_rng(seed)
-    y = np.zeros(n)
-    acc = 0.0
-    white = rng.uniform(-1, 1, n)
-    for i in range(n):
-        acc = 0.995 * acc + white[i]
-        y[i] = acc
+    from scipy.signal import lfilter
+    y = lfilter([1.0], [1.0, -0.995], np.random.default_rng(seed).uniform(-1, 1, n))
     y -= y.mean()
     return y * rms / np.sqrt(np.mean(y ** 2))
 
@@ -116,7 +111,7 @@ def ffmpeg(af, x, tmp):
     src, dst = os.path.join(tmp, "ff-in.wav"), os.path.join(tmp, "ff-out.wav")
     save(src, x)
     before = cpu_of_children()
-    subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", src, "-af", af + f",aresample={RATE}", "-c:a", "pcm_f32le", dst], check=True)
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", src, "-af", af + f",aresample={RATE}", "-ac", "1", "-c:a", "pcm_f32le", dst], check=True)
     return load(dst), cpu_of_children() - before, ""
 
 
@@ -131,8 +126,10 @@ def loudnorm_two_pass(x, tmp):
     m = json.loads(first[first.rindex("{"):first.rindex("}") + 1])
     af = (f"loudnorm=I={TARGET}:TP={CEILING}:linear=true:measured_I={m['input_i']}:measured_TP={m['input_tp']}:"
           f"measured_LRA={m['input_lra']}:measured_thresh={m['input_thresh']}:offset={m['target_offset']}:print_format=json")
-    second = subprocess.run(["ffmpeg", "-hide_banner", "-nostats", "-y", "-i", src, "-af", af + f",aresample={RATE}", "-c:a", "pcm_f32le", dst],
+    second = subprocess.run(["ffmpeg", "-hide_banner", "-nostats", "-y", "-i", src, "-af", af + f",aresample={RATE}", "-ac", "1", "-c:a", "pcm_f32le", dst],
                             capture_output=True, text=True).stderr
+    if "{" not in second:
+        sys.exit(f"loudnorm failed: {second}")
     kind = json.loads(second[second.rindex("{"):second.rindex("}") + 1]).get("normalization_type", "?")
     return load(dst), cpu_of_children() - before, f"({kind})"
 
