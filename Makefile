@@ -13,7 +13,7 @@ APT_TOOLS   = sox libsox-fmt-all ffmpeg flac espeak-ng sqlite3 libchromaprint-to
 APT_S3      = radosgw ceph-mon ceph-osd postgresql-15
 APT_BROWSER = chromium
 APT_SLURM   = slurm-wlm munge
-APT_STREAMS = icecast2 curl python3 pocketsphinx-testdata
+APT_STREAMS = icecast2 curl python3 pocketsphinx-testdata asterisk-core-sounds-en-wav
 # pesq (speech quality, restricted-use notice in its source): measuring scripts only, never shipped.
 PIP_TEST    = numpy scipy botocore mutagen==1.48.1 wavinfo==4.0.1 pesq==0.0.4 pystoi==0.4.1 jiwer==4.0.0
 
@@ -131,6 +131,7 @@ quality: release
 	python3 tools/quality.py --segno $(SEGNO_REL)
 	python3 tools/resample_quality.py --segno $(SEGNO_REL)
 	python3 tools/speech_quality.py --segno $(SEGNO_REL)
+	python3 tools/level_quality.py --segno $(SEGNO_REL)
 	python3 tools/salvage_quality.py --segno $(SEGNO_REL)
 	python3 tools/hostile_quality.py --segno $(SEGNO_REL) --count 10000 --max-rss 300
 	SEGNO_FUZZ_RUNS=2000 swift test --filter SalvageFuzzTests

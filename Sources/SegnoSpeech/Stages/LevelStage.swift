@@ -117,7 +117,8 @@ final package class LevelTransform: AnalysingTransform {
         wantsAnotherPass = false
         rider = try makeRider()
         limited = limiting ? LimitedGain(decibels: 0, ceiling: config.truePeak, format: format) : nil
-        meter = input == nil ? nil : try LoudnessMeter(format: format, truePeak: !limiting, stage: "level")
+        meter = nil
+        if input != nil { meter = try LoudnessMeter(format: format, truePeak: !limiting, stage: "level") }
         out = AudioBlock(channels: format.channels, capacity: 8192)
     }
 
