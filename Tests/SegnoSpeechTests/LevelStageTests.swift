@@ -3,6 +3,7 @@ import SegnoAudio
 import SegnoAudioTestSupport
 import SegnoCore
 import SegnoCoreTestSupport
+import SegnoDSP
 import SegnoSpeech
 import Testing
 
