@@ -29,8 +29,9 @@ package struct SpeechLoudness: Sendable, Equatable {
 final package class LevelRider {
     /// The hop, in seconds.
     package static let hopSeconds = 0.1
-    /// A pause takes the next segment's gain into account this far ahead, in seconds.
-    package static let lookaheadSeconds = 1.0
+    /// A pause takes the next segment's gain into account this far ahead, in seconds: a pause
+    /// up to this long keeps one gain throughout (as long as `pauses` leaves one by default).
+    package static let lookaheadSeconds = PausesConfig.standardLongerThan
     /// Targets are averaged over this many hops on each side (0.7 s in all).
     package static let smoothingHops = 3
     /// A segment shorter than this (s) is measured together with the one before, in proportion.
