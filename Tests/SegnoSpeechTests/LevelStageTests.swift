@@ -59,8 +59,8 @@ enum LevelMemo {
     }
 
     /// ffmpeg's EBU R128 meter (independent of libebur128): integrated loudness and true peak.
-    static func meter(_ x: [Float], in dir: TempDir) throws -> (lufs: Double, truePeak: Double) {
-        let path = try Fixtures.write(x, channels: 1, rate: rate, to: dir["meter-\(UUID().uuidString).wav"], bits: .float)
+    static func meter(_ x: [Float], channels: Int = 1, rate: Int = rate, in dir: TempDir) throws -> (lufs: Double, truePeak: Double) {
+        let path = try Fixtures.write(x, channels: channels, rate: rate, to: dir["meter-\(UUID().uuidString).wav"], bits: .float)
         defer { try? FileManager.default.removeItem(atPath: path) }
         let r = try Tool.run("ffmpeg", ["-hide_banner", "-nostats", "-i", path, "-af", "ebur128=peak=true", "-f", "null", "-"])
         let lines = r.stderrText.split(separator: "\n")
@@ -82,12 +82,13 @@ enum LevelMemo {
 @Suite struct LevelStageTests {
     /// Runs `x` through `level` the way the runner does (a measuring pass over the spool, a ride,
     /// limiter trials, the real pass), reading `block` frames at a time.
-    static func run(_ x: [Float], _ config: LevelConfig, block: Int = 4096, in dir: TempDir) throws -> (out: [Float], passes: Int) {
+    static func run(_ x: [Float], _ config: LevelConfig, block: Int = 4096, channels: Int = 1, rate: Int = LevelMemo.rate,
+                    in dir: TempDir) throws -> (out: [Float], passes: Int) {
         let tap = CollectTap()
         var passes = 0
         let measuring = StageChain.Measuring(spoolFolder: dir.path, recording: "memo", onPass: { _, _ in passes += 1 }, notes: nil)
         let chain = StageChain(elements: [.transform(try config.makeTransform()), .tap(tap)], blockFrames: block)
-        _ = try chain.runEach(decoder: MemoryDecoder(x, channels: 1, rate: LevelMemo.rate), isolatingTaps: false, measuring: measuring,
+        _ = try chain.runEach(decoder: MemoryDecoder(x, channels: channels, rate: rate), isolatingTaps: false, measuring: measuring,
                               isCancelled: { false }, progress: { _ in })
         return (tap.samples, passes)
     }
@@ -144,6 +145,29 @@ enum LevelMemo {
         #expect(passes >= 4, "limiter trials ran: \(passes) passes")
         #expect(m.truePeak <= -3.0, "true peak \(m.truePeak) dBTP")
         #expect(abs(m.lufs + 16) <= 0.5, "\(m.lufs) LUFS")
+    }
+
+    /// Another rate and two channels (the memo at 44.1 kHz by sox, in both channels, the right one
+    /// 6 dB lower): the voices still end within 1 LU and the loudness on target.
+    @Test func stereoAtAnotherRate() throws {
+        let dir = try TempDir()
+        let memo = try LevelMemo.make(in: dir)
+        let mono = try Fixtures.write(memo.samples, channels: 1, rate: LevelMemo.rate, to: dir["memo16.wav"], bits: .float)
+        let r = try Tool.run("sox", [mono, "-t", "f32", "-r", "44100", "-"])
+        try #require(r.status == 0, "\(r.stderrText)")
+        let x44: [Float] = r.stdout.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        let stereo = x44.flatMap { [$0, $0 * 0.5] }
+        let (y, _) = try Self.run(stereo, LevelConfig(loudness: -16), channels: 2, rate: 44100, in: dir)
+        #expect(y.count == stereo.count)
+        func spans(_ s: [Range<Int>]) -> [Range<Int>] {
+            s.map { (($0.lowerBound * 441 / 160) * 2)..<(($0.upperBound * 441 / 160) * 2) }
+        }
+        let m = try LevelMemo.meter(y, channels: 2, rate: 44100, in: dir)
+        let a = try LevelMemo.meter(LevelMemo.pick(y, spans(memo.a)), channels: 2, rate: 44100, in: dir).lufs
+        let b = try LevelMemo.meter(LevelMemo.pick(y, spans(memo.b)), channels: 2, rate: 44100, in: dir).lufs
+        #expect(abs(m.lufs + 16) <= 0.5, "\(m.lufs) LUFS")
+        #expect(m.truePeak <= -1.0, "true peak \(m.truePeak) dBTP")
+        #expect(abs(a - b) <= 1.0, "voices A \(a), B \(b) LUFS")
     }
 
     /// The output does not depend on how the input was cut (12 s: two turns and the pause between).
