@@ -31,6 +31,7 @@ extension StageRegistry {
             Entry(SpeakersConfig.declaration, SpeakersConfig.parse),
             Entry(StatsConfig.declaration, StatsConfig.parse),
             Entry(ChaptersConfig.declaration, ChaptersConfig.parse),
+            Entry(LevelConfig.declaration, LevelConfig.parse),
         ])
     }
 }
