@@ -47,11 +47,10 @@ final package class LevelRider {
     }
 
     private let detector: any VoiceDetector
-    private let resampler = SoxrResampleTransform(rate: VoiceActivityEngine.rate, recipe: SoxrResampleTransform.highQuality)
+    private let input = SpeechInput()
     private let reference: Double?
     private let maxGain: Double, pauseCap: Double, offset: Double
     private var meter: LoudnessMeter?
-    private var mono = AudioBlock(channels: 1)
     private var rate = 1, channels = 1, hop = 1, lookahead = 1, settle = 1
     private var inputFrames = 0, hopFill = 0, decided = 0, finished = false
     /// Hop energies (mean square, K-weighted) from hop `energyBase`.
@@ -82,8 +81,7 @@ final package class LevelRider {
         lookahead = Int((Self.lookaheadSeconds / Self.hopSeconds).rounded())
         settle = Int((Self.settleSeconds / Self.hopSeconds).rounded())
         meter = try LoudnessMeter(format: format, truePeak: false, stage: "level")
-        _ = try resampler.start(AudioFormat(sampleRate: rate, channels: 1))
-        mono = AudioBlock(channels: 1, capacity: 4096)
+        try input.start(sampleRate: rate)
     }
 
     /// Takes one block; appends the frames now decided, with their gain, to `out` (riding only).
@@ -95,20 +93,7 @@ final package class LevelRider {
         }
         try block.samples.withUnsafeBufferPointer { try measure($0.baseAddress!, frames: n) }
         inputFrames += n
-        mono.reset(channels: 1, capacity: n)
-        block.samples.withUnsafeBufferPointer { s in
-            mono.samples.withUnsafeMutableBufferPointer { m in
-                let scale = 1 / Float(channels)
-                for f in 0..<n {
-                    var sum: Float = 0
-                    for c in 0..<channels { sum += s[f * channels + c] }
-                    m[f] = sum * scale
-                }
-            }
-        }
-        mono.frames = n
-        try resampler.process(&mono)
-        mono.samples.withUnsafeBufferPointer { detector.accept($0.baseAddress!, count: mono.frames) }
+        try input.feed(block) { detector.accept($0.baseAddress!, count: $0.count) }
         collect()
         advance(into: &out)
     }
@@ -116,9 +101,7 @@ final package class LevelRider {
     /// Called once after the last block: decides the rest and gives out every held frame.
     package func finish(into out: inout AudioBlock) throws {
         if hopFill > 0 { closeHop(milliseconds: max(1, hopFill * 1000 / rate)) }
-        var tail = AudioBlock(channels: 1, capacity: 0)
-        try resampler.finish(&tail)
-        tail.samples.withUnsafeBufferPointer { detector.accept($0.baseAddress!, count: tail.frames) }
+        try input.finish { detector.accept($0.baseAddress!, count: $0.count) }
         detector.flush()
         finished = true
         collect()

@@ -42,8 +42,7 @@ final package class PauseEditor {
     package let rules: PauseRules
     package let keepsAudio: Bool
     private let detector: any VoiceDetector
-    private let resampler = SoxrResampleTransform(rate: VoiceActivityEngine.rate, recipe: SoxrResampleTransform.highQuality)
-    private var mono = AudioBlock(channels: 1)
+    private let input = SpeechInput()
     private(set) package var rate = 1
     private var channels = 1
     private var padBefore = 0, padAfter = 0, half = 0, fade = 1, longest = Int.max
@@ -76,37 +75,23 @@ final package class PauseEditor {
     package func start(_ format: AudioFormat) throws {
         rate = format.sampleRate
         channels = format.channels
-        _ = try resampler.start(AudioFormat(sampleRate: rate, channels: 1))
+        try input.start(sampleRate: rate)
         padBefore = Int(PauseRules.padBefore * Double(rate))
         padAfter = Int(PauseRules.padAfter * Double(rate))
         half = Int(rules.to / 2 * Double(rate))
         fade = max(1, Int(PauseRules.fade * Double(rate)))
         if let l = rules.longerThan { longest = Int(l * Double(rate)) }
-        mono = AudioBlock(channels: 1, capacity: 4096)
     }
 
     /// Takes one block of input; appends the frames now decided to `out` (when keeping audio).
     package func feed(_ block: AudioBlock, into out: inout AudioBlock) throws {
-        let n = block.frames, ch = channels
+        let n = block.frames
         if keepsAudio {
             compactFifo()
-            fifo.append(contentsOf: block.samples[0..<(n * ch)])
+            fifo.append(contentsOf: block.samples[0..<(n * channels)])
         }
         inputFrames += n
-        mono.reset(channels: 1, capacity: n)
-        block.samples.withUnsafeBufferPointer { s in
-            mono.samples.withUnsafeMutableBufferPointer { m in
-                let scale = 1 / Float(ch)
-                for f in 0..<n {
-                    var sum: Float = 0
-                    for c in 0..<ch { sum += s[f * ch + c] }
-                    m[f] = sum * scale
-                }
-            }
-        }
-        mono.frames = n
-        try resampler.process(&mono)
-        mono.samples.withUnsafeBufferPointer { detector.accept($0.baseAddress!, count: mono.frames) }
+        try input.feed(block) { detector.accept($0.baseAddress!, count: $0.count) }
         collect()
         let decided = detector.decided == Int.max ? inputFrames
             : Int(Double(detector.decided) * Double(rate) / Double(VoiceActivityEngine.rate)) - padBefore - rate / 200
@@ -115,9 +100,7 @@ final package class PauseEditor {
 
     /// Called once after the last block: classifies the rest and ends a final pause.
     package func finish(into out: inout AudioBlock) throws {
-        var tail = AudioBlock(channels: 1, capacity: 0)
-        try resampler.finish(&tail)
-        tail.samples.withUnsafeBufferPointer { detector.accept($0.baseAddress!, count: tail.frames) }
+        try input.finish { detector.accept($0.baseAddress!, count: $0.count) }
         detector.flush()
         collect()
         advance(to: inputFrames, into: &out)

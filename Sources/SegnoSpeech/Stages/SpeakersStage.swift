@@ -67,8 +67,7 @@ final package class SpeakersTap: Tap, TimelineUsing {
     package let file: String
     private var helper: SpeakerHelper?
     private var detector: (any VoiceDetector)?
-    private let resampler = SoxrResampleTransform(rate: VoiceActivityEngine.rate, recipe: SoxrResampleTransform.highQuality)
-    private var mono = AudioBlock(channels: 1)
+    private let input = SpeechInput()
     private var timeline: () -> [TimeMap] = { [] }
 
     package func useTimeline(_ maps: @escaping () -> [TimeMap]) { timeline = maps }
@@ -84,41 +83,22 @@ final package class SpeakersTap: Tap, TimelineUsing {
     }
 
     package func start(_ format: AudioFormat) throws {
-        _ = try resampler.start(AudioFormat(sampleRate: format.sampleRate, channels: 1))
-        mono = AudioBlock(channels: 1, capacity: 4096)
+        try input.start(sampleRate: format.sampleRate)
         detector = try naming { try config.engine.make(locator: config.locator) }
         helper = try naming { try config.helpers.take(locator: config.locator) }
     }
 
     package func observe(_ block: AudioBlock) throws {
-        let n = block.frames, ch = block.channels
-        mono.reset(channels: 1, capacity: n)
-        block.samples.withUnsafeBufferPointer { s in
-            mono.samples.withUnsafeMutableBufferPointer { m in
-                for f in 0..<n {
-                    var sum: Float = 0
-                    for c in 0..<ch { sum += s[f * ch + c] }
-                    m[f] = sum / Float(ch)
-                }
-            }
-        }
-        mono.frames = n
-        try resampler.process(&mono)
-        try send(mono)
+        try input.feed(block) { try send($0) }
     }
 
-    private func send(_ b: AudioBlock) throws {
-        guard b.frames > 0 else { return }
-        try b.samples.withUnsafeBufferPointer { s in
-            detector?.accept(s.baseAddress!, count: b.frames)
-            try naming { try helper?.send(UnsafeBufferPointer(rebasing: s[0..<b.frames])) }
-        }
+    private func send(_ s: UnsafeBufferPointer<Float>) throws {
+        detector?.accept(s.baseAddress!, count: s.count)
+        try naming { try helper?.send(s) }
     }
 
     package func finish() throws -> [ProducedFile] {
-        var tail = AudioBlock(channels: 1, capacity: 0)
-        try resampler.finish(&tail)
-        try send(tail)
+        try input.finish { try send($0) }
         guard let helper, let detector else { return [] }
         self.helper = nil
         detector.flush()

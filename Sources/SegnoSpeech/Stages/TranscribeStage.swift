@@ -80,8 +80,7 @@ final package class TranscribeTap: Tap, TimelineUsing {
     package let config: TranscribeConfig
     package let paths: [String]
     private var helper: TranscribeHelper?
-    private let resampler = SoxrResampleTransform(rate: 16000, recipe: SoxrResampleTransform.highQuality)
-    private var mono = AudioBlock(channels: 1)
+    private let input = SpeechInput()
 
     /// The recording, for messages.
     package let file: String
@@ -102,37 +101,20 @@ final package class TranscribeTap: Tap, TimelineUsing {
     }
 
     package func start(_ format: AudioFormat) throws {
-        _ = try resampler.start(AudioFormat(sampleRate: format.sampleRate, channels: 1))
-        mono = AudioBlock(channels: 1, capacity: 4096)
+        try input.start(sampleRate: format.sampleRate)
         helper = try naming { try config.helpers.take(model: config.modelFolder, language: config.language, locator: config.locator) }
     }
 
     package func observe(_ block: AudioBlock) throws {
-        let n = block.frames, ch = block.channels
-        mono.reset(channels: 1, capacity: n)
-        block.samples.withUnsafeBufferPointer { s in
-            mono.samples.withUnsafeMutableBufferPointer { m in
-                for f in 0..<n {
-                    var sum: Float = 0
-                    for c in 0..<ch { sum += s[f * ch + c] }
-                    m[f] = sum / Float(ch)
-                }
-            }
-        }
-        mono.frames = n
-        try resampler.process(&mono)
-        try send(mono)
+        try input.feed(block) { try send($0) }
     }
 
-    private func send(_ b: AudioBlock) throws {
-        guard b.frames > 0 else { return }
-        try naming { try b.samples.withUnsafeBufferPointer { try helper?.send(UnsafeBufferPointer(rebasing: $0[0..<b.frames])) } }
+    private func send(_ s: UnsafeBufferPointer<Float>) throws {
+        try naming { try helper?.send(s) }
     }
 
     package func finish() throws -> [ProducedFile] {
-        var tail = AudioBlock(channels: 1, capacity: 0)
-        try resampler.finish(&tail)
-        try send(tail)
+        try input.finish { try send($0) }
         guard let helper else { return [] }
         // The helper goes back to the pool once it answered; one that died is gone.
         self.helper = nil
