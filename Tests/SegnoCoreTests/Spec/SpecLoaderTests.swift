@@ -8,47 +8,11 @@ import Testing
 /// stage segno ships. The stages' own options are checked in SegnoKitTests (every stage) and
 /// their modules' tests.
 @Suite struct SpecLoaderTests {
-    /// The smallest spec that loads: one tap.
-    static let minimal = """
-        version: 1
-        input:
-          root: in
-        output:
-          root: out
-        stages:
-          - collect: { path: "{stem}.flac" }
-        """
-
-    /// A spec with `stages:` replaced by `stages` (each line indented by the caller).
-    static func withStages(_ stages: String) -> String {
-        """
-        version: 1
-        input:
-          root: in
-        output:
-          root: out
-        stages:
-        \(stages)
-        """
-    }
-
-    func load(_ yaml: String, env: [String: String] = [:]) throws(SpecError) -> JobSpec {
-        try SpecLoader.parse(yaml, file: "spec.yaml", baseDirectory: "/base", registry: .coreTests, environment: env)
-    }
-
-    /// The error a spec must raise; records an issue when it loads.
-    func failure(_ yaml: String, env: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation) -> SpecError? {
-        do {
-            _ = try load(yaml, env: env)
-            Issue.record("the spec loaded but should have been refused", sourceLocation: sourceLocation)
-            return nil
-        } catch {
-            return error
-        }
-    }
+    /// Specs against coreTests; the smallest one holds `collect: { path: "{stem}.flac" }`.
+    static let fixture = SpecFixture(registry: .coreTests, stage: "collect: { path: \"{stem}.flac\" }")
 
     @Test func minimalSpecGetsTheDocumentedDefaults() throws {
-        let spec = try load(Self.minimal)
+        let spec = try Self.fixture.load(Self.fixture.minimal)
         #expect(spec.name == "spec")
         #expect(spec.input.root == "/base/in")
         #expect(spec.outputRoot == "/base/out")
@@ -68,7 +32,7 @@ import Testing
     }
 
     @Test func parallelAutoMeansActiveProcessors() throws {
-        let spec = try load(Self.minimal + "\nparallel: auto\n")
+        let spec = try Self.fixture.load(Self.fixture.minimal + "\nparallel: auto\n")
         #expect(spec.parallel == nil)
         #expect(spec.workers == ProcessInfo.processInfo.activeProcessorCount)
     }
@@ -78,7 +42,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: dir + "/jobs", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let file = dir + "/jobs/job.yaml"
-        try Self.minimal.write(toFile: file, atomically: true, encoding: .utf8)
+        try Self.fixture.minimal.write(toFile: file, atomically: true, encoding: .utf8)
         let spec = try SpecLoader.load(path: file, registry: .coreTests, environment: [:])
         let base = URL(fileURLWithPath: dir).standardizedFileURL.path
         #expect(spec.input.root == base + "/jobs/in")
@@ -87,7 +51,7 @@ import Testing
     }
 
     @Test func unknownTopLevelKeyIsLocatedAtTheKey() throws {
-        let e = try #require(failure(Self.minimal + "\nparalel: 2\n"))
+        let e = try #require(Self.fixture.failure(Self.fixture.minimal + "\nparalel: 2\n"))
         #expect(e.line == 8)
         #expect(e.column == 1)
         #expect(e.keyPath == "paralel")
@@ -98,14 +62,14 @@ import Testing
 
     /// A strftime directive that does not exist is refused when the spec loads.
     @Test func invalidStrftimeDirectiveIsRefusedAtLoad() throws {
-        let e = try #require(failure(Self.withStages("  - collect: { path: \"{date:%Q}/{stem}.flac\" }")))
+        let e = try #require(Self.fixture.failure(Self.fixture.withStages("  - collect: { path: \"{date:%Q}/{stem}.flac\" }")))
         #expect(e.message.contains("%Q is not a strftime directive"), "\(e.message)")
-        #expect(throws: Never.self) { _ = try load(Self.withStages("  - collect: { path: \"{date:%Y/%-m/%Ed}/{stem}.flac\" }")) }
-        #expect(failure(Self.withStages("  - collect: { path: \"{date:%Y%}/{stem}.flac\" }"))?.message.contains("unfinished") == true)
+        #expect(throws: Never.self) { _ = try Self.fixture.load(Self.fixture.withStages("  - collect: { path: \"{date:%Y/%-m/%Ed}/{stem}.flac\" }")) }
+        #expect(Self.fixture.failure(Self.fixture.withStages("  - collect: { path: \"{date:%Y%}/{stem}.flac\" }"))?.message.contains("unfinished") == true)
     }
 
     @Test func unknownInputKeyIsLocated() throws {
-        let e = try #require(failure("""
+        let e = try #require(Self.fixture.failure("""
             version: 1
             input:
               root: in
@@ -118,59 +82,59 @@ import Testing
     }
 
     @Test func yamlSyntaxErrorsAreLocated() throws {
-        let bracket = try #require(failure("version: 1\ninput: { root: in\noutput: { root: out }\nstages: []\n"))
+        let bracket = try #require(Self.fixture.failure("version: 1\ninput: { root: in\noutput: { root: out }\nstages: []\n"))
         #expect(bracket.message.hasPrefix("YAML: "))
         #expect(bracket.line >= 2)
         #expect(bracket.column > 0)
         #expect(bracket.description.hasPrefix("spec.yaml:\(bracket.line):\(bracket.column): YAML: "))
 
-        let indent = try #require(failure("version: 1\ninput:\n  root: in\n root: out\n"))
+        let indent = try #require(Self.fixture.failure("version: 1\ninput:\n  root: in\n root: out\n"))
         #expect(indent.message.hasPrefix("YAML: "))
         #expect(indent.line == 4)
 
-        let tab = try #require(failure("version: 1\ninput:\n\troot: in\n"))
+        let tab = try #require(Self.fixture.failure("version: 1\ninput:\n\troot: in\n"))
         #expect(tab.line == 3)
 
-        let empty = try #require(failure("# only a comment\n"))
+        let empty = try #require(Self.fixture.failure("# only a comment\n"))
         #expect(empty.message.contains("empty"))
 
-        let list = try #require(failure("- version: 1\n"))
+        let list = try #require(Self.fixture.failure("- version: 1\n"))
         #expect(list.message.contains("expected a mapping"))
     }
 
     @Test func duplicateKeysAreRefused() throws {
-        let e = try #require(failure(Self.minimal + "\nversion: 1\n"))
+        let e = try #require(Self.fixture.failure(Self.fixture.minimal + "\nversion: 1\n"))
         #expect(e.message.contains("duplicate key \"version\""), "\(e)")
         #expect((e.line, e.column) == (1, 1), "located at the first occurrence")
         #expect(!e.description.contains("\n"), "one line, not the whole document: \(e)")
-        let nested = try #require(failure(Self.withStages("  - scale: { factor: 2, factor: 3 }\n  - collect: { path: a.wav }")))
+        let nested = try #require(Self.fixture.failure(Self.fixture.withStages("  - scale: { factor: 2, factor: 3 }\n  - collect: { path: a.wav }")))
         #expect(nested.message.contains("duplicate key \"factor\""))
         #expect(nested.line == 7)
     }
 
     @Test func missingVariableWithoutDefaultIsNamed() throws {
-        let yaml = Self.minimal.replacingOccurrences(of: "root: in", with: "root: ${SEGNO_TEST_INBOX}/memos")
-        let e = try #require(failure(yaml))
+        let yaml = Self.fixture.minimal.replacingOccurrences(of: "root: in", with: "root: ${SEGNO_TEST_INBOX}/memos")
+        let e = try #require(Self.fixture.failure(yaml))
         #expect(e.keyPath == "input.root")
         #expect(e.line == 3)
         #expect(e.message.contains("SEGNO_TEST_INBOX is not set"))
-        let spec = try load(yaml, env: ["SEGNO_TEST_INBOX": "/srv/inbox"])
+        let spec = try Self.fixture.load(yaml, env: ["SEGNO_TEST_INBOX": "/srv/inbox"])
         #expect(spec.input.root == "/srv/inbox/memos")
     }
 
     @Test func defaultsApplyWhenTheVariableIsMissingOrEmpty() throws {
-        let yaml = Self.minimal.replacingOccurrences(of: "root: out", with: "root: ${OUT:-/srv/out}/${NAME:-x}")
-        #expect(try load(yaml).outputRoot == "/srv/out/x")
-        #expect(try load(yaml, env: ["OUT": ""]).outputRoot == "/srv/out/x")
-        #expect(try load(yaml, env: ["OUT": "/mnt/o", "NAME": "y"]).outputRoot == "/mnt/o/y")
-        let empty = Self.minimal.replacingOccurrences(of: "root: out", with: "root: out${SUFFIX:-}")
-        #expect(try load(empty).outputRoot == "/base/out")
+        let yaml = Self.fixture.minimal.replacingOccurrences(of: "root: out", with: "root: ${OUT:-/srv/out}/${NAME:-x}")
+        #expect(try Self.fixture.load(yaml).outputRoot == "/srv/out/x")
+        #expect(try Self.fixture.load(yaml, env: ["OUT": ""]).outputRoot == "/srv/out/x")
+        #expect(try Self.fixture.load(yaml, env: ["OUT": "/mnt/o", "NAME": "y"]).outputRoot == "/mnt/o/y")
+        let empty = Self.fixture.minimal.replacingOccurrences(of: "root: out", with: "root: out${SUFFIX:-}")
+        #expect(try Self.fixture.load(empty).outputRoot == "/base/out")
     }
 
     @Test func malformedVariableReferencesAreErrors() throws {
-        let unclosed = try #require(failure(Self.minimal.replacingOccurrences(of: "root: in", with: "root: ${HOME")))
+        let unclosed = try #require(Self.fixture.failure(Self.fixture.minimal.replacingOccurrences(of: "root: in", with: "root: ${HOME")))
         #expect(unclosed.message.contains("unclosed ${"))
-        let name = try #require(failure(Self.minimal.replacingOccurrences(of: "root: in", with: "root: \"${A B}\"")))
+        let name = try #require(Self.fixture.failure(Self.fixture.minimal.replacingOccurrences(of: "root: in", with: "root: \"${A B}\"")))
         #expect(name.message.contains("not a variable name"))
     }
 
@@ -182,7 +146,7 @@ import Testing
             yaml += "a\(i): &a\(i) [\(refs)]\n"
         }
         yaml += "version: 1\ninput: { root: in }\noutput: { root: out }\nstages: *a9\n"
-        let e = try #require(failure(yaml))
+        let e = try #require(Self.fixture.failure(yaml))
         #expect(e.message.contains("alias bomb"), "\(e)")
     }
 
@@ -191,28 +155,28 @@ import Testing
         var yaml = "version: 1\ninput: { root: in }\noutput: { root: out }\nx0: &x0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n"
         for i in 1...8 { yaml += "x\(i): &x\(i) [" + Array(repeating: "*x\(i - 1)", count: 10).joined(separator: ", ") + "]\n" }
         yaml += "stages:\n  - collect: { path: a.wav, factor: *x8 }\n"
-        let e = try #require(failure(yaml))
+        let e = try #require(Self.fixture.failure(yaml))
         #expect(e.message.contains("alias bomb") || e.message.contains("unknown key"), "\(e)")
     }
 
     @Test func explicitTagsAreRefusedWithTheirPlace() throws {
-        let python = try #require(failure(Self.minimal + "\nname: !!python/object:os.system [\"rm -rf /\"]\n"))
+        let python = try #require(Self.fixture.failure(Self.fixture.minimal + "\nname: !!python/object:os.system [\"rm -rf /\"]\n"))
         #expect(python.message.contains("tag:yaml.org,2002:python/object:os.system is not allowed"), "\(python)")
         #expect(python.line == 8)
 
-        let local = try #require(failure(Self.withStages("  - collect: !custom { path: a.wav }")))
+        let local = try #require(Self.fixture.failure(Self.fixture.withStages("  - collect: !custom { path: a.wav }")))
         #expect(local.message.contains("is not allowed"))
         #expect(local.line == 7)
 
-        let plain = try load(Self.minimal.replacingOccurrences(of: "version: 1", with: "version: !!int 1"))
+        let plain = try Self.fixture.load(Self.fixture.minimal.replacingOccurrences(of: "version: 1", with: "version: !!int 1"))
         #expect(plain.stages.count == 1)
     }
 
     @Test func specsOverOneMegabyteAreRefused() throws {
         let padding = String(repeating: "# padding padding padding padding padding padding padding\n", count: 20_000)
-        let big = Self.minimal + "\n" + padding
+        let big = Self.fixture.minimal + "\n" + padding
         #expect(big.utf8.count > SpecLoader.maxBytes)
-        let e = try #require(failure(big))
+        let e = try #require(Self.fixture.failure(big))
         #expect(e.message.contains("1 MB"))
 
         let file = NSTemporaryDirectory() + "segno-big-\(UInt32.random(in: 0...UInt32.max)).yaml"
@@ -222,8 +186,8 @@ import Testing
         do { _ = try SpecLoader.load(path: file, registry: .coreTests, environment: [:]) } catch { #expect(error.message.contains("limit")) }
 
         // Just under the limit is fine.
-        let small = Self.minimal + "\n" + String(padding.prefix(SpecLoader.maxBytes - Self.minimal.utf8.count - 100))
-        #expect(try load(small).stages.count == 1)
+        let small = Self.fixture.minimal + "\n" + String(padding.prefix(SpecLoader.maxBytes - Self.fixture.minimal.utf8.count - 100))
+        #expect(try Self.fixture.load(small).stages.count == 1)
     }
 
     @Test func unreadableSpecFilesAreReportedWithTheirName() throws {
@@ -237,7 +201,7 @@ import Testing
     }
 
     @Test func twoTapsWithTheSamePathAreRefused() throws {
-        let e = try #require(failure(Self.withStages("""
+        let e = try #require(Self.fixture.failure(Self.fixture.withStages("""
               - collect: { path: "{dir}/{stem}.flac" }
               - scale: { factor: 0.5 }
               - collect: { path: "{dir}/{stem}.flac" }
@@ -251,14 +215,14 @@ import Testing
     @Test func pathTemplatesThatLeaveTheOutputRootAreRefused() throws {
         for (path, words) in [("/tmp/{stem}.wav", "absolute"), ("../{stem}.wav", "'..'"), ("a/../../{stem}.wav", "'..'"),
                               ("~/{stem}.wav", "absolute"), ("{stemm}.wav", "unknown variable {stemm}"), ("{stem.wav", "unclosed")] {
-            let e = try #require(failure(Self.withStages("  - collect: { path: \"\(path)\" }")), "\(path)")
+            let e = try #require(Self.fixture.failure(Self.fixture.withStages("  - collect: { path: \"\(path)\" }")), "\(path)")
             #expect(e.keyPath == "stages[0].collect.path", "\(path)")
             #expect(e.message.contains(words), "\(path): \(e.message)")
         }
     }
 
     @Test func badIncludePatternsAreLocated() throws {
-        let e = try #require(failure(Self.minimal.replacingOccurrences(of: "root: in", with: "root: in\n  include: [\"**/*.wav\", \"*.{wav\"]")))
+        let e = try #require(Self.fixture.failure(Self.fixture.minimal.replacingOccurrences(of: "root: in", with: "root: in\n  include: [\"**/*.wav\", \"*.{wav\"]")))
         #expect(e.keyPath == "input.include[1]")
         #expect(e.line == 4)
         #expect(e.message.contains("unclosed '{'"))
