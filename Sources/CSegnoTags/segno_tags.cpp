@@ -541,15 +541,18 @@ static void fillXiph(Ogg::XiphComment *tag, const PropertyMap &map, const segno_
     for (size_t i = 0; i < picture_count; ++i) tag->addPicture(flacPicture(pictures[i]));
 }
 
+/// Copies `why` into the caller's `error` buffer (cut to fit) and returns -1.
+static int failed(char *error, size_t error_size, const char *why) {
+    if (error && error_size > 0) {
+        std::strncpy(error, why, error_size - 1);
+        error[error_size - 1] = 0;
+    }
+    return -1;
+}
+
 extern "C" int segno_tags_write(const char *path, int format, const segno_tags_property *properties, size_t count,
                                 const segno_tags_picture *pictures, size_t picture_count, char *error, size_t error_size) {
-    auto fail = [&](const char *why) {
-        if (error && error_size > 0) {
-            std::strncpy(error, why, error_size - 1);
-            error[error_size - 1] = 0;
-        }
-        return -1;
-    };
+    auto fail = [&](const char *why) { return failed(error, error_size, why); };
     id3UTF8();
     try {
         PropertyMap map = propertyMap(properties, count);
@@ -642,13 +645,7 @@ extern "C" int segno_tags_write(const char *path, int format, const segno_tags_p
 
 extern "C" int segno_tags_write_chapters(const char *path, const segno_tags_chapter *chapters, size_t count,
                                          char *error, size_t error_size) {
-    auto fail = [&](const char *why) {
-        if (error && error_size > 0) {
-            std::strncpy(error, why, error_size - 1);
-            error[error_size - 1] = 0;
-        }
-        return -1;
-    };
+    auto fail = [&](const char *why) { return failed(error, error_size, why); };
     id3UTF8();
     try {
         MPEG::File f(path, false);
