@@ -49,7 +49,7 @@ public enum VoiceActivityEngine: String, Sendable, CaseIterable {
         case .silero: return try SileroDetector(locator: locator)
         case .webrtc:
             guard let path = libraryPath(locator) else {
-                throw .missing(engine: "pauses webrtc", what: "libwebrtc_audio_processing.so.1 (Debian libwebrtc-audio-processing1)", hint: SpeechLocator.installHint)
+                throw .missing(engine: "voice activity (webrtc)", what: "libwebrtc_audio_processing.so.1 (Debian libwebrtc-audio-processing1)", hint: SpeechLocator.installHint)
             }
             return try WebRTCDetector(path: path)
         }
@@ -85,7 +85,7 @@ final package class SileroDetector: VoiceDetector {
     private var found: [Range<Int>] = []
 
     package init(locator: SpeechLocator) throws(SpeechError) {
-        let engine = "pauses silero"
+        let engine = "voice activity (silero)"
         let libPath = try locator.require("sherpa_onnx/lib/libsherpa-onnx-c-api.so", engine: engine, package: "sherpa-onnx-core")
         let model = try locator.require("silero_vad/data/silero_vad.onnx", engine: engine, package: "silero-vad")
         let lib = try DynamicLibrary(path: libPath, engine: engine)
@@ -184,7 +184,7 @@ final package class WebRTCDetector: VoiceDetector {
     private var found: [Range<Int>] = []
 
     package init(path: String) throws(SpeechError) {
-        let engine = "pauses webrtc"
+        let engine = "voice activity (webrtc)"
         let lib = try DynamicLibrary(path: path, engine: engine)
         let create = try lib.function("WebRtcVad_Create", as: (@convention(c) () -> OpaquePointer?).self)
         let initialise = try lib.function("WebRtcVad_Init", as: (@convention(c) (OpaquePointer?) -> Int32).self)
