@@ -63,10 +63,7 @@ public final class DecodeHelperPool: Sendable {
             if DecodeHelper.isOff(forced) { return nil }
             return forced.hasPrefix("/") ? forced : nil
         }
-        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"),
-           let found = FFmpegTools.find(programName, in: (exe as NSString).deletingLastPathComponent) {
-            return found
-        }
+        if let found = FFmpegTools.besideExecutable(programName) { return found }
         return FFmpegTools.find(programName, in: environment["PATH"])
     }
 

@@ -24,6 +24,13 @@ public struct FFmpegTools: Sendable, Equatable {
         return FFmpegTools(ffmpeg: ffmpeg, ffprobe: ffprobe)
     }
 
+    /// `name` in the folder of the running executable, where `swift build` and `make install` put
+    /// segno's helper programs (`segno-decode`, `segno-tags`), when it is an executable file there.
+    static package func besideExecutable(_ name: String) -> String? {
+        guard let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
+        return find(name, in: (exe as NSString).deletingLastPathComponent)
+    }
+
     /// First executable regular file named `name` in `searchPath`'s folders (empty entries and
     /// relative folders are skipped: a relative PATH entry would depend on the working folder).
     static package func find(_ name: String, in searchPath: String?) -> String? {

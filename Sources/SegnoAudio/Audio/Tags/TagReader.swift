@@ -61,9 +61,7 @@ public enum TagReader {
     /// (its resident size then counts the pages it shares with segno). Looked up once per process.
     static let readerProgram: String? = {
         if ProcessInfo.processInfo.environment["SEGNO_TAGS_READER"] == "fork" { return nil }
-        guard let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
-        let program = (exe as NSString).deletingLastPathComponent + "/segno-tags"
-        return access(program, X_OK) == 0 ? program : nil
+        return FFmpegTools.besideExecutable("segno-tags")
     }()
 
     /// Returns false when TagLib could not read the tags (a warning says why).
