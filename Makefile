@@ -15,7 +15,7 @@ APT_BROWSER = chromium
 APT_SLURM   = slurm-wlm munge
 APT_STREAMS = icecast2 curl python3 pocketsphinx-testdata alsa-utils asterisk-core-sounds-en-wav
 # pesq (speech quality, restricted-use notice in its source): measuring scripts only, never shipped.
-PIP_TEST    = numpy scipy botocore mutagen==1.48.1 wavinfo==4.0.1 pesq==0.0.4 pystoi==0.4.1 jiwer==4.0.0
+PIP_TEST    = numpy scipy botocore mutagen==1.48.1 wavinfo==4.0.1 pesq==0.0.4 pystoi==0.4.1 jiwer==4.0.0 pyannote.metrics==4.2.0
 
 PREFIX     ?= /usr/local
 # Speech engines and models (PyPI wheels pinned with sha256, tools/speech/*.txt) live in this
@@ -71,7 +71,7 @@ test-deps: deps deps-multilingual
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	  else echo "make test-deps: run as root: apt-get install --no-install-recommends$$missing"; exit 1; fi; \
 	fi
-	@python3 -c "import numpy, scipy, botocore, mutagen, wavinfo, pesq, pystoi, jiwer" 2>/dev/null || python3 -m pip install -q $(PIP_TEST)
+	@python3 -c "import numpy, scipy, botocore, mutagen, wavinfo, pesq, pystoi, jiwer, pyannote.metrics" 2>/dev/null || python3 -m pip install -q $(PIP_TEST)
 
 ## docs: regenerate the reference pages made from the code: docs/reference/stages/ (one page per
 ## stage, from its declaration). A test fails when a page differs from what the code makes.
@@ -133,6 +133,7 @@ quality: release
 	python3 tools/resample_quality.py --segno $(SEGNO_REL)
 	python3 tools/speech_quality.py --segno $(SEGNO_REL)
 	python3 tools/level_quality.py --segno $(SEGNO_REL)
+	python3 tools/speakers_quality.py --segno $(SEGNO_REL)
 	python3 tools/salvage_quality.py --segno $(SEGNO_REL)
 	python3 tools/hostile_quality.py --segno $(SEGNO_REL) --count 10000 --max-rss 300
 	SEGNO_FUZZ_RUNS=2000 swift test --filter SalvageFuzzTests
