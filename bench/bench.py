@@ -264,6 +264,35 @@ def bench_normalize_denoise(segno, work, rounds, minutes):
     print(f"normalize with denoise upstream costs {rows['denoise → highpass → normalize → FLAC'][1] / rows[base][1]:.2f}× "
           "the chain without it (CPU; target ≤ 1.2×)")
 
+def bench_split(segno, work, rounds, minutes):
+    """Issue 34 item 1: one long 48 kHz recording through `segno run`, default chain (highpass →
+    lowpass → 16 kHz → normalize) + FLAC + waveform, split over three threads (`split: auto`, the
+    default: one recording, more cores than pending) against the same spec with `split: off`
+    (one thread). Each round starts from an empty output folder. Wall, CPU and peak RSS."""
+    src_dir = os.path.join(work, "split-in")
+    os.makedirs(src_dir, exist_ok=True)
+    speech_like(os.path.join(src_dir, "lecture.flac"), minutes)
+    specs = {}
+    for name, split in [("one core (split: off)", "off"), ("split (auto)", "auto")]:
+        out = os.path.join(work, f"split-out-{split}")
+        spec = os.path.join(work, f"split-{split}.yaml")
+        open(spec, "w").write(f"version: 1\ninput: {{ root: {src_dir}, settle: 0s }}\noutput: {{ root: {out} }}\nsplit: {split}\nstages:\n"
+                              "  - highpass: 80\n  - lowpass: 7000\n  - resample: 16000\n  - normalize: { loudness: -16 }\n"
+                              "  - encode: { path: \"{stem}.flac\" }\n  - waveform: { path: \"{stem}.json\" }\n")
+        specs[name] = (spec, out)
+    explain = subprocess.run([segno, "run", "--dry-run", "--explain", specs["split (auto)"][0]], capture_output=True, text=True).stdout
+    print("".join(l + "\n" for l in explain.splitlines() if l.startswith(("split ", "one core "))), end="")
+    rows = interleave({n: [segno, "run", "--quiet", spec] for n, (spec, _) in specs.items()}, rounds,
+                      before=lambda n: shutil.rmtree(specs[n][1], ignore_errors=True))
+    base = "one core (split: off)"
+    table(f"{minutes} min 48 kHz mono speech, `segno run`: highpass → lowpass → 16 kHz → normalize → FLAC + waveform "
+          f"(issue 34 item 1; {os.cpu_count()} cores)", rows, base)
+    same = all(open(os.path.join(specs[base][1], f), "rb").read() == open(os.path.join(specs["split (auto)"][1], f), "rb").read()
+               for f in ("lecture.flac", "lecture.json"))
+    print(f"split wall {rows['split (auto)'][0] / rows[base][0]:.2f}× one core's (target ≤ 0.6× on 2 cores), "
+          f"CPU {rows['split (auto)'][1] / rows[base][1]:.2f}×, peak RSS {rows['split (auto)'][2]:.1f} vs {rows[base][2]:.1f} MiB; "
+          f"outputs {'byte-identical' if same else 'DIFFER'}")
+
 def bench_waveform(segno, work, rounds):
     """Issue 5: peaks for 10 min 44.1 kHz stereo WAV and FLAC (-z 256 -b 8 JSON) vs the decode floor."""
     wav, flac = os.path.join(work, "w.wav"), os.path.join(work, "w.flac")
@@ -289,9 +318,10 @@ def bench_waveform(segno, work, rounds):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("segno")
-    ap.add_argument("--only", nargs="*", default=["convert", "resample", "folder", "memos", "noop", "chain", "waveform", "phone", "fingerprint", "duplicates", "m4a", "mp3", "fleet", "tags", "scale", "normalize", "normalize-denoise"])
+    ap.add_argument("--only", nargs="*", default=["convert", "resample", "folder", "memos", "noop", "chain", "waveform", "phone", "fingerprint", "duplicates", "m4a", "mp3", "fleet", "tags", "scale", "normalize", "normalize-denoise", "split"])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--minutes", type=int, default=10)
+    ap.add_argument("--split-minutes", type=int, default=30, help="length of the long recording of section split (issue 34: 120)")
     ap.add_argument("--peer", help="another segno build (e.g. main's) interleaved with SEGNO in fleet-noop, fleet-memory, tags and normalize")
     a = ap.parse_args()
     segno = os.path.abspath(a.segno)
@@ -310,6 +340,7 @@ def main():
         if "waveform" in a.only: bench_waveform(segno, work, a.rounds)
         if "normalize" in a.only: bench_normalize(segno, work, a.rounds, a.minutes, peer=a.peer and os.path.abspath(a.peer))
         if "normalize-denoise" in a.only: bench_normalize_denoise(segno, work, a.rounds, a.minutes)
+        if "split" in a.only: bench_split(segno, work, a.rounds, a.split_minutes)
         if "fingerprint" in a.only or "duplicates" in a.only:
             import fingerprint  # bench/fingerprint.py: chromaprint vs fpcalc, duplicates at scale (issue 16)
             if "fingerprint" in a.only: fingerprint.bench_fingerprint(segno, work, a.rounds, a.minutes)
