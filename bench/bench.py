@@ -268,30 +268,33 @@ def bench_split(segno, work, rounds, minutes):
     """Issue 34 item 1: one long 48 kHz recording through `segno run`, default chain (highpass →
     lowpass → 16 kHz → normalize) + FLAC + waveform, split over three threads (`split: auto`, the
     default: one recording, more cores than pending) against the same spec with `split: off`
-    (one thread). Each round starts from an empty output folder. Wall, CPU and peak RSS."""
+    (one thread); and the same without normalize (whose limiter trials read the spool on one
+    thread). Each round starts from an empty output folder. Wall, CPU and peak RSS."""
     src_dir = os.path.join(work, "split-in")
     os.makedirs(src_dir, exist_ok=True)
     speech_like(os.path.join(src_dir, "lecture.flac"), minutes)
     specs = {}
-    for name, split in [("one core (split: off)", "off"), ("split (auto)", "auto")]:
-        out = os.path.join(work, f"split-out-{split}")
-        spec = os.path.join(work, f"split-{split}.yaml")
-        open(spec, "w").write(f"version: 1\ninput: {{ root: {src_dir}, settle: 0s }}\noutput: {{ root: {out} }}\nsplit: {split}\nstages:\n"
-                              "  - highpass: 80\n  - lowpass: 7000\n  - resample: 16000\n  - normalize: { loudness: -16 }\n"
-                              "  - encode: { path: \"{stem}.flac\" }\n  - waveform: { path: \"{stem}.json\" }\n")
-        specs[name] = (spec, out)
+    for chain, norm in [("", "  - normalize: { loudness: -16 }\n"), ("no normalize, ", "")]:
+        for name, split in [("one core (split: off)", "off"), ("split (auto)", "auto")]:
+            key = len(specs)
+            out = os.path.join(work, f"split-out-{key}")
+            spec = os.path.join(work, f"split-{key}.yaml")
+            open(spec, "w").write(f"version: 1\ninput: {{ root: {src_dir}, settle: 0s }}\noutput: {{ root: {out} }}\nsplit: {split}\nstages:\n"
+                                  f"  - highpass: 80\n  - lowpass: 7000\n  - resample: 16000\n{norm}"
+                                  "  - encode: { path: \"{stem}.flac\" }\n  - waveform: { path: \"{stem}.json\" }\n")
+            specs[chain + name] = (spec, out)
     explain = subprocess.run([segno, "run", "--dry-run", "--explain", specs["split (auto)"][0]], capture_output=True, text=True).stdout
     print("".join(l + "\n" for l in explain.splitlines() if l.startswith(("split ", "one core "))), end="")
     rows = interleave({n: [segno, "run", "--quiet", spec] for n, (spec, _) in specs.items()}, rounds,
                       before=lambda n: shutil.rmtree(specs[n][1], ignore_errors=True))
-    base = "one core (split: off)"
-    table(f"{minutes} min 48 kHz mono speech, `segno run`: highpass → lowpass → 16 kHz → normalize → FLAC + waveform "
-          f"(issue 34 item 1; {os.cpu_count()} cores)", rows, base)
-    same = all(open(os.path.join(specs[base][1], f), "rb").read() == open(os.path.join(specs["split (auto)"][1], f), "rb").read()
-               for f in ("lecture.flac", "lecture.json"))
-    print(f"split wall {rows['split (auto)'][0] / rows[base][0]:.2f}× one core's (target ≤ 0.6× on 2 cores), "
-          f"CPU {rows['split (auto)'][1] / rows[base][1]:.2f}×, peak RSS {rows['split (auto)'][2]:.1f} vs {rows[base][2]:.1f} MiB; "
-          f"outputs {'byte-identical' if same else 'DIFFER'}")
+    table(f"{minutes} min 48 kHz mono speech, `segno run`: highpass → lowpass → 16 kHz → [normalize] → FLAC + waveform "
+          f"(issue 34 item 1; {os.cpu_count()} cores)", rows, "one core (split: off)")
+    for chain in ("", "no normalize, "):
+        a, b = rows[chain + "split (auto)"], rows[chain + "one core (split: off)"]
+        same = all(open(os.path.join(specs[chain + "one core (split: off)"][1], f), "rb").read()
+                   == open(os.path.join(specs[chain + "split (auto)"][1], f), "rb").read() for f in ("lecture.flac", "lecture.json"))
+        print(f"{chain or 'with normalize, '}split: wall {a[0] / b[0]:.2f}× one core's (target ≤ 0.6× on 2 cores), "
+              f"CPU {a[1] / b[1]:.2f}×, peak RSS {a[2]:.1f} vs {b[2]:.1f} MiB; outputs {'byte-identical' if same else 'DIFFER'}")
 
 def bench_waveform(segno, work, rounds):
     """Issue 5: peaks for 10 min 44.1 kHz stereo WAV and FLAC (-z 256 -b 8 JSON) vs the decode floor."""
