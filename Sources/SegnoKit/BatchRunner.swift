@@ -353,10 +353,10 @@ public final class BatchRunner: Sendable {
         // A recording's work runs to its end once started, but a search for frames in a damaged
         // MP4 can last minutes: it stops with the run (the recording is left for the next one).
         tools.helpers.stopLongWork(when: shouldStop)
-        // Recordings a dead process had in hand run first, one at a time: if one of them kills
-        // the process again, the journal names it alone (`CrashJournal`).
         // Recordings not finished yet, the one starting included: the split rule's "pending".
         let pending = Mutex(plan.count)
+        // Recordings a dead process had in hand run first, one at a time: if one of them kills
+        // the process again, the journal names it alone (`CrashJournal`).
         let suspects = plan.filter { CrashJournal.isSuspect($0.prior) }
         let rest = suspects.isEmpty ? plan : plan.filter { !CrashJournal.isSuspect($0.prior) }
         for (list, workers) in [(suspects, 1), (rest, options.parallel ?? job.spec.workers)] {
