@@ -264,6 +264,40 @@ def bench_normalize_denoise(segno, work, rounds, minutes):
     print(f"normalize with denoise upstream costs {rows['denoise → highpass → normalize → FLAC'][1] / rows[base][1]:.2f}× "
           "the chain without it (CPU; target ≤ 1.2×)")
 
+def bench_split(segno, work, rounds, minutes, chains="both"):
+    """Issue 34 item 1: one long 48 kHz recording through `segno run`, default chain (highpass →
+    lowpass → 16 kHz → normalize) + FLAC + waveform, split over three threads (`split: auto`, the
+    default: one recording, more cores than pending) against the same spec with `split: off`
+    (one thread); and the same without normalize (whose limiter trials read the spool on one
+    thread). Each round starts from an empty output folder. Wall, CPU and peak RSS."""
+    src_dir = os.path.join(work, "split-in")
+    os.makedirs(src_dir, exist_ok=True)
+    speech_like(os.path.join(src_dir, "lecture.flac"), minutes)
+    specs = {}
+    pairs = [("", "  - normalize: { loudness: -16 }\n"), ("no normalize, ", "")]
+    if chains == "plain": pairs = pairs[1:]  # a debug build's limiter trials take minutes per round
+    for chain, norm in pairs:
+        for name, split in [("one core (split: off)", "off"), ("split (auto)", "auto")]:
+            key = len(specs)
+            out = os.path.join(work, f"split-out-{key}")
+            spec = os.path.join(work, f"split-{key}.yaml")
+            open(spec, "w").write(f"version: 1\ninput: {{ root: {src_dir}, settle: 0s }}\noutput: {{ root: {out} }}\nsplit: {split}\nstages:\n"
+                                  f"  - highpass: 80\n  - lowpass: 7000\n  - resample: 16000\n{norm}"
+                                  "  - encode: { path: \"{stem}.flac\" }\n  - waveform: { path: \"{stem}.json\" }\n")
+            specs[chain + name] = (spec, out)
+    explain = subprocess.run([segno, "run", "--dry-run", "--explain", specs[pairs[0][0] + "split (auto)"][0]], capture_output=True, text=True).stdout
+    print("".join(l + "\n" for l in explain.splitlines() if l.startswith(("split ", "one core "))), end="")
+    rows = interleave({n: [segno, "run", "--quiet", spec] for n, (spec, _) in specs.items()}, rounds,
+                      before=lambda n: shutil.rmtree(specs[n][1], ignore_errors=True))
+    table(f"{minutes} min 48 kHz mono speech, `segno run`: highpass → lowpass → 16 kHz → [normalize] → FLAC + waveform "
+          f"(issue 34 item 1; {os.cpu_count()} cores)", rows, pairs[0][0] + "one core (split: off)")
+    for chain, _ in pairs:
+        a, b = rows[chain + "split (auto)"], rows[chain + "one core (split: off)"]
+        same = all(open(os.path.join(specs[chain + "one core (split: off)"][1], f), "rb").read()
+                   == open(os.path.join(specs[chain + "split (auto)"][1], f), "rb").read() for f in ("lecture.flac", "lecture.json"))
+        print(f"{chain or 'with normalize, '}split: wall {a[0] / b[0]:.2f}× one core's (target ≤ 0.6× on 2 cores), "
+              f"CPU {a[1] / b[1]:.2f}×, peak RSS {a[2]:.1f} vs {b[2]:.1f} MiB; outputs {'byte-identical' if same else 'DIFFER'}")
+
 def bench_waveform(segno, work, rounds, awf=None):
     """Issue 5: peaks for 10 min 44.1 kHz stereo WAV and FLAC (-z 256 -b 8 JSON) vs the decode floor."""
     wav, flac = os.path.join(work, "w.wav"), os.path.join(work, "w.flac")
@@ -315,9 +349,11 @@ def task_clock_ms(cmd):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("segno")
-    ap.add_argument("--only", nargs="*", default=["convert", "resample", "folder", "memos", "noop", "chain", "waveform", "phone", "fingerprint", "duplicates", "m4a", "mp3", "fleet", "tags", "scale", "normalize", "normalize-denoise"])
+    ap.add_argument("--only", nargs="*", default=["convert", "resample", "folder", "memos", "noop", "chain", "waveform", "phone", "fingerprint", "duplicates", "m4a", "mp3", "fleet", "tags", "scale", "normalize", "normalize-denoise", "split"])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--minutes", type=int, default=10)
+    ap.add_argument("--split-minutes", type=int, default=30, help="length of the long recording of section split (issue 34: 120)")
+    ap.add_argument("--split-chains", choices=["both", "plain"], default="both", help="section split: plain leaves out the normalize pair")
     ap.add_argument("--peer", help="another segno build (e.g. main's) interleaved with SEGNO in fleet-noop, fleet-memory, tags and normalize")
     ap.add_argument("--audiowaveform", help="audiowaveform (bench/peers.sh builds 1.10.3) for the waveform WAV ratio")
     a = ap.parse_args()
@@ -337,6 +373,7 @@ def main():
         if "waveform" in a.only: bench_waveform(segno, work, a.rounds, a.audiowaveform)
         if "normalize" in a.only: bench_normalize(segno, work, a.rounds, a.minutes, peer=a.peer and os.path.abspath(a.peer))
         if "normalize-denoise" in a.only: bench_normalize_denoise(segno, work, a.rounds, a.minutes)
+        if "split" in a.only: bench_split(segno, work, a.rounds, a.split_minutes, a.split_chains)
         if "fingerprint" in a.only or "duplicates" in a.only:
             import fingerprint  # bench/fingerprint.py: chromaprint vs fpcalc, duplicates at scale (issue 16)
             if "fingerprint" in a.only: fingerprint.bench_fingerprint(segno, work, a.rounds, a.minutes)

@@ -11,6 +11,8 @@ package final class MemorySource: RecordingSource, @unchecked Sendable {
         package var rate: Int = 8000
         package var identity: FileIdentity
         package var openError: AudioError? = nil
+        /// Decoding throws after this many frames (a file damaged in the middle); nil: never.
+        package var failAfter: Int? = nil
     }
     package init() {}
 
@@ -18,13 +20,13 @@ package final class MemorySource: RecordingSource, @unchecked Sendable {
     private let opened = Mutex(0)
 
     /// Adds or replaces a recording; `version` makes a new identity (a changed file).
-    package func put(_ name: String, seconds: Double = 0.25, channels: Int = 1, version: Int64 = 1, openError: AudioError? = nil) {
+    package func put(_ name: String, seconds: Double = 0.25, channels: Int = 1, version: Int64 = 1, openError: AudioError? = nil, failAfter: Int? = nil) {
         let frames = Int(seconds * 8000)
         let samples = Signal.sine(frequency: 440, rate: 8000, frames: frames, channels: channels).map { $0 * 0.5 }
         items.withLock {
             $0[name] = Item(samples: samples, channels: channels,
                             identity: FileIdentity(size: Int64(frames), mtimeNs: version, inode: Int64(abs(name.hashValue % 100_000))),
-                            openError: openError)
+                            openError: openError, failAfter: failAfter)
         }
     }
 
@@ -42,7 +44,7 @@ package final class MemorySource: RecordingSource, @unchecked Sendable {
         guard let item = items.withLock({ $0[file.relativePath] }) else { throw AudioError.missing(path: file.relativePath) }
         opened.withLock { $0 += 1 }
         if let e = item.openError { throw e }
-        return MemoryDecoder(item.samples, channels: item.channels, rate: item.rate)
+        return MemoryDecoder(item.samples, channels: item.channels, rate: item.rate, failAfter: item.failAfter)
     }
 
     package func contentHash(_ file: ScannedFile) throws -> Data { Data(file.relativePath.utf8) }

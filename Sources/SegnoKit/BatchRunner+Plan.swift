@@ -33,6 +33,7 @@ extension BatchRunner {
         // The last distinct action planned: equal actions share it (its arrays), so 1,000,000 new
         // recordings hold one `[taps]` and one `[reasons]` between them, not one each.
         var lastAction: RecordingPlan.Action?
+        var runLines: [String: Int] = [:]  // --explain: where each recording's run line is
         for file in scan.files {
             if isOwn(file) { plan.ownOutputs.append(file.relativePath); continue }
             if let message = collisions[file.relativePath] {
@@ -56,6 +57,7 @@ extension BatchRunner {
                 if verbose {
                     let name = AudioError.quoted(file.relativePath)
                     plan.lines.append(options.explain ? "run \(name): " + reasons.map(\.description).joined(separator: "; ") : "run \(name)")
+                    if options.explain { runLines[file.relativePath] = plan.lines.count - 1 }
                 }
             }
         }
@@ -65,9 +67,46 @@ extension BatchRunner {
             plan.refused.append((file, message, .input))
             if verbose { plan.lines.append("fail \(AudioError.quoted(file.relativePath)): \(message)") }
         }
+        if options.explain { explainSplits(&plan, runLines: runLines) }
         (plan.prune, plan.pruneHeld) = pruneSelection(scan: scan, state: state)
         for path in plan.prune where verbose { plan.lines.append("prune \(AudioError.quoted(path))") }
         return plan
+    }
+
+    /// `--explain`: after each recording's run line, whether it will be split (`SplitRule`) and why,
+    /// for the recordings split and for those long enough to be but not split; nothing for the
+    /// rest. The length is the one recorded by an earlier run, else read from the header when there
+    /// are fewer recordings to run than cores (so `split: off` is named for a long one too). Decided as the run starts: a long
+    /// recording started when fewer recordings are left than cores is split then.
+    package func explainSplits(_ plan: inout RunPlan, runLines: [String: Int]) {
+        let rule = splitRule
+        let pending = plan.work.count
+        let lastTap = job.spec.stages.lastIndex { $0.config is any TapConfig } ?? -1
+        let hasTransform = job.spec.stages.prefix(lastTap + 1).contains { $0.config is any TransformConfig }
+        var extra: [Int: String] = [:]
+        for p in plan.work {
+            guard let at = runLines[p.file.relativePath] else { continue }
+            var seconds = p.prior?.duration
+            if seconds == nil, hasTransform, pending < rule.cores, let d = try? source.open(p.file) {
+                let info = d.info
+                d.close()
+                if info.sampleRate > 0 && info.frames > 0 { seconds = Double(info.frames) / Double(info.sampleRate) }
+            }
+            let decision = rule.decide(seconds: seconds, pending: pending, hasTransform: hasTransform)
+            let name = AudioError.quoted(p.file.relativePath)
+            if decision.split {
+                extra[at] = "split \(name): \(decision.reason)"
+            } else if let seconds, seconds >= rule.minimumSeconds {
+                extra[at] = "one core \(name): \(decision.reason)"
+            }
+        }
+        guard !extra.isEmpty else { return }
+        var lines = TextList()
+        for (i, line) in plan.lines.enumerated() {
+            lines.append(line)
+            if let e = extra[i] { lines.append(e) }
+        }
+        plan.lines = lines
     }
 
     /// Absolute paths of every file this job's state says segno wrote: tap outputs and `file://`

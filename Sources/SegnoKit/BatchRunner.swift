@@ -39,6 +39,10 @@ public struct RunOptions: Sendable {
     /// with that pass's summary. When set, the run's own summary keeps the counts but not each
     /// pass's results and plan lines, so a watcher that runs for months does not grow.
     public var onPass: (@Sendable (RunSummary) -> Void)? = nil
+    /// Cores the split rule counts (`SplitRule`); nil: the machine's active processors. Tests set it.
+    package var cores: Int? = nil
+    /// The length from which a recording may be split; nil: `SplitRule.minimumSeconds`. Tests lower it.
+    package var splitMinimumSeconds: Double? = nil
     public init() {}
 }
 
@@ -352,6 +356,8 @@ public final class BatchRunner: Sendable {
         // A recording's work runs to its end once started, but a search for frames in a damaged
         // MP4 can last minutes: it stops with the run (the recording is left for the next one).
         tools.helpers.stopLongWork(when: shouldStop)
+        // Recordings not finished yet, the one starting included: the split rule's "pending".
+        let pending = Mutex(plan.count)
         // Recordings a dead process had in hand run first, one at a time: if one of them kills
         // the process again, the journal names it alone (`CrashJournal`).
         let suspects = plan.filter { CrashJournal.isSuspect($0.prior) }
@@ -363,7 +369,9 @@ public final class BatchRunner: Sendable {
                 let queue = ClaimQueue(work, store: store, workers: workers)
                 WorkerPool.run(workers: workers, shouldStop: shouldStop, next: queue.take, onThread: options.onWorkerThread) { [self] plan in
                     journal?.begin(plan.file.relativePath)
-                    let r = process(plan, writer: writer, progress: progress, uploaders: uploaders, owners: owners)
+                    let r = process(plan, writer: writer, progress: progress, uploaders: uploaders, owners: owners,
+                                    pending: { pending.withLock { $0 } })
+                    pending.withLock { $0 -= 1 }
                     if store.claimsRecordings && (r.status == .interrupted || r.status == .notReady) { store.release(r.path) }
                     collected.withLock { $0.append(r) }
                     journal?.end(plan.file.relativePath)
@@ -385,6 +393,12 @@ public final class BatchRunner: Sendable {
             }
         }
         return (collected.withLock { $0 }, timeUp.withLock { $0 })
+    }
+
+    /// The rule that decides whether a recording runs on more than one core (decision 0085).
+    package var splitRule: SplitRule {
+        SplitRule(mode: job.spec.split, cores: options.cores ?? ProcessInfo.processInfo.activeProcessorCount,
+                  minimumSeconds: options.splitMinimumSeconds ?? SplitRule.minimumSeconds)
     }
 
     /// Counts the results into the summary.
@@ -414,7 +428,7 @@ public final class BatchRunner: Sendable {
     /// Processes one recording; transient failures are retried with back-off, and a retry reruns
     /// only the taps and uploads that did not finish. Called on a worker thread.
     package func process(_ plan: RecordingPlan, writer: StateWriter, progress: RunProgress, uploaders: [any RecordingUploader],
-                         owners: OutputOwners? = nil) -> RecordingResult {
+                         owners: OutputOwners? = nil, pending: @escaping () -> Int = { 1 }) -> RecordingResult {
         guard case .run(let tapIndices, let uploadIndices, let reasons) = plan.action else { fatalError("only runnable plans are processed") }
         let started = Date()
         let priorAttempts = plan.prior?.status.hasFailure == true ? plan.prior?.attempts ?? 0 : 0
@@ -423,6 +437,8 @@ public final class BatchRunner: Sendable {
         defer { result.seconds = Date().timeIntervalSince(started) }
         var runner = RecordingJob(job: job, plan: plan, source: source, uploaders: uploaders, stop: stop)
         runner.owners = owners
+        let rule = splitRule
+        runner.split = { seconds, hasTransform in rule.decide(seconds: seconds, pending: pending(), hasTransform: hasTransform) }
         let path = plan.file.relativePath
         progress.begin(path)
         defer { progress.end(path) }
@@ -450,6 +466,7 @@ public final class BatchRunner: Sendable {
             break
         }
         result.attempts = attempt
+        result.split = outcome.split
         result.duration = outcome.duration
         result.outputs = outcome.written
         result.salvaged = outcome.salvage.map { $0.report.json(sampleRate: $0.sampleRate) }

@@ -24,6 +24,8 @@ package struct RecordingOutcome {
     package var decoded = false
     /// What salvaging recovered (`damaged: salvage`), with the source's rate; nil when read whole.
     package var salvage: (report: SalvageReport, sampleRate: Int)?
+    /// True when the last pass ran split over several threads (`SplitRule`, decision 0085).
+    package var split = false
     /// The last attempt's failures: the stage that failed (nil for the whole recording) and why.
     package var failures: [(stage: String?, error: any Error)] = []
 
@@ -58,6 +60,9 @@ package struct RecordingJob {
     package var onDecoded: ((_ seconds: Double, _ total: Double?, _ passes: Int) -> Void)?
     /// Sees warnings from the chain (normalize missing its target).
     package var onNote: ((String) -> Void)?
+    /// Decides whether the pass is split (`SplitRule`), given the length from the header (nil when
+    /// unknown) and whether the chain has a transform; asked once per pass. Nil: never split.
+    package var split: ((_ seconds: Double?, _ hasTransform: Bool) -> SplitRule.Decision)?
 
     /// Runs `tapIndices` (into `Job.taps`) and `uploadIndices` (into `Job.uploads`), adding what
     /// finished to `outcome` and what failed to `outcome.failures`. Throws only `Interrupted`.
@@ -152,6 +157,9 @@ package struct RecordingJob {
         var passes = 1
         do {
             var recipe = ChainRecipe(items: items)
+            let hasTransform = items.contains { if case .transform = $0 { true } else { false } }
+            recipe.pipelined = split?(total, hasTransform).split ?? false
+            outcome.split = recipe.pipelined
             // A sensor series (.csv/.jsonl) has no loudness to speak of: normalize still scales
             // it, but its notes about LUFS and true peak would only alarm (issue 22: the demo).
             let sensor = decoder.info.codec == "sensor series"

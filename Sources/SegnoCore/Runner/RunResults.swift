@@ -25,6 +25,8 @@ public struct RecordingResult: Sendable {
     public var reasons: [String]
     /// What salvage recovered and lost (`damaged: salvage`); nil when the recording was read whole.
     public var salvaged: JSONValue? = nil
+    /// True when the recording ran on more than one core (`SplitRule`, decision 0085).
+    public var split = false
 
     /// Every stored property: the initializer the other modules of segno use.
     package init(path: String, status: Status, duration: Double? = nil, seconds: Double, attempts: Int, outputs: [String], error: String? = nil, failureClass: FailureClass? = nil, reasons: [String], salvaged: JSONValue? = nil) {

@@ -82,6 +82,8 @@ public struct JobSpec: Sendable {
     public var statePath: String
     /// Worker count; nil = active processors.
     public var parallel: Int?
+    /// `split:`: whether a long recording may use more than one core (`SplitRule`, decision 0085).
+    public var split: SplitMode = .auto
     /// Extra attempts per recording for transient (I/O) failures.
     public var retries: Int
     /// With PostgreSQL state: seconds a worker's claim lasts without its heartbeat (`lease:`, 60 s).

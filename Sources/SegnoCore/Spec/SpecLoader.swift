@@ -43,7 +43,7 @@ public enum SpecLoader {
         let context = SpecContext(file: file, environment: environment)
         try checkTags(root, file: file, budget: 200_000)
         let doc = SpecValue(node: root, path: "", context: context)
-        let o = try doc.options(allowed: ["version", "name", "input", "output", "state", "lease", "parallel", "retries", "stages", "report"],
+        let o = try doc.options(allowed: ["version", "name", "input", "output", "state", "lease", "parallel", "split", "retries", "stages", "report"],
                                 required: ["version", "input", "output", "stages"])
         let version = try o["version"]!.int()
         guard version == 1 else { throw o["version"]!.error("unsupported spec version \(version); this segno reads version 1") }
@@ -89,6 +89,8 @@ public enum SpecLoader {
             let s = try p.string()
             if s != "auto" { parallel = try p.int(in: JobSpec.parallelRange, unit: "workers") }
         }
+        // `split: off` keeps every recording on one thread (decision 0085); `auto` lets `SplitRule` decide.
+        let split = try o["split"]?.choice(SplitMode.self) ?? .auto
         let retries = try o["retries"]?.int(in: 0...10) ?? 2
         var reportPath: String? = nil
         if let r = o["report"] {
@@ -157,6 +159,7 @@ public enum SpecLoader {
         var spec = JobSpec(file: file, name: name, input: input, outputRoot: outputRoot, statePath: statePath,
                        parallel: parallel, retries: retries, stages: placed, reportPath: reportPath)
         spec.leaseSeconds = lease
+        spec.split = split
         spec.sharedStateFolder = sharedStateFolder
         spec.tapDeclarations = registry.declarationsByTapKind
         return spec

@@ -322,6 +322,9 @@ public struct ChainRecipe {
     /// The folder for the spools of analysing transforms (`BlockSpool`: files without a name, about
     /// 4 bytes per sample at that place); nil for the recording's output root.
     public var spoolFolder: String?
+    /// True when the runner split this recording (`SplitRule`): a chain with a transform then runs
+    /// on three threads (`ChainPipeline`), with byte-identical outputs. False: one thread.
+    public var pipelined = false
     public init(items: [Item]) { self.items = items }
 
     /// Runs all passes. `open` opens the source (called once: later passes read spools); `progress` sees the
@@ -360,8 +363,13 @@ public struct ChainRecipe {
         defer { decoder.close() }
         let measuring = StageChain.Measuring(spoolFolder: spoolFolder ?? context.outputRoot, recording: context.relativePath,
                                              onPass: onPass, notes: notes)
-        var made = try StageChain(elements: instances).runEach(decoder: decoder, isolatingTaps: isolatingTaps, measuring: measuring,
-                                                               isCancelled: isCancelled, progress: progress)[...]
+        // Split (decision 0085): the same chain, its decoder read ahead and its taps on threads of their own.
+        let pipeline = pipelined && instances.contains(where: { if case .transform = $0 { true } else { false } }) ? ChainPipeline() : nil
+        defer { pipeline?.shutdown() }
+        let chain = StageChain(elements: pipeline?.elements(instances) ?? instances)
+        var made = try chain.runEach(decoder: pipeline?.decoder(decoder, blockFrames: chain.blockFrames) ?? decoder, isolatingTaps: isolatingTaps,
+                                     measuring: measuring, isCancelled: isCancelled, progress: progress)[...]
+        pipeline?.shutdown()
         decoder.notes.forEach { notes?($0) }
         for case .tap(let tap) in instances { tap.notes.forEach { notes?($0) } }
         var results: [Result<[ProducedFile], any Error>] = []

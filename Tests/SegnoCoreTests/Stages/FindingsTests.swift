@@ -48,10 +48,23 @@ import Testing
     static let segments = [Findings.Segment(start: 0.2, end: 1.9, text: "hello there",
                                             words: [.init(start: 0.2, end: 0.6, text: "hello")])]
 
-    func run(_ taps: [any Tap], isolating: Bool = true) throws -> [Result<[ProducedFile], any Error>] {
-        try StageChain(elements: taps.map { .tap($0) }, blockFrames: 1000)
-            .runEach(decoder: MemoryDecoder(Signal.sine(frames: 4410, amplitude: 0.5), channels: 1, rate: 44100),
-                     isolatingTaps: isolating)
+    /// Runs the taps on one thread, or `split` with every tap on the taps' thread (`ChainPipeline`).
+    func run(_ taps: [any Tap], isolating: Bool = true, split: Bool = false) throws -> [Result<[ProducedFile], any Error>] {
+        let pipeline = split ? ChainPipeline() : nil
+        defer { pipeline?.shutdown() }
+        let elements = taps.map { ChainElement.tap($0) }
+        let decoder = MemoryDecoder(Signal.sine(frames: 4410, amplitude: 0.5), channels: 1, rate: 44100)
+        return try StageChain(elements: pipeline?.elements(elements) ?? elements, blockFrames: 1000)
+            .runEach(decoder: pipeline?.decoder(decoder, blockFrames: 1000) ?? decoder, isolatingTaps: isolating)
+    }
+
+    @Test func aSplitRecordingHandsFindingsOnAsOneThreadDoes() throws {
+        let log = Log()
+        let chapters = User("chapters", log, uses: [.turns])
+        _ = try run([chapters, Finder("speakers", log, found: Findings(turns: Self.turns))], split: true)
+        #expect(log.finishes == ["speakers", "chapters"], "the wrapped taps keep their waits")
+        #expect(chapters.given?.turns == Self.turns)
+        #expect(chapters.framesSeen == 4410)
     }
 
     @Test func aUserBeforeItsFindersFinishesAfterThemAndSeesWhatTheyFound() throws {

@@ -1,0 +1,321 @@
+import Foundation
+import SegnoDSP
+
+/// One recording's pass on three threads (decision 0085): the decoder reads ahead on its own
+/// thread (`PrefetchingDecoder`), the transforms run on the worker's thread (`StageChain` as
+/// ever), and the taps observe on a third (`TapLane`). Between them, bounded queues of
+/// `queueBlocks` blocks whose buffers are reused, so memory stays flat with the recording's
+/// length and the steady state allocates nothing. Every stage sees the same blocks in the same
+/// order as in the one-thread pass, so the outputs are byte-identical.
+///
+/// Made by `ChainRecipe` when the runner split the recording (`SplitRule`); `shutdown` is called
+/// once the pass is over (also on failure or interruption) and joins every thread it started.
+package final class ChainPipeline {
+    /// Blocks each queue holds (the decoder's read-ahead, the taps' backlog): 8 × 4096 frames,
+    /// about 128 KiB per queue for mono, 256 KiB for stereo.
+    package static let queueBlocks = 8
+
+    private let lane = TapLane(capacity: ChainPipeline.queueBlocks)
+    private var prefetchers: [PrefetchingDecoder] = []
+
+    package init() {}
+
+    /// The decoder read ahead on a thread of its own, in blocks of `blockFrames`
+    /// (`StageChain.blockFrames`, which every read of the chain asks for).
+    package func decoder(_ decoder: any AudioDecoder, blockFrames: Int) -> any AudioDecoder {
+        let p = PrefetchingDecoder(decoder, blockFrames: blockFrames, queueBlocks: Self.queueBlocks)
+        prefetchers.append(p)
+        return p
+    }
+
+    /// The elements with every tap moved onto the taps' thread (`LaneTap`); transforms unchanged.
+    package func elements(_ elements: [ChainElement]) -> [ChainElement] {
+        elements.map { e in
+            guard case .tap(let t) = e else { return e }
+            return .tap(LaneTap(t, lane: lane))
+        }
+    }
+
+    /// Stops and joins the threads (the decoder's read-ahead first). Safe to call twice; after it
+    /// the wrapped decoder and taps are touched by the calling thread only.
+    package func shutdown() {
+        for p in prefetchers { p.stop() }
+        lane.shutdown()
+    }
+}
+
+/// A decoder read ahead on its own thread: blocks of a fixed size go into a ring of
+/// `queueBlocks` slots and `read` swaps the next one out (the caller's buffer goes back to the
+/// ring, so no block is allocated after the first round). A decoder error reaches `read` after the
+/// blocks decoded before it, as it would without the thread. The thread starts on the first `read`
+/// and is stopped by `stop` or `close`.
+final class PrefetchingDecoder: AudioDecoder, @unchecked Sendable {
+    private let inner: any AudioDecoder
+    let info: SourceInfo
+    private let blockFrames: Int
+    private let condition = NSCondition()
+    // Guarded by `condition`:
+    private var slots: [AudioBlock]
+    private var sizes: [Int]
+    private var head = 0
+    private var count = 0
+    private var ended = false          // the producer met the end or an error
+    private var failure: (any Error)?
+    private var stopping = false
+    private var started = false
+    private var exited = false
+
+    init(_ inner: any AudioDecoder, blockFrames: Int, queueBlocks: Int) {
+        self.inner = inner
+        self.info = inner.info
+        self.blockFrames = blockFrames
+        slots = (0..<queueBlocks).map { _ in AudioBlock(channels: max(1, inner.info.channels), capacity: blockFrames) }
+        sizes = Array(repeating: 0, count: queueBlocks)
+    }
+
+    /// Swaps the next decoded block into `block`; 0 at the end. `maxFrames` is the chain's block
+    /// size, the same for every call (the thread reads blocks of `blockFrames`).
+    func read(into block: inout AudioBlock, maxFrames: Int) throws -> Int {
+        condition.lock()
+        defer { condition.unlock() }
+        if !started {
+            started = true
+            Thread.detachNewThread { [self] in produce() }
+        }
+        while count == 0 && !ended { condition.wait() }
+        if count == 0 {
+            if let failure { throw failure }
+            return 0
+        }
+        swap(&slots[head], &block)
+        let n = sizes[head]
+        head = (head + 1) % slots.count
+        count -= 1
+        condition.broadcast()
+        return n
+    }
+
+    /// The read-ahead thread: decodes until the end, an error, or `stop`.
+    private func produce() {
+        var block = AudioBlock(channels: max(1, info.channels), capacity: blockFrames)
+        while true {
+            let n: Int
+            do {
+                n = try inner.read(into: &block, maxFrames: blockFrames)
+            } catch {
+                finishProducing(error)
+                return
+            }
+            if n == 0 { finishProducing(nil); return }
+            condition.lock()
+            while count == slots.count && !stopping { condition.wait() }
+            if stopping {
+                exited = true
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
+            let i = (head + count) % slots.count
+            swap(&slots[i], &block)
+            sizes[i] = n
+            count += 1
+            condition.broadcast()
+            condition.unlock()
+        }
+    }
+
+    private func finishProducing(_ error: (any Error)?) {
+        condition.lock()
+        ended = true
+        failure = error
+        exited = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Stops the read-ahead and waits for its thread to end (a read in progress completes first).
+    func stop() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        while started && !exited { condition.wait() }
+        condition.unlock()
+    }
+
+    func close() {
+        stop()
+        inner.close()
+    }
+
+    /// Read after the last block (the thread is stopped first, so it reads a settled decoder).
+    var notes: [String] { stop(); return inner.notes }
+    var salvage: SalvageReport? { stop(); return inner.salvage }
+}
+
+/// The taps' thread of a split recording: `LaneTap.observe` copies each block into a ring of
+/// reused slots (the copy is needed: the worker's thread goes on rewriting its block) and the lane
+/// thread hands it to the tap, in order. A tap that fails there is not called again; its error
+/// reaches the worker's thread at that tap's next `observe` or its `finish`, where `StageChain`
+/// treats it as it treats any tap's failure. The thread starts with the first block.
+final class TapLane: @unchecked Sendable {
+    private let condition = NSCondition()
+    // Guarded by `condition`:
+    private var slots: [AudioBlock]
+    private var owners: [Int]
+    private var head = 0
+    private var count = 0
+    private var busy = false
+    private var taps: [any Tap] = []
+    private var skipped: [Bool] = []
+    private var failures: [Int: any Error] = [:]
+    private var stopping = false
+    private var started = false
+    private var exited = false
+
+    init(capacity: Int) {
+        slots = Array(repeating: AudioBlock(channels: 1, capacity: 0), count: capacity)
+        owners = Array(repeating: 0, count: capacity)
+    }
+
+    /// Registers a tap; returns its number on the lane. Called while the chain is being made.
+    func add(_ tap: any Tap) -> Int {
+        condition.lock()
+        defer { condition.unlock() }
+        taps.append(tap)
+        skipped.append(false)
+        return taps.count - 1
+    }
+
+    /// Queues a copy of `block` for tap `id`, waiting while the ring is full. Throws the tap's
+    /// failure on the lane, if it failed.
+    func submit(_ id: Int, _ block: AudioBlock) throws {
+        condition.lock()
+        defer { condition.unlock() }
+        if let e = failures[id] { throw e }
+        if !started {
+            started = true
+            Thread.detachNewThread { [self] in consume() }
+        }
+        while count == slots.count && !stopping { condition.wait() }
+        if stopping { return }
+        let i = (head + count) % slots.count
+        let n = block.frames * block.channels
+        slots[i].reset(channels: block.channels, capacity: block.frames)
+        if n > 0 {
+            slots[i].samples.withUnsafeMutableBufferPointer { dst in
+                block.samples.withUnsafeBufferPointer { src in
+                    dst.baseAddress!.update(from: src.baseAddress!, count: n)
+                }
+            }
+        }
+        slots[i].frames = block.frames
+        owners[i] = id
+        count += 1
+        condition.broadcast()
+    }
+
+    /// Waits until every block queued so far has been observed; returns tap `id`'s failure on
+    /// the lane, if any. After it, the lane does not touch that tap until its next `submit`.
+    func drain(_ id: Int) -> (any Error)? {
+        condition.lock()
+        defer { condition.unlock() }
+        while count > 0 || busy { condition.wait() }
+        return failures[id]
+    }
+
+    /// Drops tap `id`'s queued blocks and waits until the lane no longer touches it (abandon).
+    func discard(_ id: Int) {
+        condition.lock()
+        skipped[id] = true
+        condition.unlock()
+        _ = drain(id)
+    }
+
+    /// Ends the lane's thread (after the blocks already queued) and waits for it. Safe to call twice.
+    func shutdown() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        while started && !exited { condition.wait() }
+        condition.unlock()
+    }
+
+    /// The lane thread: observes queued blocks in order until `shutdown`.
+    private func consume() {
+        var block = AudioBlock(channels: 1, capacity: 0)
+        condition.lock()
+        while true {
+            while count == 0 && !stopping { condition.wait() }
+            if count == 0 { break }
+            swap(&slots[head], &block)
+            let id = owners[head]
+            head = (head + 1) % slots.count
+            count -= 1
+            let tap = taps[id]
+            let run = !skipped[id] && failures[id] == nil
+            busy = run
+            condition.broadcast()
+            guard run else { continue }
+            condition.unlock()
+            var failure: (any Error)?
+            do { try tap.observe(block) } catch { failure = error }
+            condition.lock()
+            if let failure { failures[id] = failure }
+            busy = false
+            condition.broadcast()
+        }
+        exited = true
+        condition.broadcast()
+        condition.unlock()
+    }
+}
+
+/// A tap whose `observe` runs on the taps' thread (`TapLane`); everything else runs on the
+/// worker's thread once the lane has caught up with it, so the tap is never used by two threads.
+final class LaneTap: Tap, TimelineUsing, GatheringTap, FindingTap, FindingsUsingTap {
+    let inner: any Tap
+    private let lane: TapLane
+    private let id: Int
+
+    init(_ inner: any Tap, lane: TapLane) {
+        self.inner = inner
+        self.lane = lane
+        self.id = lane.add(inner)
+    }
+
+    func start(_ format: AudioFormat) throws { try inner.start(format) }
+    func observe(_ block: AudioBlock) throws { try lane.submit(id, block) }
+
+    func finish() throws -> [ProducedFile] {
+        if let e = lane.drain(id) { throw e }
+        return try inner.finish()
+    }
+
+    func abandon() {
+        lane.discard(id)
+        inner.abandon()
+    }
+
+    func sourceSalvaged(_ report: SalvageReport, sampleRate: Int) {
+        _ = lane.drain(id)
+        inner.sourceSalvaged(report, sampleRate: sampleRate)
+    }
+
+    var notes: [String] { _ = lane.drain(id); return inner.notes }
+
+    func useTimeline(_ maps: @escaping () -> [TimeMap]) { (inner as? any TimelineUsing)?.useTimeline(maps) }
+
+    func gather(_ measures: [(stage: String, values: [String: String])]) {
+        _ = lane.drain(id)
+        (inner as? any GatheringTap)?.gather(measures)
+    }
+
+    var finds: Set<Findings.Kind> { (inner as? any FindingTap)?.finds ?? [] }
+    var findings: Findings { (inner as? any FindingTap)?.findings ?? Findings() }
+    var uses: Set<Findings.Kind> { (inner as? any FindingsUsingTap)?.uses ?? [] }
+
+    func use(_ findings: Findings) {
+        _ = lane.drain(id)
+        (inner as? any FindingsUsingTap)?.use(findings)
+    }
+}
