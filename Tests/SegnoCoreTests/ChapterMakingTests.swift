@@ -5,9 +5,9 @@ import Testing
 /// Issue 32 item 3, decision 0082: chapters made at pauses, speaker changes and topic boundaries.
 /// Expected chapters are worked out by hand in the comments.
 @Suite struct ChapterMakingTests {
-    typealias Span = ChapterMaking.Span
-    typealias Turn = ChapterMaking.Turn
-    typealias Said = ChapterMaking.Said
+    typealias Span = Findings.Pause
+    typealias Turn = Findings.Turn
+    typealias Said = Findings.Segment
 
     static let pauses = [Span(start: 10, end: 11), Span(start: 50, end: 54), Span(start: 100, end: 102), Span(start: 130, end: 130.5)]
 
@@ -39,8 +39,8 @@ import Testing
         #expect(c.map(\.title) == ["Roses, garden", "Taxes, garden"])
     }
 
-    static let turns = [Turn(start: 0, end: 30, label: "A"), Turn(start: 30, end: 35, label: "B"), Turn(start: 35, end: 90, label: "A"),
-                        Turn(start: 90, end: 150, label: "B"), Turn(start: 150, end: 170, label: "B"), Turn(start: 170, end: 185, label: "C")]
+    static let turns = [Turn(start: 0, end: 30, speaker: "A"), Turn(start: 30, end: 35, speaker: "B"), Turn(start: 35, end: 90, speaker: "A"),
+                        Turn(start: 90, end: 150, speaker: "B"), Turn(start: 150, end: 170, speaker: "B"), Turn(start: 170, end: 185, speaker: "C")]
 
     @Test func speakerChangesRespectMinAndTakeTheLongestSpeaker() {
         // Changes at 30 (kept: 30 after 0), 35 (5 after 30: skipped), 90 (kept), 170 (kept; 20 to the
@@ -57,9 +57,9 @@ import Testing
     }
 
     @Test func speakerChaptersUseEnrolledNamesAndNeedTwoSpeakers() {
-        let named = [Turn(start: 0, end: 50, label: "A", name: "Ada"), Turn(start: 50, end: 100, label: "B")]
+        let named = [Turn(start: 0, end: 50, speaker: "A", name: "Ada"), Turn(start: 50, end: 100, speaker: "B")]
         #expect(ChapterMaking.atSpeakerChanges(named, duration: 100, min: 10).map(\.title) == ["Ada", "B"])
-        #expect(ChapterMaking.atSpeakerChanges([Turn(start: 0, end: 100, label: "A")], duration: 100, min: 10).isEmpty)
+        #expect(ChapterMaking.atSpeakerChanges([Turn(start: 0, end: 100, speaker: "A")], duration: 100, min: 10).isEmpty)
         #expect(ChapterMaking.atSpeakerChanges([], duration: 100, min: 10).isEmpty)
     }
 

@@ -5,50 +5,16 @@ import Foundation
 /// seconds of the SOURCE (decision 0072); every list starts at 0 and runs to `duration`, each
 /// chapter ending where the next begins.
 public enum ChapterMaking {
-    /// A stretch with a start and an end, in source seconds: a pause, a turn, a segment.
-    public struct Span: Sendable, Equatable {
-        public var start: Double
-        public var end: Double
-        public init(start: Double, end: Double) {
-            self.start = start
-            self.end = end
-        }
-    }
-
-    /// One speaker's turn, in source seconds: `label` ("A"), `name` when enrolled.
-    public struct Turn: Sendable, Equatable {
-        public var start: Double
-        public var end: Double
-        public var label: String
-        public var name: String?
-        public init(start: Double, end: Double, label: String, name: String? = nil) {
-            self.start = start
-            self.end = end
-            self.label = label
-            self.name = name
-        }
-    }
-
-    /// What a segment of the transcript said, in source seconds.
-    public struct Said: Sendable, Equatable {
-        public var start: Double
-        public var end: Double
-        public var text: String
-        public init(start: Double, end: Double, text: String) {
-            self.start = start
-            self.end = end
-            self.text = text
-        }
-    }
+    public typealias Pause = Findings.Pause
+    public typealias Turn = Findings.Turn
+    public typealias Said = Findings.Segment
 
     /// Chapters at the midpoints of the longest pauses: pauses are taken longest first (ties by
     /// earlier start), and one is kept when it leaves every chapter at least `min` seconds long
     /// (from 0, to `duration`, and to every boundary kept before). Titled "Part n", or with the
     /// transcript's words when `said` is given. Empty when no pause fits.
-    public static func atPauses(_ pauses: [Span], duration: Double, min: Double, said: [Said] = []) -> [Chapter] {
-        let ordered = pauses.filter { $0.end > $0.start }.enumerated()
-            .sorted { ($1.element.end - $1.element.start, $0.offset) < ($0.element.end - $0.element.start, $1.offset) }
-            .map(\.element)
+    public static func atPauses(_ pauses: [Pause], duration: Double, min: Double, said: [Said] = []) -> [Chapter] {
+        let ordered = pauses.filter { $0.end > $0.start }.sorted { ($1.length, $0.start) < ($0.length, $1.start) }
         var cuts: [Double] = []
         for p in ordered {
             let t = (p.start + p.end) / 2
@@ -67,9 +33,9 @@ public enum ChapterMaking {
         let sorted = turns.filter { $0.end > $0.start }.sorted { $0.start < $1.start }
         guard let first = sorted.first else { return [] }
         var starts: [Double] = [0]
-        var previous = first.label
-        for t in sorted.dropFirst() where t.label != previous {
-            previous = t.label
+        var previous = first.speaker
+        for t in sorted.dropFirst() where t.speaker != previous {
+            previous = t.speaker
             if t.start - starts[starts.count - 1] >= min { starts.append(t.start) }
         }
         while starts.count > 1, duration - starts[starts.count - 1] < min { starts.removeLast() }
@@ -80,11 +46,11 @@ public enum ChapterMaking {
             for t in sorted {
                 let d = Swift.min(t.end, end) - Swift.max(t.start, s)
                 guard d > 0 else { continue }
-                let who = t.name ?? t.label
+                let who = t.shown
                 if heard[who] == nil { order.append(who) }
                 heard[who, default: 0] += d
             }
-            let title = order.max { heard[$0]! < heard[$1]! || (heard[$0]! == heard[$1]! && order.firstIndex(of: $0)! > order.firstIndex(of: $1)!) } ?? first.label
+            let title = order.max { heard[$0]! < heard[$1]! || (heard[$0]! == heard[$1]! && order.firstIndex(of: $0)! > order.firstIndex(of: $1)!) } ?? first.shown
             if titled.last?.1 != title { titled.append((s, title)) }
         }
         guard titled.count > 1 else { return [] }

@@ -29,6 +29,9 @@ public enum ChapterLimits {
 public struct ChapterList: Sendable, Equatable {
     public var chapters: [Chapter] = []
     public var markers: [Chapter] = []
+    /// True when the chapters are a capture's stream titles (`StreamChapters`), not the container's:
+    /// what `chapters: { from: [stream] }` takes, and `from: [markers]` does not.
+    public var fromStream = false
     public init(chapters: [Chapter] = [], markers: [Chapter] = []) {
         self.chapters = chapters
         self.markers = markers

@@ -21,10 +21,15 @@ public enum TopicTiling {
         var time: Double
     }
 
-    /// The transcript's words, lower-cased, in order, each at its place in its segment.
+    /// The transcript's words, lower-cased, in order, each at the middle of its word's time when the
+    /// engine gave word times, else at its place in its segment.
     static func tokens(_ said: [ChapterMaking.Said]) -> [Token] {
         var out: [Token] = []
         for s in said.sorted(by: { $0.start < $1.start }) {
+            if !s.words.isEmpty {
+                for w in s.words { for x in words(of: w.text) { out.append(Token(word: x, time: (w.start + w.end) / 2)) } }
+                continue
+            }
             let words = words(of: s.text)
             let step = words.isEmpty ? 0 : max(0, s.end - s.start) / Double(words.count)
             for (i, w) in words.enumerated() { out.append(Token(word: w, time: s.start + step * (Double(i) + 0.5))) }
