@@ -24,16 +24,16 @@ import Testing
         let sox = try CLI.tool("sox", ["-n", "-r", "48000", "-b", "16", "-c", "1", ws["in/many.flac"], "synth", "10", "sine", "440", "vol", "0.2"])
         #expect(sox.status == 0, "sox: \(sox.stderr)")
         try JSONSerialization.data(withJSONObject: titles).write(to: URL(fileURLWithPath: ws["titles.json"]))
-        let script = """
-        import json, sys
-        from mutagen.flac import FLAC
-        f = FLAC(sys.argv[1])
-        for i, t in enumerate(json.load(open(sys.argv[2], encoding="utf-8")), 1):
-            ms = (i - 1) * 10
-            f["CHAPTER%03d" % i] = "00:00:%02d.%03d" % (ms // 1000, ms % 1000)
-            f["CHAPTER%03dNAME" % i] = t
-        f.save()
-        """
+        let script = [
+            "import json, sys",
+            "from mutagen.flac import FLAC",
+            "f = FLAC(sys.argv[1])",
+            "for i, t in enumerate(json.load(open(sys.argv[2], encoding='utf-8')), 1):",
+            "    ms = (i - 1) * 10",
+            "    f['CHAPTER%03d' % i] = '00:00:%02d.%03d' % (ms // 1000, ms % 1000)",
+            "    f['CHAPTER%03dNAME' % i] = t",
+            "f.save()",
+        ].joined(separator: "\n")
         let r = try CLI.tool("python3", ["-c", script, ws["in/many.flac"], ws["titles.json"]])
         #expect(r.status == 0, "mutagen: \(r.stderr)")
         return titles
