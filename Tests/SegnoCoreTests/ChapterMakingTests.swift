@@ -97,6 +97,21 @@ import Testing
         }
     }
 
+    @Test func withWordTimesABoundaryFallsInTheLongestSilenceBetweenWords() {
+        // Each segment's 16 words start 0.5 s in, 0.34 s apart, 0.3 s long (the last ends 5.9 s in);
+        // a topic's first segment starts its words 1.5 s in instead: the longest silence near 60 s
+        // is 59.9–61.5 s (middle 60.7), near 120 s 119.9–121.5 s (120.7).
+        let said = Self.threeTopics().map { seg -> Said in
+            let lead = Int(seg.start) % 60 == 0 && seg.start > 0 ? 1.5 : 0.5
+            let words = seg.text.split(separator: " ").enumerated().map { i, w in
+                Findings.Word(start: seg.start + lead + Double(i) * 0.34, end: seg.start + lead + Double(i) * 0.34 + 0.3, text: String(w))
+            }
+            return Said(start: seg.start, end: seg.end, text: seg.text, words: words)
+        }
+        let starts = ChapterMaking.atTopics(said, duration: 180, min: 30).map(\.start)
+        #expect(starts.count == 3 && abs(starts[1] - 60.7) < 1e-9 && abs(starts[2] - 120.7) < 1e-9, "\(starts)")
+    }
+
     @Test func topicBoundariesRespectMin() {
         // With min 70 no boundary may lie within 70 s of 0 or of 180: neither 60 nor 120 fits.
         #expect(ChapterMaking.atTopics(Self.threeTopics(), duration: 180, min: 70).isEmpty)

@@ -6,7 +6,8 @@ import Foundation
 /// and after are compared by the cosine of their word counts (stop words left out, plurals folded);
 /// the scores are smoothed; a gap's depth is how far the score falls below the peaks on either
 /// side; gaps deeper than mean − sd/2 of all depths are boundaries, deepest first, none leaving a
-/// chapter shorter than `min`. No network, no language model. Times in source seconds.
+/// chapter shorter than `min`; each is snapped to the longest silence between words within a
+/// sequence either side when the engine gave word times, else to the nearest segment start. No network, no language model. Times in source seconds.
 public enum TopicTiling {
     /// Words per token sequence (Hearst's w, 20 in her paper and NLTK).
     public static let sequenceWords = 15
@@ -19,6 +20,14 @@ public enum TopicTiling {
     struct Token {
         var word: String
         var time: Double
+        /// The word's own start and end when the engine gave word times, else `time` both.
+        var start: Double, end: Double
+        init(word: String, time: Double, start: Double? = nil, end: Double? = nil) {
+            self.word = word
+            self.time = time
+            self.start = start ?? time
+            self.end = end ?? time
+        }
     }
 
     /// The transcript's words, lower-cased, in order, each at the middle of its word's time when the
@@ -27,7 +36,7 @@ public enum TopicTiling {
         var out: [Token] = []
         for s in said.sorted(by: { $0.start < $1.start }) {
             if !s.words.isEmpty {
-                for w in s.words { for x in words(of: w.text) { out.append(Token(word: x, time: (w.start + w.end) / 2)) } }
+                for w in s.words { for x in words(of: w.text) { out.append(Token(word: x, time: (w.start + w.end) / 2, start: w.start, end: w.end)) } }
                 continue
             }
             let words = words(of: s.text)
@@ -59,8 +68,8 @@ public enum TopicTiling {
         return w
     }
 
-    /// The source times of the topic boundaries, in order: each a gap's time snapped to the nearest
-    /// segment start, none within `min` seconds of 0, of `duration` or of another. Empty when the
+    /// The source times of the topic boundaries, in order: each a gap's time snapped to the longest
+    /// silence between words near it (word times) or to the nearest segment start, none within `min` seconds of 0, of `duration` or of another. Empty when the
     /// transcript is shorter than two blocks or no gap is deep enough.
     public static func boundaries(_ said: [ChapterMaking.Said], duration: Double, min: Double, stopWords: Set<String>) -> [Double] {
         let toks = tokens(said)
@@ -83,13 +92,14 @@ public enum TopicTiling {
         let sd = (depths.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(depths.count)).squareRoot()
         let cutoff = mean - sd / 2
         let starts = said.map(\.start).filter { $0 > 0 }.sorted()
+        let wordTimes = said.contains { !$0.words.isEmpty }
         var candidates: [(depth: Double, time: Double)] = []
         for g in depths.indices where depths[g] > cutoff && depths[g] > 0 {
             // A local maximum of depth only (the neighbours of a deep gap are deep too).
             if g > 0, depths[g - 1] > depths[g] { continue }
             if g + 1 < depths.count, depths[g + 1] >= depths[g] { continue }
             let t = (toks[(g + 1) * w - 1].time + toks[(g + 1) * w].time) / 2
-            candidates.append((depths[g], snap(t, to: starts)))
+            candidates.append((depths[g], wordTimes ? silence(near: (g + 1) * w, in: toks, within: w) : snap(t, to: starts)))
         }
         var cuts: [Double] = []
         for c in candidates.sorted(by: { $0.depth > $1.depth }) {
@@ -128,6 +138,16 @@ public enum TopicTiling {
             while j + 1 < s.count, s[j + 1] >= r { j += 1; r = s[j] }
             return l + r - 2 * s[i]
         }
+    }
+
+    /// The middle of the longest silence between two words within `within` words of token
+    /// `index` either side (the pause a topic most likely changed in): with word times, a gap
+    /// between sequences is snapped to it rather than to a segment start.
+    static func silence(near index: Int, in toks: [Token], within: Int) -> Double {
+        let lo = Swift.max(1, index - within), hi = Swift.min(toks.count - 1, index + within)
+        guard lo <= hi else { return toks[Swift.min(index, toks.count - 1)].start }
+        let i = (lo...hi).max { toks[$0].start - toks[$0 - 1].end < toks[$1].start - toks[$1 - 1].end }!
+        return (toks[i - 1].end + toks[i].start) / 2
     }
 
     /// The start in `starts` nearest to `t` (`t` itself when there is none).
