@@ -148,6 +148,7 @@ quality: release
 	python3 tools/speech_quality.py --segno $(SEGNO_REL)
 	python3 tools/level_quality.py --segno $(SEGNO_REL)
 	python3 tools/speakers_quality.py --segno $(SEGNO_REL)
+	python3 tools/chapters_quality.py --segno $(SEGNO_REL)
 	python3 tools/salvage_quality.py --segno $(SEGNO_REL)
 	python3 tools/hostile_quality.py --segno $(SEGNO_REL) --count 10000 --max-rss 300
 	SEGNO_FUZZ_RUNS=2000 swift test --filter SalvageFuzzTests

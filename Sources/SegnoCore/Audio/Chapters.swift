@@ -23,12 +23,30 @@ public enum ChapterLimits {
     public static let count = 999
     /// Longest title carried, in bytes of UTF-8; a longer one is cut at a character boundary.
     public static let titleBytes = 1024
+    /// Most Vorbis chapter comments carried (`CHAPTERnnn`, `…NAME`, `…URL` for each of `count`
+    /// chapters), apart from `TagLimits.values`, so a file with the most chapters keeps them all.
+    public static let vorbisKeys = 3 * count
+
+    /// True for `chapter001`, `chapter001name`, `chapter001url` (any case): the Vorbis-comment
+    /// chapter keys, which travel as chapters, not tags.
+    public static func isVorbisChapterKey(_ key: String) -> Bool {
+        let k = key.lowercased()
+        guard k.hasPrefix("chapter") else { return false }
+        var rest = k.dropFirst(7)
+        let digits = rest.prefix { $0.isASCII && $0.isNumber }
+        guard !digits.isEmpty else { return false }
+        rest = rest.dropFirst(digits.count)
+        return rest.isEmpty || rest == "name" || rest == "url"
+    }
 }
 
 /// A recording's chapters and markers, source time, in order of start.
 public struct ChapterList: Sendable, Equatable {
     public var chapters: [Chapter] = []
     public var markers: [Chapter] = []
+    /// True when the chapters are a capture's stream titles (`StreamChapters`), not the container's:
+    /// what `chapters: { from: [stream] }` takes, and `from: [markers]` does not.
+    public var fromStream = false
     public init(chapters: [Chapter] = [], markers: [Chapter] = []) {
         self.chapters = chapters
         self.markers = markers

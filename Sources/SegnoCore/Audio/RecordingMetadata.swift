@@ -64,6 +64,9 @@ public struct RecordingMetadata: Sendable, Equatable {
     public var warnings: [String] = []
     /// Bytes of text in `tags` and in `raw`, held against `TagLimits.totalBytes`.
     private var tagBytes = 0, rawBytes = 0
+    /// Vorbis chapter comments among `tags` and `raw`, held against `ChapterLimits.vorbisKeys`
+    /// instead of `TagLimits.values`.
+    private var tagChapterKeys = 0, rawChapterKeys = 0
 
     public init() {}
 
@@ -92,16 +95,22 @@ public struct RecordingMetadata: Sendable, Equatable {
     /// Adds a normalised tag unless the same name already has this value, within `TagLimits`
     /// (a value over `valueBytes`, past `totalBytes` or past `values` values is dropped with a warning).
     mutating package func add(_ key: String, _ value: String) {
+        let chapter = ChapterLimits.isVorbisChapterKey(key)
         guard !value.isEmpty, !tags.contains(where: { $0.key == key && $0.value == value }),
-              admit(key, bytes: value.utf8.count, count: tags.count, total: tagBytes, what: "tag values") else { return }
+              admit(key, bytes: value.utf8.count, count: chapter ? tagChapterKeys : tags.count - tagChapterKeys, chapter: chapter,
+                    total: tagBytes, what: "tag values") else { return }
         tagBytes += key.utf8.count + value.utf8.count
+        if chapter { tagChapterKeys += 1 }
         tags.append(TagEntry(key, value))
     }
 
     /// Adds a value under the container's own key (`TIT2`, `©nam`), within `TagLimits`.
     mutating package func addRaw(_ key: String, _ value: String) {
-        guard admit(key, bytes: value.utf8.count, count: raw.count, total: rawBytes, what: Self.rawWhat) else { return }
+        let chapter = ChapterLimits.isVorbisChapterKey(key)
+        guard admit(key, bytes: value.utf8.count, count: chapter ? rawChapterKeys : raw.count - rawChapterKeys, chapter: chapter,
+                    total: rawBytes, what: Self.rawWhat) else { return }
         rawBytes += key.utf8.count + value.utf8.count
+        if chapter { rawChapterKeys += 1 }
         raw.append(TagEntry(key, value))
     }
 
@@ -115,14 +124,16 @@ public struct RecordingMetadata: Sendable, Equatable {
 
     /// True when a value of `bytes` may be added to a list of `count` values whose text (keys and
     /// values) is `total` bytes; else warns (once per cause for counts and totals). Keys count:
-    /// a million empty values is text too.
-    private mutating func admit(_ key: String, bytes: Int, count: Int, total: Int, what: String) -> Bool {
+    /// a million empty values is text too. A Vorbis chapter comment (`chapter`) is counted among
+    /// its own kind, against `ChapterLimits.vorbisKeys`.
+    private mutating func admit(_ key: String, bytes: Int, count: Int, chapter: Bool = false, total: Int, what: String) -> Bool {
         if bytes > TagLimits.valueBytes {
             warnTooLong(key, bytes: bytes)
             return false
         }
-        guard count < TagLimits.values else {
-            let line = "more than \(TagLimits.values) \(what); the rest are dropped"
+        let most = chapter ? ChapterLimits.vorbisKeys : TagLimits.values
+        guard count < most else {
+            let line = "more than \(most) \(chapter ? "Vorbis chapter comments" : what); the rest are dropped"
             if !warnings.contains(line) { warnings.append(line) }
             return false
         }

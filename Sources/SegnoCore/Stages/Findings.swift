@@ -50,15 +50,18 @@ public struct Findings: Sendable, Equatable {
 
     /// The kinds of finding, for declaring who finds and who waits for what.
     public enum Kind: String, Sendable, Hashable, CaseIterable {
-        case turns, segments, pauses
+        case turns, segments, pauses, chapters
     }
 
     public var turns: [Turn]?
     public var segments: [Segment]?
     public var pauses: [Pause]?
+    /// Chapters the `chapters` tap made (`from`), source seconds, each with its end; the encode
+    /// taps embed them (decision 0082).
+    public var chapters: [Chapter]?
 
-    public init(turns: [Turn]? = nil, segments: [Segment]? = nil, pauses: [Pause]? = nil) {
-        self.turns = turns; self.segments = segments; self.pauses = pauses
+    public init(turns: [Turn]? = nil, segments: [Segment]? = nil, pauses: [Pause]? = nil, chapters: [Chapter]? = nil) {
+        self.turns = turns; self.segments = segments; self.pauses = pauses; self.chapters = chapters
     }
 
     /// The kinds this value holds.
@@ -67,6 +70,7 @@ public struct Findings: Sendable, Equatable {
         if turns != nil { k.insert(.turns) }
         if segments != nil { k.insert(.segments) }
         if pauses != nil { k.insert(.pauses) }
+        if chapters != nil { k.insert(.chapters) }
         return k
     }
 
@@ -76,6 +80,7 @@ public struct Findings: Sendable, Equatable {
         if turns == nil { turns = other.turns }
         if segments == nil { segments = other.segments }
         if pauses == nil { pauses = other.pauses }
+        if chapters == nil { chapters = other.chapters }
     }
 }
 

@@ -85,7 +85,7 @@ public struct UploadConfig: UploadStageConfig {
     }
 
     /// Template variables uploads may use beyond the standard ones: values the taps report.
-    public static let extraVariables: Set<String> = ["levels", "title", "recorded"]
+    public static let extraVariables: Set<String> = ["levels", "title", "recorded", "chapters"]
 
     /// Content type from a file's extension (FLAC audio/flac, CAF audio/x-caf, …).
     public static func contentType(forPath path: String) -> String {
@@ -209,7 +209,7 @@ extension UploadConfig {
             .init("endpoint", .text, default: "AWS_ENDPOINT_URL, else AWS", help: "An http(s) URL of an S3-compatible service."),
             .init("region", .text, default: "AWS_REGION or ~/.aws/config, else us-east-1", help: "The S3 region."),
             .init("addressing", .choice, default: "path with an endpoint", .oneOf(S3Addressing.self), help: "Bucket in the path or in the host name."),
-            .init("metadata", .mapping, default: "none", help: "x-amz-meta-NAME: text template ({levels}, {title}, {recorded}); 2 KB in all."),
+            .init("metadata", .mapping, default: "none", help: "x-amz-meta-NAME: text template ({levels}, {title}, {recorded}, {chapters}: the chapters tap's list as JSON); 2 KB in all."),
             .init("content_type", .text, default: "from the file's extension", help: "Content-Type of every object."),
             .init("storage_class", .text, default: "the bucket's", help: "S3 storage class (STANDARD_IA, GLACIER, …)."),
             .init("multipart_threshold", .wholeNumber, unit: "bytes", default: String(UploadOptions.defaultMultipartThreshold),

@@ -65,6 +65,17 @@ final package class PauseEditor {
     private var fadeInLeft = 0
     private(set) package var cuts: [PauseCut] = []
 
+    /// The pauses between two stretches of speech (the widened stretches this editor keeps), in
+    /// input frames, in order; complete after `finish`. The silence before the first and after the
+    /// last stretch is not a pause. What the cut-list tap finds as `.pauses` (decision 0082).
+    package var pauses: [Range<Int>] { prunedPauses + Self.gaps(speech[...]) }
+    /// The pauses between stretches already dropped from `speech`.
+    private var prunedPauses: [Range<Int>] = []
+
+    private static func gaps(_ s: ArraySlice<Range<Int>>) -> [Range<Int>] {
+        zip(s, s.dropFirst()).compactMap { a, b in a.upperBound < b.lowerBound ? a.upperBound..<b.lowerBound : nil }
+    }
+
     package init(rules: PauseRules, engine: VoiceActivityEngine, locator: SpeechLocator, keepsAudio: Bool) throws {
         self.rules = rules
         self.keepsAudio = keepsAudio
@@ -156,7 +167,11 @@ final package class PauseEditor {
                 if pauseIsLong { heldFrom = max(heldFrom, position - half) }
             }
         }
-        if next > 64 { speech.removeFirst(next); next = 0 }
+        if next > 64 {
+            prunedPauses += Self.gaps(speech[...next])
+            speech.removeFirst(next)
+            next = 0
+        }
     }
 
     /// The pause that began at `pauseStart` ends at `end`, where speech starts.

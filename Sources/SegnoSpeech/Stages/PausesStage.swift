@@ -106,14 +106,28 @@ public struct CutListConfig: TapConfig {
     }
 }
 
-final package class CutListTap: Tap {
+/// It also finds `.pauses` (decision 0082): every pause its detector heard between two stretches
+/// of speech, in source seconds, for the `chapters` tap.
+final package class CutListTap: FindingTap, TimelineUsing {
     package let path: String
     package let editor: PauseEditor
     private var none = AudioBlock(channels: 1)
+    /// The maps of the time-moving transforms before this tap (decision 0072).
+    private var timeline: () -> [TimeMap] = { [] }
 
     package init(path: String, editor: PauseEditor) {
         self.path = path
         self.editor = editor
+    }
+
+    package func useTimeline(_ maps: @escaping () -> [TimeMap]) { timeline = maps }
+    package var finds: Set<Findings.Kind> { [.pauses] }
+    /// The pauses, mapped from this tap's stream to the source. Read after `finish`.
+    package var findings: Findings {
+        let r = Double(max(editor.rate, 1)), maps = timeline()
+        return Findings(pauses: editor.pauses.map {
+            Findings.Pause(start: maps.toSource(Double($0.lowerBound) / r), end: maps.toSource(Double($0.upperBound) / r))
+        }.filter { $0.end > $0.start })
     }
 
     package func start(_ format: AudioFormat) throws { try editor.start(format) }

@@ -37,15 +37,7 @@ package enum ChapterReader {
 
     /// True for `chapter001`, `chapter001name`, `chapter001url` (any case): the Vorbis-comment
     /// chapter keys, which travel as chapters, not tags.
-    static package func isVorbisChapterKey(_ key: String) -> Bool {
-        let k = key.lowercased()
-        guard k.hasPrefix("chapter") else { return false }
-        var rest = k.dropFirst(7)
-        let digits = rest.prefix { $0.isASCII && $0.isNumber }
-        guard !digits.isEmpty else { return false }
-        rest = rest.dropFirst(digits.count)
-        return rest.isEmpty || rest == "name" || rest == "url"
-    }
+    static package func isVorbisChapterKey(_ key: String) -> Bool { ChapterLimits.isVorbisChapterKey(key) }
 
     /// `CHAPTERnnn` / `CHAPTERnnnNAME` among the raw Vorbis comments.
     private static func vorbis(into m: inout RecordingMetadata) {

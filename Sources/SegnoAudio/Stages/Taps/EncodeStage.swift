@@ -75,7 +75,7 @@ public struct EncodeConfig: TapConfig {
     }
 }
 
-final package class EncodeTap: Tap, TimelineUsing {
+final package class EncodeTap: Tap, TimelineUsing, FindingsUsingTap {
     package let path: String
     package let format: OutputFormat
     package let bits: SampleBits?
@@ -94,6 +94,12 @@ final package class EncodeTap: Tap, TimelineUsing {
     private var framesSeen = 0, streamRate = 0
 
     package func useTimeline(_ maps: @escaping () -> [TimeMap]) { timeline = maps }
+
+    /// Chapters the run made (`chapters: { from }`, decision 0082), source seconds: written in
+    /// place of the recording's own. Nil when none were made.
+    private var made: [Chapter]?
+    package var uses: Set<Findings.Kind> { [.chapters] }
+    package func use(_ findings: Findings) { made = findings.chapters }
 
     package init(path: String, format: OutputFormat, bits: SampleBits?, quality: Double?, bitrate: Int?, tags: TagPlan, searchPath: String?) {
         self.searchPath = searchPath
@@ -156,11 +162,14 @@ final package class EncodeTap: Tap, TimelineUsing {
             if tail.frames > 0 { try e.write(tail) }
             opusResampler = nil
         }
-        if !tags.chapters.isEmpty, [.aiff, .caf, .w64].contains(format) {
-            notes.append("encode: \(format.rawValue) holds no chapters or markers; the source's \(tags.chapters.chapters.count + tags.chapters.markers.count) are not in \(AudioError.quoted(path))")
-        } else if !tags.chapters.isEmpty, streamRate > 0 {
+        // Made chapters replace the recording's own; a WAV keeps its markers beside them.
+        let keptMarkers = format == .wav || format == .rf64
+        let chapters = made.map { ChapterList(chapters: $0, markers: keptMarkers ? tags.chapters.markers : []) } ?? tags.chapters
+        if !chapters.isEmpty, [.aiff, .caf, .w64].contains(format) {
+            notes.append("encode: \(format.rawValue) holds no chapters or markers; the source's \(chapters.chapters.count + chapters.markers.count) are not in \(AudioError.quoted(path))")
+        } else if !chapters.isEmpty, streamRate > 0 {
             // WAV and RF64 keep markers apart; other formats get them as chapters, each to the next start.
-            let list = format == .wav || format == .rf64 ? tags.chapters : ChapterWriter.chaptersOnly(tags.chapters)
+            let list = keptMarkers ? chapters : ChapterWriter.chaptersOnly(chapters)
             e.chapters = list.mapped(timeline(), length: Double(framesSeen) / Double(streamRate))
         }
         try e.finish()

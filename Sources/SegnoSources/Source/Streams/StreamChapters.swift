@@ -19,5 +19,6 @@ package enum StreamChapters {
             m.addChapter(Chapter(start: offset, title: title), from: "stream's cue sidecar")
         }
         m.sortChapters()
+        m.chapterList.fromStream = !m.chapterList.chapters.isEmpty
     }
 }
