@@ -213,8 +213,9 @@ package struct RecordingJob {
                 outcome.failures.append((job.labels[t], error))
             }
         }
-        // What was said goes into the catalogue: this run's transcripts, else the recorded ones.
-        for (t, tap) in job.taps.enumerated() where tap.config.providesSpokenText && spoken[t] == nil {
+        // What was said (and who said it) goes into the catalogue: this run's transcripts and
+        // speaker turns, else the recorded ones (`spokenText(fromOutputs:)`, nil from other taps).
+        for (t, tap) in job.taps.enumerated() where spoken[t] == nil {
             if let step = plan.prior?.steps[tap.identity], let s = tap.config.spokenText(fromOutputs: step.outputs.map { spec.outputRoot + "/" + $0 }) {
                 spoken[t] = s
             }

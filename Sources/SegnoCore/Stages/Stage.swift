@@ -83,8 +83,9 @@ public protocol TapConfig: StageConfig {
     /// the catalogue (`CatalogEntry.spoken`), from the run's result or, when the tap is up to date,
     /// from the `spokenText(fromOutputs:)` of its recorded files. Default false.
     var providesSpokenText: Bool { get }
-    /// The spoken text of the tap's recorded output files (absolute paths); nil when unreadable.
-    /// Called by the runner when the tap did not run this time.
+    /// The searchable words of the tap's recorded output files (absolute paths): what was said
+    /// (`transcribe`), who spoke (`speakers`' labels and names); nil when unreadable or when the
+    /// tap has none (the default). Called by the runner when the tap did not run this time.
     func spokenText(fromOutputs paths: [String]) -> String?
 }
 

@@ -54,6 +54,12 @@ public struct SpeakersConfig: TapConfig, SourceObservingStage {
         return paths
     }
 
+    /// The labels and names of the recorded turn file, for the catalogue: `find Alice` and
+    /// `find --speaker` find the recordings where a speaker spoke.
+    public func spokenText(fromOutputs paths: [String]) -> String? {
+        paths.lazy.compactMap(SpeakerTurnsFile.read).first.map(SpeakerTurnsFile.searchWords)
+    }
+
     public func makeTap(paths: [String], context: RecordingContext) throws -> any Tap {
         SpeakersTap(config: self, paths: paths, file: context.relativePath)
     }
@@ -124,7 +130,9 @@ final package class SpeakersTap: Tap, TimelineUsing {
         try OutputFile.write(Array(files.json.utf8), to: paths[0])
         if paths.count > 1 { try OutputFile.write(Array(files.rttm.utf8), to: paths[1]) }
         let speakers = Set(turns.map(\.speaker)).count
-        return paths.map { ProducedFile(stage: "speakers", path: $0, values: ["speakers": String(speakers), "turns": String(turns.count)]) }
+        var produced = paths.map { ProducedFile(stage: "speakers", path: $0, values: ["speakers": String(speakers), "turns": String(turns.count)]) }
+        produced[0].spoken = SpeakerTurnsFile.parse(Data(files.json.utf8)).map(SpeakerTurnsFile.searchWords)
+        return produced
     }
 
     package func abandon() { helper?.terminate() }
@@ -223,7 +231,7 @@ extension SpeakersConfig {
         ],
         shorthand: "`speakers: true` takes the defaults; `speakers: 2` sets the count",
         example: "speakers: { speakers: auto, min_turn: 1s, rttm: \"{dir}/{stem}.rttm\" }",
-        capabilities: [.writesSidecars, .observesSource, .usesHelper])
+        capabilities: [.writesSidecars, .observesSource, .usesHelper, .findsSpeakers])
 }
 
 extension SpeakersConfig: NeedsInstalledParts {

@@ -125,5 +125,5 @@ extension ChaptersConfig {
                   help: "vtt: WebVTT chapters; psc: Podlove Simple Chapters (XML); json: Podcasting 2.0 JSON chapters."),
         ],
         shorthand: "`chapters: \"{stem}.chapters.vtt\"` is `{ path: \"{stem}.chapters.vtt\" }`",
-        example: "chapters: { path: \"{dir}/{stem}.chapters.json\" }", capabilities: [.writesSidecars])
+        example: "chapters: { path: \"{dir}/{stem}.chapters.json\" }", capabilities: [.writesSidecars, .writesChapters])
 }
