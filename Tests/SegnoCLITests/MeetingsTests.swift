@@ -76,7 +76,7 @@ import Testing
         let page = try Chromium.load(ws["A/report.html"])
         #expect((page.check["errors"] as? [Any])?.isEmpty == true, "\(page.check["errors"] ?? "")")
         let bars = page.check["turn_bars"] as? [Int] ?? []
-        let turnCounts = try truth.keys.sorted().map { try SpeakerTurnsFile.read(ws["A/\(($0 as NSString).deletingPathExtension).speakers.json"])?.count ?? -1 }
+        let turnCounts = truth.keys.sorted().map { SpeakerTurnsFile.read(ws["A/\(($0 as NSString).deletingPathExtension).speakers.json"])?.count ?? -1 }
         #expect(bars.sorted() == turnCounts.sorted(), "turn bars \(bars), turns \(turnCounts)")
         #expect((page.check["turn_colours"] as? [Int] ?? []).allSatisfy { $0 >= 2 }, "\(page.check["turn_colours"] ?? "")")
         let speakers = page.check["speakers"] as? [String] ?? []
