@@ -14,6 +14,8 @@ APT_S3      = radosgw ceph-mon ceph-osd postgresql-15
 APT_BROWSER = chromium
 APT_SLURM   = slurm-wlm munge
 APT_STREAMS = icecast2 curl python3 pocketsphinx-testdata alsa-utils asterisk-core-sounds-en-wav
+# What bench/peers.sh needs to build audiowaveform (the waveform peer, a separate program, never linked).
+APT_BENCH   = cmake g++ libgd-dev libmad0-dev libid3tag0-dev libboost-program-options-dev libboost-filesystem-dev libboost-regex-dev linux-perf
 # pesq (speech quality, restricted-use notice in its source): measuring scripts only, never shipped.
 PIP_TEST    = numpy scipy botocore mutagen==1.48.1 wavinfo==4.0.1 pesq==0.0.4 pystoi==0.4.1 jiwer==4.0.0
 
@@ -25,7 +27,7 @@ DESTDIR    ?=
 # The binary `make install` installs; the release build unless given (tests pass the debug one).
 SEGNO_BIN  ?= $(SEGNO_REL)
 
-.PHONY: all build release test demo bench quality deps deps-multilingual test-deps install clean docs
+.PHONY: all build release test demo bench bench-deps quality deps deps-multilingual test-deps install clean docs
 
 all: build
 
@@ -72,6 +74,18 @@ test-deps: deps deps-multilingual
 	  else echo "make test-deps: run as root: apt-get install --no-install-recommends$$missing"; exit 1; fi; \
 	fi
 	@python3 -c "import numpy, scipy, botocore, mutagen, wavinfo, pesq, pystoi, jiwer" 2>/dev/null || python3 -m pip install -q $(PIP_TEST)
+
+## bench-deps: what `make bench` needs besides the build: the peers' build tools (audiowaveform is built
+## from source by bench/peers.sh into .bench-peers/) and perf for task-clock counts.
+bench-deps:
+	@missing=""; \
+	for p in $(APT_BENCH); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "make bench-deps: installing$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	  else echo "make bench-deps: run as root: apt-get install --no-install-recommends$$missing"; exit 1; fi; \
+	fi
 
 ## docs: regenerate the reference pages made from the code: docs/reference/stages/ (one page per
 ## stage, from its declaration). A test fails when a page differs from what the code makes.
@@ -122,7 +136,7 @@ demo: build
 	@echo "demo done: open out/demo/report.html in a browser (file://$(CURDIR)/out/demo/report.html)"
 
 ## bench: speed and memory as ratios against SoX/audiowaveform-style peers (see bench/README.md).
-bench: release
+bench: release bench-deps
 	bash bench/run.sh $(SEGNO_REL)
 	python3 tools/speech_quality.py --segno $(SEGNO_REL) --only denoise,transcribe
 

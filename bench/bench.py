@@ -264,7 +264,7 @@ def bench_normalize_denoise(segno, work, rounds, minutes):
     print(f"normalize with denoise upstream costs {rows['denoise → highpass → normalize → FLAC'][1] / rows[base][1]:.2f}× "
           "the chain without it (CPU; target ≤ 1.2×)")
 
-def bench_waveform(segno, work, rounds):
+def bench_waveform(segno, work, rounds, awf=None):
     """Issue 5: peaks for 10 min 44.1 kHz stereo WAV and FLAC (-z 256 -b 8 JSON) vs the decode floor."""
     wav, flac = os.path.join(work, "w.wav"), os.path.join(work, "w.flac")
     sox("-n", "-r", "44100", "-c", "2", "-b", "16", wav, "synth", "600", "pinknoise", "vol", "0.3")
@@ -284,7 +284,33 @@ def bench_waveform(segno, work, rounds):
           f"includes process start and decode), {600 / max(rows['segno waveform WAV'][1], 1e-6):.0f}× realtime")
     print(f"FLAC: {rows['segno waveform FLAC'][1] / rows['flac -d (libFLAC decode)'][1]:.2f}× libFLAC's own decode CPU (target ≤ 1.1× the decode floor)")
     print(f"FLAC: {rows['segno waveform FLAC'][1] / rows['flac -d -c > /dev/null'][1]:.2f}× `flac -d -c > /dev/null` CPU (target ≤ 1.05); "
-          f"WAV: {rows['segno waveform WAV'][1] / 0.147:.2f}× audiowaveform's 0.147 s from an earlier run (not built here; target ≤ 0.3)")
+          )
+    if not awf:
+        print("WAV against audiowaveform: not measured (no --audiowaveform; `bash bench/peers.sh` builds it)")
+        return
+    # 40 ms is four ticks of /usr/bin/time: the ratio is taken from `perf stat` task-clock (CPU ms of
+    # the process and its threads), interleaved, median of 15 each; /usr/bin/time's CPU when perf is absent.
+    cmds = {"segno waveform WAV": [segno, "waveform", wav, "-o", os.path.join(work, "w5.json"), "-z", "256", "-b", "8", "--overwrite"],
+            "audiowaveform 1.10.3": [awf, "-q", "-i", wav, "-o", os.path.join(work, "w6.json"), "-z", "256", "-b", "8"]}
+    ms = {n: [] for n in cmds}
+    for _ in range(15):
+        for n, cmd in cmds.items():
+            ms[n].append(task_clock_ms(cmd))
+    med = {n: statistics.median(v) for n, v in ms.items()}
+    print(f"WAV: {med['segno waveform WAV']:.1f} ms CPU vs audiowaveform's {med['audiowaveform 1.10.3']:.1f} ms "
+          f"(median of 15 interleaved, {'perf task-clock' if shutil.which('perf') else '/usr/bin/time'}): "
+          f"{med['segno waveform WAV'] / med['audiowaveform 1.10.3']:.2f}× (target ≤ 0.3); load {os.getloadavg()[0]:.1f}")
+
+def task_clock_ms(cmd):
+    """CPU milliseconds of one run of cmd: perf's task-clock when perf is here, else /usr/bin/time's user+sys."""
+    if not shutil.which("perf"):
+        return measure(cmd)[1] * 1000
+    t = subprocess.run(["perf", "stat", "-x,", "-e", "task-clock", "--"] + cmd,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if t.returncode != 0:
+        sys.exit(f"bench: {' '.join(cmd)} failed:\n{t.stderr[-2000:]}")
+    line = next(l for l in t.stderr.splitlines() if "task-clock" in l)
+    return float(line.split(",")[0])
 
 def main():
     ap = argparse.ArgumentParser()
@@ -293,6 +319,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--minutes", type=int, default=10)
     ap.add_argument("--peer", help="another segno build (e.g. main's) interleaved with SEGNO in fleet-noop, fleet-memory, tags and normalize")
+    ap.add_argument("--audiowaveform", help="audiowaveform (bench/peers.sh builds 1.10.3) for the waveform WAV ratio")
     a = ap.parse_args()
     segno = os.path.abspath(a.segno)
     work = tempfile.mkdtemp(prefix="segno-bench-")
@@ -307,7 +334,7 @@ def main():
             from phone import bench_phone  # bench/phone.py: .m4a memos through ffmpeg (issue 7)
             bench_phone(segno, work, a.rounds)
         if "chain" in a.only: bench_chain(segno, work, a.rounds, a.minutes)
-        if "waveform" in a.only: bench_waveform(segno, work, a.rounds)
+        if "waveform" in a.only: bench_waveform(segno, work, a.rounds, a.audiowaveform)
         if "normalize" in a.only: bench_normalize(segno, work, a.rounds, a.minutes, peer=a.peer and os.path.abspath(a.peer))
         if "normalize-denoise" in a.only: bench_normalize_denoise(segno, work, a.rounds, a.minutes)
         if "fingerprint" in a.only or "duplicates" in a.only:

@@ -199,7 +199,8 @@ extension Tap {
 }
 
 /// A tap that gathers the figures of the taps that finished before it in the chain
-/// (`ProducedFile.measures`), to write them with its own output (the metadata sidecar).
+/// (`ProducedFile.measures`), to write them with its own output (the metadata sidecar). The
+/// taps before it in finishing order: chain order unless findings reorder it (`FindingsUsingTap`).
 /// Lifecycle: `gather` once, after the last block and just before `finish`.
 public protocol GatheringTap: Tap {
     /// The measures of the taps before this one that finished, in chain order, each with the

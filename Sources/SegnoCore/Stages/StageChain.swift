@@ -65,7 +65,8 @@ public final class StageChain {
     /// cut the chain into segments: the first segment streams the decoded source, and the stream
     /// where it ends (at the first analysing transform) is spooled (`BlockSpool`) while the
     /// transform measures it; limiter trials read the spool; the next segment, from that transform
-    /// on, streams the spool, and so on. Taps finish together after the last segment, in chain order.
+    /// on, streams the spool, and so on. Taps finish together after the last segment, in chain order
+    /// except that a tap using what others find finishes after them (`findingsFinishOrder`).
     /// Passes (each segment's, each trial) are announced to `measuring.onPass`; `progress` sees
     /// every pass's source frames when `onPass` is set, else the last pass's only.
     package func runEach(decoder: any AudioDecoder, isolatingTaps: Bool, measuring: Measuring?,
@@ -146,27 +147,41 @@ public final class StageChain {
             if let report = decoder.salvage {
                 for case .tap(let t) in elements { t.sourceSalvaged(report, sampleRate: decoder.info.sampleRate) }
             }
-            // Drain in order: element i's tail flows through i+1…; a tap finishes once
-            // everything upstream of it has been flushed (earlier segments drained in their passes).
-            var produced: [Result<[ProducedFile], any Error>] = []
-            for i in elements.indices {
-                switch elements[i] {
-                case .transform(let t):
-                    if allFailed() || i < lastStart { continue }
-                    var tail = AudioBlock(channels: channelsAfter[i], capacity: 0)
-                    try t.finish(&tail)
-                    if tail.frames > 0 { try push(&tail, from: i + 1) }
-                case .tap(let t):
-                    if failed[i] == nil {
-                        if let g = t as? any GatheringTap {
-                            g.gather(produced.flatMap { (try? $0.get()) ?? [] }.compactMap { f in f.measures.map { (f.stage, $0) } })
-                        }
-                        do { produced.append(.success(try t.finish())) } catch { try fail(i, t, error) }
-                    }
-                    if let e = failed[i] { produced.append(.failure(e)) }
-                    finished[i] = true
-                }
+            // Drain in order: element i's tail flows through i+1…, so once every transform is
+            // drained each tap has seen its whole stream (earlier segments drained in their passes).
+            for i in elements.indices where !allFailed() && i >= lastStart {
+                guard case .transform(let t) = elements[i] else { continue }
+                var tail = AudioBlock(channels: channelsAfter[i], capacity: 0)
+                try t.finish(&tail)
+                if tail.frames > 0 { try push(&tail, from: i + 1) }
             }
+            // Then the taps finish: in chain order, except that a tap using what others find
+            // (`FindingsUsingTap`) finishes after the taps that find it.
+            var results: [Int: Result<[ProducedFile], any Error>] = [:]
+            var finishedFiles: [ProducedFile] = []
+            var found = Findings()
+            let order = findingsFinishOrder(taps.map { i -> any Tap in
+                guard case .tap(let t) = elements[i] else { preconditionFailure("not a tap") }
+                return t
+            }).map { taps[$0] }
+            for i in order {
+                guard case .tap(let t) = elements[i] else { continue }
+                if failed[i] == nil {
+                    if let g = t as? any GatheringTap {
+                        g.gather(finishedFiles.compactMap { f in f.measures.map { (f.stage, $0) } })
+                    }
+                    if let u = t as? any FindingsUsingTap { u.use(found) }
+                    do {
+                        let files = try t.finish()
+                        results[i] = .success(files)
+                        finishedFiles += files
+                        if let f = t as? any FindingTap { found.add(f.findings) }
+                    } catch { try fail(i, t, error) }
+                }
+                if let e = failed[i] { results[i] = .failure(e) }
+                finished[i] = true
+            }
+            let produced = taps.map { results[$0]! }
             return produced
         } catch {
             for (i, el) in elements.enumerated() where !finished[i] && (failed[i] == nil || !isolating) {
