@@ -184,9 +184,17 @@ package struct RecordingJob {
         outcome.catalog = CatalogEntry(context: context, duration: outcome.duration)
         var spoken: [Int: String] = [:]  // transcribe taps' text, by index into Job.taps
         let now = Date().timeIntervalSince1970
+        // Kinds of finding whose finder failed here: a tap using them is not kept (decision 0077).
+        let lost = zip(inChain, results).reduce(into: Set<Findings.Kind>()) { k, r in
+            if case .failure = r.1 { k.formUnion(job.taps[r.0].config.findsKinds) }
+        }
         for (t, result) in zip(inChain, results) {
             let tap = job.taps[t]
             do {
+                if case .success = result, !tap.config.usesKinds.isDisjoint(with: lost) {
+                    let finders = inChain.filter { !job.taps[$0].config.findsKinds.isDisjoint(with: tap.config.usesKinds) }.map { job.labels[$0] }
+                    throw FindingsLost(tap: job.labels[t], finders: finders)
+                }
                 let outs = try result.get()
                 var digests: [Data] = []
                 var size: Int64 = 0
@@ -300,4 +308,14 @@ package struct RecordingJob {
                   code: EEXIST)
     }
 
+}
+
+/// A tap's result not kept because a tap whose findings it uses failed for the recording
+/// (decision 0077): both run again next time.
+struct FindingsLost: Error, CustomStringConvertible {
+    var tap: String
+    var finders: [String]
+    var description: String {
+        "\(tap) is not kept: it uses what \(finders.joined(separator: ", ")) finds, which failed for this recording; both run again next time"
+    }
 }

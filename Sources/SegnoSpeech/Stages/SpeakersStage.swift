@@ -60,6 +60,9 @@ public struct SpeakersConfig: TapConfig, SourceObservingStage {
         paths.lazy.compactMap(SpeakerTurnsFile.read).first.map(SpeakerTurnsFile.searchWords)
     }
 
+    /// Its taps find the turns (`Findings.turns`) a transcript in the same chain uses (decision 0077).
+    public var findsKinds: Set<Findings.Kind> { [.turns] }
+
     public func makeTap(paths: [String], context: RecordingContext) throws -> any Tap {
         SpeakersTap(config: self, paths: paths, file: context.relativePath)
     }
@@ -67,7 +70,7 @@ public struct SpeakersConfig: TapConfig, SourceObservingStage {
 
 /// One recording's speaker turns: mono, 16 kHz (libsoxr HQ), fed to the voice activity detector
 /// and streamed to the embedding helper; the windows, clustering and turns at `finish`.
-final package class SpeakersTap: Tap, TimelineUsing {
+final package class SpeakersTap: Tap, TimelineUsing, FindingTap {
     package let config: SpeakersConfig
     package let paths: [String]
     package let file: String
@@ -77,6 +80,10 @@ final package class SpeakersTap: Tap, TimelineUsing {
     private var timeline: () -> [TimeMap] = { [] }
 
     package func useTimeline(_ maps: @escaping () -> [TimeMap]) { timeline = maps }
+
+    package var finds: Set<Findings.Kind> { config.findsKinds }
+    /// The turns in seconds of the source, labelled as in the turn file; set by `finish`.
+    package private(set) var findings = Findings()
 
     package init(config: SpeakersConfig, paths: [String], file: String) {
         self.config = config
@@ -127,6 +134,7 @@ final package class SpeakersTap: Tap, TimelineUsing {
         let toSource: (Double) -> Double = maps.keepsTime ? { $0 } : { maps.toSource($0) }
         let files = SpeakerFiles(turns: turns, toSource: toSource, movedTime: !maps.keepsTime,
                                  recording: SpeakerFiles.recordingID(file))
+        findings = Findings(turns: turns.map { Findings.Turn(start: toSource($0.start), end: toSource($0.end), speaker: SpeakerFiles.label($0.speaker)) })
         try OutputFile.write(Array(files.json.utf8), to: paths[0])
         if paths.count > 1 { try OutputFile.write(Array(files.rttm.utf8), to: paths[1]) }
         let speakers = Set(turns.map(\.speaker)).count
