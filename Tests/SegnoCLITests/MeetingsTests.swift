@@ -35,6 +35,7 @@ import Testing
         #expect(try ws.segno(["validate", Self.spec], environment: envA).exited(0))
         let run = try ws.segno(["run", Self.spec], environment: envA, timeout: 480)
         #expect(run.exited(0), "\(run.stderr)")
+        #expect(run.stdout.contains("\(truth.count) done"), "\(run.stdout)")
 
         for (name, turns) in truth {
             let stem = (name as NSString).deletingPathExtension

@@ -18,7 +18,7 @@ import Testing
                                          "-map_chapters", "1", "-c:a", "flac", ws["in/talk.flac"]])
         #expect(ff.status == 0, "\(ff.stderr)")
         _ = try ws.writeSpec("version: 1\ninput: { root: in, settle: 0s }\noutput: { root: out }\nretries: 0\nstages:\n"
-                             + "  - encode: \"{stem}.ogg\"\n  - chapters: \"{stem}.chapters.json\"\n  - metadata: \"{stem}.meta.json\"\n")
+                             + "  - encode: \"{stem}.ogg\"\n  - chapters: \"{stem}.chapters.json\"\n  - metadata: { path: \"{stem}.meta.json\" }\n")
         let run = try ws.segno(["run", "spec.yaml"])
         #expect(run.exited(0), "\(run.stderr)")
         let report = try ws.segno(["report", "spec.yaml", "-o", ws["out/report.html"]])
