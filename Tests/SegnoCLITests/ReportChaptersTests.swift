@@ -9,13 +9,13 @@ import Testing
 @Suite struct ReportChaptersTests {
     @Test func chaptersAreListedBesideTheWaveformAndSeekThePlayer() throws {
         let ws = try RunWorkspace()
-        // Three chapters written into a 6 s tone by ffmpeg (an independent writer).
+        // Three chapters written into an MP3 of a 6 s tone by ffmpeg (ID3 CHAP, an independent writer).
         try RunWorkspace.writeTone(to: ws["tone.wav"], seconds: 6)
         let meta = ";FFMETADATA1\n" + [("Opening", 0), ("Q&A <votes>", 2000), ("Close", 4500)]
             .map { "[CHAPTER]\nTIMEBASE=1/1000\nSTART=\($0.1)\nEND=\($0.1 + 1000)\ntitle=\($0.0)\n" }.joined()
         try meta.write(toFile: ws["meta.txt"], atomically: true, encoding: .utf8)
         let ff = try CLI.tool("ffmpeg", ["-v", "error", "-y", "-i", ws["tone.wav"], "-f", "ffmetadata", "-i", ws["meta.txt"], "-map", "0:a",
-                                         "-map_chapters", "1", "-c:a", "flac", ws["in/talk.flac"]])
+                                         "-map_chapters", "1", "-c:a", "libmp3lame", ws["in/talk.mp3"]])
         #expect(ff.status == 0, "\(ff.stderr)")
         _ = try ws.writeSpec("version: 1\ninput: { root: in, settle: 0s }\noutput: { root: out }\nretries: 0\nstages:\n"
                              + "  - encode: \"{stem}.ogg\"\n  - chapters: \"{stem}.chapters.json\"\n  - metadata: { path: \"{stem}.meta.json\" }\n")

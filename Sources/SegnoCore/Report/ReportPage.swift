@@ -377,9 +377,13 @@ public enum ReportPage {
       // Self-check for tests and for `#check` in the address: what was drawn, in the DOM.
       if (location.hash.indexOf('check') >= 0) {
         // Per canvas: pixels drawn, and of them those solid (the RMS layer) and faint (min/max outside it).
+        // One readback per canvas; its bottom row's distinct solid colours are the turn band's.
+        var turnColours = [];
         var layers = Array.prototype.map.call(document.querySelectorAll('canvas.wave'), function (c) {
-          var px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data, solid = 0, faint = 0;
+          var px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data, solid = 0, faint = 0, seen = {};
           for (var i = 3; i < px.length; i += 4) { if (px[i] >= 250) solid++; else if (px[i] > 0) faint++; }
+          for (var j = (c.height - 1) * c.width * 4; j < px.length; j += 4) if (px[j + 3] >= 250) seen[px[j] + ',' + px[j + 1] + ',' + px[j + 2]] = 1;
+          turnColours.push(Object.keys(seen).length);
           return [solid, faint];
         });
         var canvases = layers.map(function (l) { return l[0] + l[1]; });
@@ -394,11 +398,7 @@ public enum ReportPage {
           cues: document.querySelectorAll('.cue').length,
           // Per canvas: turns drawn, and the distinct colours along its bottom row (the turn band).
           turn_bars: Array.prototype.map.call(document.querySelectorAll('canvas.wave'), function (c) { return +(c.getAttribute('data-turns') || 0); }),
-          turn_colours: Array.prototype.map.call(document.querySelectorAll('canvas.wave'), function (c) {
-            var px = c.getContext('2d').getImageData(0, c.height - 1, c.width, 1).data, seen = {};
-            for (var i = 0; i < px.length; i += 4) if (px[i + 3] >= 250) seen[px[i] + ',' + px[i + 1] + ',' + px[i + 2]] = 1;
-            return Object.keys(seen).length;
-          }),
+          turn_colours: turnColours,
           speakers: Array.prototype.map.call(document.querySelectorAll('.who .speaker'), function (e) { return e.textContent; }),
           chapters: Array.prototype.map.call(document.querySelectorAll('li.chapter'), function (e) { return [+e.getAttribute('data-start'), e.getAttribute('title')]; }),
           chapter_seek: (function () {
