@@ -59,10 +59,9 @@ public enum ChapterSidecarFile {
 
     /// Podcasting 2.0 JSON: `{"chapters": [{"startTime", "title"}]}`.
     static func podcasting20(_ text: String) -> [(start: Double, title: String)]? {
-        guard let o = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
-              let chapters = o["chapters"] as? [[String: Any]] else { return nil }
-        return chapters.compactMap { c in
-            (c["startTime"] as? NSNumber).map { ($0.doubleValue, c["title"] as? String ?? "") }
-        }
+        struct Item: Decodable { var startTime: Double; var title: String? }
+        struct File: Decodable { var chapters: [Item] }
+        guard let file = try? JSONDecoder().decode(File.self, from: Data(text.utf8)) else { return nil }
+        return file.chapters.map { ($0.startTime, $0.title ?? "") }
     }
 }

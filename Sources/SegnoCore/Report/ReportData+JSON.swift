@@ -2,7 +2,7 @@ import Foundation
 
 extension ReportData {
     /// The table's columns, in the order of each row when `compact` (what the page embeds).
-    public static let columns = ["path", "title", "date", "duration", "loudness", "peak", "status", "class", "error", "outputs", "audio", "wave", "salvaged", "transcript", "transcript_audio", "wave_rms", "measures", "turns", "speakers", "chapters"]
+    public static let columns = ["path", "title", "date", "duration", "loudness", "peak", "status", "class", "error", "outputs", "audio", "wave", "salvaged", "transcript", "transcript_audio", "wave_rms", "measures", "turns", "who_spoke", "chapter_list"]
 
     /// The report as JSON. `compact` writes each recording as an array in `columns` order (and each
     /// output as `[stage, text, href]`): what the HTML page embeds, a third of the size of objects.

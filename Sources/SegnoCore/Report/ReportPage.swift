@@ -276,9 +276,9 @@ public enum ReportPage {
           if (r[C.wave]) { var cv = el('canvas', { 'class': 'wave', 'width': 240, 'height': 44, 'aria-label': 'waveform' }); w.appendChild(cv); drawWave(cv, r[C.wave], r[C.wave_rms], r[C.turns], r[C.duration]); }
           else w.appendChild(el('span', { 'class': 'muted' }, '–'));
           // The chapters beside the waveform: a click plays the recording's audio from there.
-          if (r[C.chapters]) {
+          if (r[C.chapter_list]) {
             var ol = el('ol', { 'class': 'chapters' });
-            r[C.chapters].forEach(function (c) {
+            r[C.chapter_list].forEach(function (c) {
               var li = el('li', { 'class': 'chapter', 'data-start': c[0], 'title': c[1] });
               li.appendChild(el('span', { 'class': 'muted' }, clock(c[0]) + ' ')); li.appendChild(document.createTextNode(c[1]));
               li.addEventListener('click', function () { playFrom(tr, r[C.audio] || r[C.transcript_audio], c[0]); });
@@ -289,9 +289,9 @@ public enum ReportPage {
           tr.appendChild(w);
           var t = td(null, 'title'); t.appendChild(el('div', null, r[C.title])); t.appendChild(el('div', { 'class': 'path' }, r[C.path]));
           // Who spoke how long, each in the colour of their turns on the waveform.
-          if (r[C.speakers]) {
+          if (r[C.who_spoke]) {
             var who = el('div', { 'class': 'who' });
-            r[C.speakers].forEach(function (sp, i) {
+            r[C.who_spoke].forEach(function (sp, i) {
               who.appendChild(el('span', { 'class': 'sw', 'style': 'background:' + turnColour(i) }));
               who.appendChild(el('span', { 'class': 'speaker' }, sp[0] + ' ' + clock(sp[1]) + ' (' + Math.round(sp[2] * 100) + ' %)'));
             });
