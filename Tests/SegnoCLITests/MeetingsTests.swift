@@ -101,6 +101,11 @@ import Testing
         // Speaker labels are search words for a plain find too.
         let plain = try ws.segno(["find", Self.spec, "speaker"], environment: envA)
         #expect(truth.keys.allSatisfy { plain.stdout.contains($0) }, "\(plain.stdout)")
+        // Running the speakers tap again runs the transcript that uses its turns again (decision 0077).
+        let plan = try ws.segno(["run", Self.spec, "--dry-run", "--explain", "--force=speakers"], environment: envA)
+        #expect(plan.stdout.contains("speakers output changes") && plan.stdout.contains("transcribe"), "\(plan.stdout)")
+        let plain2 = try ws.segno(["run", Self.spec, "--dry-run", "--explain"], environment: envA)
+        #expect(!plain2.stdout.contains("output changes"), "\(plain2.stdout)")
 
         // Killed once the first output is written; the next run finishes with the same files.
         let envB = ["SEGNO_MEETINGS_INPUT": ws["meetings"], "SEGNO_OUTPUT": ws["B"]]
