@@ -316,6 +316,6 @@ struct FindingsLost: Error, CustomStringConvertible {
     var tap: String
     var finders: [String]
     var description: String {
-        "\(tap) is not kept: it uses what \(finders.joined(separator: ", ")) finds, which failed for this recording; both run again next time"
+        "not kept: it uses what \(finders.joined(separator: ", ")) finds, which failed for this recording; both run again next time"
     }
 }
