@@ -17,7 +17,7 @@ APT_STREAMS = icecast2 curl python3 pocketsphinx-testdata alsa-utils asterisk-co
 # What bench/peers.sh needs to build audiowaveform (the waveform peer, a separate program, never linked).
 APT_BENCH   = cmake g++ libgd-dev libmad0-dev libid3tag0-dev libboost-program-options-dev libboost-filesystem-dev libboost-regex-dev linux-perf
 # pesq (speech quality, restricted-use notice in its source): measuring scripts only, never shipped.
-PIP_TEST    = numpy scipy botocore mutagen==1.48.1 wavinfo==4.0.1 pesq==0.0.4 pystoi==0.4.1 jiwer==4.0.0
+PIP_TEST    = numpy scipy botocore mutagen==1.48.1 wavinfo==4.0.1 pesq==0.0.4 pystoi==0.4.1 jiwer==4.0.0 pyannote.metrics==4.2.0
 
 PREFIX     ?= /usr/local
 # Speech engines and models (PyPI wheels pinned with sha256, tools/speech/*.txt) live in this
@@ -73,7 +73,7 @@ test-deps: deps deps-multilingual
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	  else echo "make test-deps: run as root: apt-get install --no-install-recommends$$missing"; exit 1; fi; \
 	fi
-	@python3 -c "import numpy, scipy, botocore, mutagen, wavinfo, pesq, pystoi, jiwer" 2>/dev/null || python3 -m pip install -q $(PIP_TEST)
+	@python3 -c "import numpy, scipy, botocore, mutagen, wavinfo, pesq, pystoi, jiwer, pyannote.metrics" 2>/dev/null || python3 -m pip install -q $(PIP_TEST)
 
 ## bench-deps: what `make bench` needs besides the build: the peers' build tools (audiowaveform is built
 ## from source by bench/peers.sh into .bench-peers/) and perf for task-clock counts.
@@ -147,6 +147,7 @@ quality: release
 	python3 tools/resample_quality.py --segno $(SEGNO_REL)
 	python3 tools/speech_quality.py --segno $(SEGNO_REL)
 	python3 tools/level_quality.py --segno $(SEGNO_REL)
+	python3 tools/speakers_quality.py --segno $(SEGNO_REL)
 	python3 tools/salvage_quality.py --segno $(SEGNO_REL)
 	python3 tools/hostile_quality.py --segno $(SEGNO_REL) --count 10000 --max-rss 300
 	SEGNO_FUZZ_RUNS=2000 swift test --filter SalvageFuzzTests

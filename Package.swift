@@ -151,7 +151,7 @@ let package = Package(
         .testTarget(name: "SegnoS3Tests", dependencies: ["SegnoS3", .product(name: "Logging", package: "swift-log")], swiftSettings: ownSettings),
         // One test target per library module, each depending on its module, the ones below it it
         // uses, and the test support of its level (decision 0062).
-        .testTarget(name: "SegnoCoreTests", dependencies: ["SegnoCore", "SegnoCoreTestSupport"], swiftSettings: ownSettings),
+        .testTarget(name: "SegnoCoreTests", dependencies: ["SegnoCore", "SegnoCoreTestSupport", "SegnoDSP"], swiftSettings: ownSettings),
         .testTarget(name: "SegnoAudioTests", dependencies: [
             "SegnoAudio", "CSegnoTags", "SegnoCore", "SegnoDSP", "SegnoWaveform", "SegnoCoreTestSupport", "SegnoAudioTestSupport",
         ], swiftSettings: ownSettings),

@@ -21,6 +21,8 @@
    one of the files in layout.md's table "File I/O in the core: the exceptions". A file moved out
    (RunLock and StateFolderTrust to SegnoState, InputScanner to SegnoSources) cannot come back
    unnoticed, and a new one is listed with its reason or goes behind a protocol.
+7. Only test targets import Testing or XCTest: `swift build -c release` (`make release`, `make
+   bench`) builds every other target, the test-support libraries too, and finds no test module there.
 
 Exits 1 listing every breach as FILE:LINE: what. `--sources DIR` and `--tests DIR` check another
 copy of the trees (the test that plants a breach); the manifest is always the package's own.
@@ -115,6 +117,9 @@ for name, (kind, deps) in sorted(declared.items()):
             path = os.path.join(d, f)
             for n, line in enumerate(open(path, encoding="utf-8"), 1):
                 m = importing.match(line.split("//", 1)[0])
+                if m and kind != "test" and m.group(1) in ("Testing", "XCTest"):
+                    breaches.append(f"{os.path.relpath(path, os.path.join(root, '..'))}:{n}: {name} imports {m.group(1)}, "
+                                    "but is not a test target: a release build builds it and has no test module")
                 if m and m.group(1) not in deps and m.group(1) not in toolchain and m.group(1) != name:
                     breaches.append(f"{os.path.relpath(path, os.path.join(root, '..'))}:{n}: {name} imports {m.group(1)}, which Package.swift does not give it")
 

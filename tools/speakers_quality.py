@@ -10,9 +10,19 @@ with pink noise at 10 dB SNR. The reference RTTM has each clip's speech (10 ms f
 diarization error rate is pyannote.metrics' (collar 0.5 s in pyannote's sense: ±0.25 s around
 every reference boundary), with the speaker-count accuracy and CPU seconds per audio second.
 
+Named voices (decision 0075): two of the four voices (Allison and the reader) are enrolled with
+`segno speakers enroll` from clips the conversations never use (`ENROLL`); after the run, the
+share of each enrolled voice's reference speech whose turns carry its name, and the share of the
+other voices' speech that carries no name. From the state (`speaker_kept`, `voice_print`) the
+cosine similarity of every recording's voice (its centroid) to each print is read, each voice
+mapped to the true speaker it overlaps most, so the naming threshold's margin is seen:
+the lowest similarity of a voice to its own print, and the highest to another voice's print.
+
 Usage: tools/speakers_quality.py --segno .build/release/segno [--count 20] [--python VENV/bin/python3]
 pyannote.metrics is imported from --python's environment (pip install pyannote.metrics).
 """
+import base64
+import sqlite3
 import argparse
 import glob
 import json
@@ -33,6 +43,13 @@ VOICES = {
     "alsa": sorted(f for f in glob.glob("/usr/share/sounds/alsa/*.wav") if "Noise" not in f),
     "allison": sorted(glob.glob("/usr/share/asterisk/sounds/en_US_f_Allison/*.wav")),
 }
+# Enrolled voices and the clips they are enrolled from, taken out of the conversations' clips.
+ENROLL = {
+    "allison": VOICES["allison"][::30][:12],
+    "reader": VOICES["reader"][:1],
+}
+for v, clips in ENROLL.items():
+    VOICES[v] = [f for f in VOICES[v] if f not in clips]
 
 
 def load(path):
@@ -113,6 +130,10 @@ def main():
             with open(spec, "w") as f:
                 f.write("version: 1\nname: q\ninput: { root: in, settle: 0s }\noutput: { root: out }\nparallel: 1\nretries: 0\n"
                         "stages:\n  - speakers: { path: \"{dir}/{stem}.speakers.json\", rttm: \"{dir}/{stem}.rttm\" }\n")
+            for v, clips in ENROLL.items():
+                e = subprocess.run([a.segno, "speakers", "enroll", spec, v] + clips, capture_output=True, text=True)
+                if e.returncode != 0:
+                    sys.exit(f"segno speakers enroll failed: {e.stderr}")
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             r = subprocess.run([a.segno, "run", spec, "--quiet"], capture_output=True, text=True)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -132,11 +153,75 @@ def main():
             der = json.loads(score.stdout)
             right = sum(found[n] == counts[n] for n in refs) / len(refs)
             wrong = {n: (counts[n], found[n]) for n in refs if found[n] != counts[n]}
-            results[condition] = {"der": der, "count_right": right, "cpu_per_audio_s": cpu / seconds, "audio_s": seconds}
+            names = naming(refs, {n: read_rttm(os.path.join(out, "out", n + ".rttm")) for n in refs})
+            sims = similarities(os.path.join(out, "out", ".segno", "state.sqlite"), refs)
+            results[condition] = {"der": der, "count_right": right, "cpu_per_audio_s": cpu / seconds, "audio_s": seconds,
+                                  "named_right": names["named_right"], "unnamed_right": names["unnamed_right"], "similarity": sims}
             print(f"{condition}: DER {100 * der['der']:.1f} % (missed {100 * der['miss']:.1f}, false alarm {100 * der['fa']:.1f}, "
                   f"confusion {100 * der['confusion']:.1f}); speaker count right in {100 * right:.0f} % of {len(refs)}; "
                   f"{cpu / seconds:.3f} CPU-s per audio-s over {seconds:.0f} s; wrong counts (true, found): {wrong}", flush=True)
+            print(f"{condition}: enrolled voices named right for {100 * names['named_right']:.1f} % of their speech; "
+                  f"other voices left unnamed for {100 * names['unnamed_right']:.1f} % of theirs; similarity to the own print "
+                  f"min {sims['own_min']:.3f} (5th percentile {sims['own_p5']:.3f}), to another voice's print max {sims['other_max']:.3f} "
+                  f"(95th percentile {sims['other_p95']:.3f}) over {sims['voices']} voices", flush=True)
     print(json.dumps(results))
+
+
+def read_rttm(path):
+    out = []
+    for line in open(path):
+        f = line.split()
+        if f:
+            out.append((f[7], float(f[3]), float(f[3]) + float(f[4])))
+    return out
+
+
+def overlap(a, b, c, d):
+    return max(0.0, min(b, d) - max(a, c))
+
+
+def naming(refs, hyps):
+    """Enrolled voices: the share of their reference time under turns with their name; others: the share under no name."""
+    right = {"named": [0.0, 0.0], "unnamed": [0.0, 0.0]}
+    for n, ref in refs.items():
+        for v, s, e in ref:
+            if v in ENROLL:
+                right["named"][0] += sum(overlap(s, e, a, b) for who, a, b in hyps[n] if who == v)
+                right["named"][1] += e - s
+            else:
+                named = sum(overlap(s, e, a, b) for who, a, b in hyps[n] if who in ENROLL)
+                right["unnamed"][0] += (e - s) - named
+                right["unnamed"][1] += e - s
+    return {"named_right": right["named"][0] / max(right["named"][1], 1e-9),
+            "unnamed_right": right["unnamed"][0] / max(right["unnamed"][1], 1e-9)}
+
+
+def similarities(state, refs):
+    """Cosine similarity of each kept voice's centroid to each print, split by whether the voice is the print's."""
+    db = sqlite3.connect(state)
+    prints = {name: np.frombuffer(vec, dtype="<f4") for name, vec in db.execute("SELECT name, vector FROM voice_print")}
+    own, other, count = [], [], 0
+    for path, voices, turns in db.execute("SELECT path, voices, turns FROM speaker_kept"):
+        name = os.path.splitext(os.path.basename(path))[0]
+        voices, turns = json.loads(voices), json.loads(turns)["turns"]
+        for k, v in enumerate(voices):
+            c = np.frombuffer(base64.b64decode(v["centroid"]), dtype="<f4")
+            if not c.size:
+                continue
+            mine = [(t[0], t[1]) for t in turns if t[2] == k]
+            by = {}
+            for who, s, e in refs[name]:
+                by[who] = by.get(who, 0.0) + sum(overlap(s, e, a, b) for a, b in mine)
+            if not by or max(by.values()) <= 0:
+                continue
+            truth = max(by, key=by.get)
+            count += 1
+            for pname, p in prints.items():
+                sim = float(np.dot(c, p) / (np.linalg.norm(c) * np.linalg.norm(p)))
+                (own if pname == truth else other).append(sim)
+    return {"own_min": min(own, default=float("nan")), "own_p5": float(np.percentile(own, 5)) if own else float("nan"),
+            "other_max": max(other, default=float("nan")), "other_p95": float(np.percentile(other, 95)) if other else float("nan"),
+            "own": sorted(round(x, 3) for x in own), "other": sorted(round(x, 3) for x in other), "voices": count}
 
 
 SCORER = r"""

@@ -143,9 +143,12 @@ public final class BatchRunner: Sendable {
             scan.unreadableNames = scan.unreadableNames.filter { shard.contains($0.relativePath) }
         }
         let collisions = collisionsBeforeState(scan: scan)
-        let state: StateIndex
+        var state: StateIndex
         do { state = try session.store?.loadAll() ?? [:] } catch { throw StateOpening.classify(error, path: job.spec.statePath, moveAside: !options.dryRun) }
         let store = session.store
+        if !options.dryRun, let store, try prepareVoices(store: store, state: state) {
+            do { state = try store.loadAll() } catch { throw StateOpening.classify(error, path: job.spec.statePath) }
+        }
         let plan = makePlan(scan: scan, state: state, recipeLookup: options.explain ? { try? store?.recipe($0) } : nil, collisions: collisions)
         var summary = RunSummary()
         summary.scanned = scan.files.count

@@ -21,7 +21,7 @@ struct SegnoCommand: ParsableCommand {
         """,
         version: SegnoVersion.string,
         subcommands: [RunCommand.self, StatusCommand.self, RetryCommand.self, ReportCommand.self, ValidateCommand.self, StateCommand.self,
-                      WaveformCommand.self, ConvertCommand.self, InfoCommand.self, DuplicatesCommand.self, FindCommand.self,
+                      SpeakersCommand.self, WaveformCommand.self, ConvertCommand.self, InfoCommand.self, DuplicatesCommand.self, FindCommand.self,
                       OutputsCommand.self, RepairCommand.self, HelpStagesCommand.self, HelpStageCommand.self, HelpCommandsCommand.self]
     )
 }

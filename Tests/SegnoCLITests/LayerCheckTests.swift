@@ -44,3 +44,22 @@ extension LayerCheckTests {
         #expect(planted.stdout.contains("SegnoCore/Runner/Progress.swift:") && planted.stdout.contains("file I/O in SegnoCore"), "\(planted.stdout)")
     }
 }
+
+extension LayerCheckTests {
+    /// Rule 7: a test-support library that imports Testing is caught: `swift build -c release`
+    /// builds it too and has no test module (it broke `make release` once).
+    @Test func theTestModuleImportedOutsideATestTargetIsCaught() throws {
+        let dir = try TempDir()
+        let copy = dir.path + "/Sources"
+        let cp = try CLI.tool("cp", ["-R", Self.package + "/Sources", copy])
+        #expect(cp.status == 0, "\(cp.stderr)")
+        let script = Self.package + "/tools/check-layers.py"
+        let target = copy + "/SegnoCoreTestSupport/SpecFixture.swift"
+        let text = try String(contentsOfFile: target, encoding: .utf8)
+        try ("import Testing\n" + text).write(toFile: target, atomically: true, encoding: .utf8)
+        let planted = try CLI.tool("python3", [script, "--sources", copy])
+        #expect(planted.status == 1, "\(planted.stdout)")
+        #expect(planted.stdout.contains("SegnoCoreTestSupport/SpecFixture.swift:1: SegnoCoreTestSupport imports Testing, but is not a test target"),
+                "\(planted.stdout)")
+    }
+}

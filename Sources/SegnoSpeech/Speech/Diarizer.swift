@@ -2,18 +2,24 @@ import Foundation
 
 /// One speaker turn: [start, end) in seconds of the stream the tap heard, the speaker's index
 /// (0, 1, … in order of first appearance) and how close its windows' voice is to its speaker's
-/// (the mean cosine similarity of the turn's embeddings to the speaker's centroid, 0…1).
+/// (the mean cosine similarity of the turn's embeddings to the speaker's centroid, 0…1). `label`
+/// is the speaker's archive-wide label (`speaker-7`) and `name` the enrolled voice it matched
+/// (decision 0075), when the tap ran with a state that keeps voices.
 package struct SpeakerTurn: Sendable, Equatable {
     package var start: Double
     package var end: Double
     package var speaker: Int
     package var confidence: Double
+    package var label: String?
+    package var name: String?
 
-    package init(start: Double, end: Double, speaker: Int, confidence: Double) {
+    package init(start: Double, end: Double, speaker: Int, confidence: Double, label: String? = nil, name: String? = nil) {
         self.start = start
         self.end = end
         self.speaker = speaker
         self.confidence = confidence
+        self.label = label
+        self.name = name
     }
 }
 
@@ -207,6 +213,28 @@ package enum Diarizer {
             let sims = t.windows.map { Double(cosine(embeddings[$0], centroids[t.speaker] ?? [])) }
             let conf = sims.isEmpty ? 0 : max(0, min(1, sims.reduce(0, +) / Double(sims.count)))
             return SpeakerTurn(start: t.start / r, end: t.end / r, speaker: order[t.speaker]!, confidence: conf)
+        }
+    }
+
+    /// Each speaker's centroid (L2-normed mean of the embeddings of the windows whose centre lies
+    /// in one of its turns) and seconds of turns, indexed by `SpeakerTurn.speaker`. A speaker
+    /// with no window centred in its turns gets the windows that overlap them.
+    package static func voices(turns: [SpeakerTurn], windows: [Range<Int>], embeddings: [[Float]], rate: Int) -> [(centroid: [Float], seconds: Double)] {
+        let count = (turns.map(\.speaker).max() ?? -1) + 1
+        let r = Double(rate)
+        return (0..<count).map { s in
+            let mine = turns.filter { $0.speaker == s }
+            let seconds = mine.reduce(0) { $0 + ($1.end - $1.start) }
+            var picked = windows.indices.filter { w in
+                let c = Double(windows[w].lowerBound + windows[w].upperBound) / 2 / r
+                return mine.contains { c >= $0.start && c < $0.end }
+            }
+            if picked.isEmpty {
+                picked = windows.indices.filter { w in
+                    mine.contains { Double(windows[w].upperBound) / r > $0.start && Double(windows[w].lowerBound) / r < $0.end }
+                }
+            }
+            return (centroid(picked.map { embeddings[$0] }), seconds)
         }
     }
 }

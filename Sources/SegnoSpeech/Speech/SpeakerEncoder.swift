@@ -6,11 +6,12 @@ import Synchronization
 /// The speaker-embedding helper: `segno-speakers --serve` (tools/speech, installed by `make deps`
 /// into the speech environment and by `make install` beside segno) run by the speech
 /// environment's Python. It reads the GE2E encoder's weights (PyPI `resemblyzer` 0.1.4's
-/// `pretrained.pt`) once and runs it with numpy (decision 0073). Each recording goes to its stdin
-/// as chunks of float32 16 kHz mono (a 4-byte little-endian byte count, then the bytes; a count
-/// of 0 ends it), then one counted chunk of JSON naming the windows to embed; the answer is one
-/// JSON line with one 256-dimensional, L2-normed embedding per window. A helper that dies fails
-/// the recording it was given only. Used by one tap at a time (taken from a `SpeakerHelperPool`).
+/// `pretrained.pt`) once and runs it with numpy (decision 0073). Each recording's speech windows
+/// go to its stdin as they are found, one counted chunk each (a 4-byte little-endian byte count,
+/// then float32 16 kHz mono samples), ended by a count of 0; the answer is one JSON line with one
+/// 256-dimensional, L2-normed embedding per window. The helper embeds windows in batches as they
+/// come, so neither process holds the recording (decision 0074). A helper that dies fails the
+/// recording it was given only. Used by one tap at a time (taken from a `SpeakerHelperPool`).
 final package class SpeakerHelper: @unchecked Sendable {
     package let child: ChildProcess
     private var line: [UInt8] = []
@@ -30,7 +31,7 @@ final package class SpeakerHelper: @unchecked Sendable {
         }
         let model = try locator.require(Self.model.relative, engine: Self.engine, package: Self.model.package)
         do {
-            child = try ChildProcess(executable: python, arguments: [script, "--model", model, "--serve"], stdinPipe: true)
+            child = try ChildProcess(executable: python, arguments: [script, "--model", model, "--protocol", String(Self.protocolVersion), "--serve"], stdinPipe: true)
         } catch {
             throw .failed(engine: Self.engine, message: "cannot start \(python): \(error)")
         }
@@ -52,21 +53,25 @@ final package class SpeakerHelper: @unchecked Sendable {
         try withUnsafeBytes(of: &count) { (b) throws(SpeechError) in try write(b) }
     }
 
-    /// Sends samples (float32, 16 kHz mono) as one chunk. Called for each block.
-    package func send(_ samples: UnsafeBufferPointer<Float>) throws(SpeechError) {
+    /// Sends one window to embed (float32, 16 kHz mono, 0.5–1.5 s). Called for each window,
+    /// in order, as soon as the voice activity detector has closed its speech segment.
+    package func send(window samples: UnsafeBufferPointer<Float>) throws(SpeechError) {
         guard !samples.isEmpty else { return }
         try writeCount(samples.count * 4)
         try write(UnsafeRawBufferPointer(samples))
+        sent += 1
     }
 
-    /// Ends the recording, asks for the embeddings of `windows` (16 kHz sample ranges) and reads
-    /// them: one per window, or why this recording could not be embedded (`.failure`; the helper
-    /// goes on). Throws when the helper died or answered nonsense. Called once per recording.
-    package func embed(_ windows: [Range<Int>]) throws(SpeechError) -> Result<[[Float]], SpeechError> {
+    /// Windows sent for the recording under way.
+    private(set) package var sent = 0
+
+    /// Ends the recording and reads the embeddings of the windows sent: one per window, in order,
+    /// or why this recording could not be embedded (`.failure`; the helper goes on). Throws when
+    /// the helper died or answered nonsense. Called once per recording.
+    package func embeddings() throws(SpeechError) -> Result<[[Float]], SpeechError> {
+        let count = sent
+        sent = 0
         try writeCount(0)
-        let request = Array(("{\"windows\":[" + windows.map { "[\($0.lowerBound),\($0.upperBound)]" }.joined(separator: ",") + "]}").utf8)
-        try writeCount(request.count)
-        do { try request.withUnsafeBytes { try write($0) } } catch let e as SpeechError { throw e } catch { throw died("\(error)") }
         line.removeAll(keepingCapacity: true)
         while true {
             let n: Int
@@ -76,17 +81,20 @@ final package class SpeakerHelper: @unchecked Sendable {
             if chunk[n - 1] == UInt8(ascii: "\n") { break }
             if line.count > 1 << 30 { throw died("its answer is longer than 1 GB") }
         }
-        guard let o = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any], o["protocol"] as? Int == 1 else {
-            throw died("its answer is not protocol 1")
+        guard let o = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any], o["protocol"] as? Int == Self.protocolVersion else {
+            throw died("its answer is not protocol \(Self.protocolVersion)")
         }
         if let why = o["error"] as? String { return .failure(.failed(engine: Self.engine, message: why)) }
         guard let b64 = o["embeddings"] as? String, let data = Data(base64Encoded: b64),
-              data.count == windows.count * Self.dimension * 4 else {
-            throw died("its answer does not hold \(windows.count) embeddings")
+              data.count == count * Self.dimension * 4 else {
+            throw died("its answer does not hold \(count) embeddings")
         }
-        let flat = data.withUnsafeBytes { raw in (0..<(windows.count * Self.dimension)).map { Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self))) } }
-        return .success((0..<windows.count).map { Array(flat[$0 * Self.dimension..<($0 + 1) * Self.dimension]) })
+        let flat = data.withUnsafeBytes { raw in (0..<(count * Self.dimension)).map { Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self))) } }
+        return .success((0..<count).map { Array(flat[$0 * Self.dimension..<($0 + 1) * Self.dimension]) })
     }
+
+    /// The wire's version (`segno-speakers`' PROTOCOL).
+    static package let protocolVersion = 2
 
     private func exited() -> SpeechError {
         let status = child.wait()

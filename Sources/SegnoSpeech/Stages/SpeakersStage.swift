@@ -24,6 +24,8 @@ public struct SpeakersConfig: TapConfig, SourceObservingStage {
     package let locator: SpeechLocator
     /// The helpers of this stage, with the weights loaded, kept between recordings.
     package let helpers = SpeakerHelperPool()
+    /// The enrolled prints and archive-wide labels, prepared by the runner each pass (decision 0075).
+    package let book = VoiceBook()
     public var name: String { "speakers" }
     public var version: Int { 1 }
     public var options: [(String, String)] {
@@ -68,14 +70,15 @@ public struct SpeakersConfig: TapConfig, SourceObservingStage {
     }
 }
 
-/// One recording's speaker turns: mono, 16 kHz (libsoxr HQ), fed to the voice activity detector
-/// and streamed to the embedding helper; the windows, clustering and turns at `finish`.
+/// One recording's speaker turns: mono, 16 kHz (libsoxr HQ), fed to the voice activity detector;
+/// the windows of each speech segment go to the embedding helper as the segment closes
+/// (`SpeakerWindows`); the clustering and turns at `finish`.
 final package class SpeakersTap: Tap, TimelineUsing, FindingTap {
     package let config: SpeakersConfig
     package let paths: [String]
     package let file: String
     private var helper: SpeakerHelper?
-    private var detector: (any VoiceDetector)?
+    private var windows: SpeakerWindows?
     private let input = SpeechInput()
     private var timeline: () -> [TimeMap] = { [] }
 
@@ -97,8 +100,10 @@ final package class SpeakersTap: Tap, TimelineUsing, FindingTap {
 
     package func start(_ format: AudioFormat) throws {
         try input.start(sampleRate: format.sampleRate)
-        detector = try naming { try config.engine.make(locator: config.locator) }
-        helper = try naming { try config.helpers.take(locator: config.locator) }
+        let detector = try naming { try config.engine.make(locator: config.locator) }
+        let helper = try naming { try config.helpers.take(locator: config.locator) }
+        self.helper = helper
+        windows = SpeakerWindows(detector: detector, helper: helper)
     }
 
     package func observe(_ block: AudioBlock) throws {
@@ -106,39 +111,54 @@ final package class SpeakersTap: Tap, TimelineUsing, FindingTap {
     }
 
     private func send(_ s: UnsafeBufferPointer<Float>) throws {
-        detector?.accept(s.baseAddress!, count: s.count)
-        try naming { try helper?.send(s) }
+        do { try windows?.feed(s) } catch {
+            helper?.terminate()
+            helper = nil
+            windows = nil
+            throw error.naming(file)
+        }
     }
 
     package func finish() throws -> [ProducedFile] {
         try input.finish { try send($0) }
-        guard let helper, let detector else { return [] }
+        guard let helper, let found = windows else { return [] }
         self.helper = nil
-        detector.flush()
-        var speech: [Range<Int>] = []
-        detector.takeSegments(into: &speech)
-        let rate = VoiceActivityEngine.rate
-        let windows = Diarizer.windows(speech: speech, rate: rate)
         let answer: Result<[[Float]], SpeechError>
-        do { answer = try helper.embed(windows) } catch {
+        do { answer = try found.finish() } catch {
             helper.terminate()
             throw error.naming(file)
         }
         config.helpers.checkIn(helper)
         let embeddings = try naming { try answer.get() }
+        let rate = VoiceActivityEngine.rate
         let labels = Diarizer.cluster(embeddings, count: config.count,
-                                      clusterable: windows.map { Double($0.count) >= Diarizer.shortestClustered * Double(rate) })
-        let turns = Diarizer.turns(speech: speech, windows: windows, labels: labels, embeddings: embeddings,
+                                      clusterable: found.windows.map { Double($0.count) >= Diarizer.shortestClustered * Double(rate) })
+        let turns = Diarizer.turns(speech: found.speech, windows: found.windows, labels: labels, embeddings: embeddings,
                                    rate: rate, minTurn: config.minTurn)
         let maps = timeline()
         let toSource: (Double) -> Double = maps.keepsTime ? { $0 } : { maps.toSource($0) }
-        let files = SpeakerFiles(turns: turns, toSource: toSource, movedTime: !maps.keepsTime,
+        var files = SpeakerFiles(turns: turns, toSource: toSource, movedTime: !maps.keepsTime,
                                  recording: SpeakerFiles.recordingID(file))
-        findings = Findings(turns: turns.map { Findings.Turn(start: toSource($0.start), end: toSource($0.end), speaker: SpeakerFiles.label($0.speaker)) })
+        // Archive-wide labels and enrolled names, when the run keeps voices (decision 0075).
+        let voices = Diarizer.voices(turns: turns, windows: found.windows, embeddings: embeddings, rate: rate)
+        let named = config.book.assign(voices)
+        if let named {
+            for (i, l) in named.labels.enumerated() { files.labels[i] = SpeakerFiles.label(l - 1) }
+            for (i, n) in named.names.enumerated() { if let n { files.names[i] = n } }
+        }
+        // The turns as written (source seconds, labels, names) for the transcript (decision 0077).
+        findings = Findings(turns: files.turns.map { Findings.Turn(start: $0.start, end: $0.end, speaker: $0.label ?? SpeakerFiles.label($0.speaker), name: $0.name) })
         try OutputFile.write(Array(files.json.utf8), to: paths[0])
         if paths.count > 1 { try OutputFile.write(Array(files.rttm.utf8), to: paths[1]) }
+        if let named {
+            let kept = zip(named.labels, voices).map { KeptVoice(label: $0, seconds: $1.seconds, centroid: $1.centroid) }
+            try config.book.keep(path: file, voices: kept, turns: files.keptText, digest: named.digest)
+        }
         let speakers = Set(turns.map(\.speaker)).count
-        var produced = paths.map { ProducedFile(stage: "speakers", path: $0, values: ["speakers": String(speakers), "turns": String(turns.count)]) }
+        var values = ["speakers": String(speakers), "turns": String(turns.count)]
+        let names = Set(files.names.values).sorted()
+        if !names.isEmpty { values["names"] = names.joined(separator: ", ") }
+        var produced = paths.map { ProducedFile(stage: "speakers", path: $0, values: values) }
         produced[0].spoken = SpeakerTurnsFile.parse(Data(files.json.utf8)).map(SpeakerTurnsFile.searchWords)
         return produced
     }
@@ -147,13 +167,42 @@ final package class SpeakersTap: Tap, TimelineUsing, FindingTap {
 }
 
 /// The `speakers` tap's files from its turns: the JSON array and RTTM, both on the source
-/// timeline (decision 0072).
+/// timeline (decision 0072), each turn with its speaker's label and, when it matched an enrolled
+/// voice, its name (decision 0075).
 package struct SpeakerFiles {
-    package let turns: [SpeakerTurn]
-    package let toSource: (Double) -> Double
-    package let movedTime: Bool
+    /// One turn as written: seconds of the source, and of the stream when time moved before the tap.
+    package struct Entry: Sendable, Equatable {
+        package var start: Double
+        package var end: Double
+        package var streamStart: Double?
+        package var streamEnd: Double?
+        package var speaker: Int
+        package var confidence: Double
+    }
+    package var entries: [Entry]
     /// RTTM's file id: the recording's path without extension, spaces as `_`.
     package let recording: String
+    /// Labels (`speaker-7`) and names by the recording's speaker number; without a label a speaker
+    /// is `speaker-N`, N its number + 1.
+    package var labels: [Int: String] = [:]
+    package var names: [Int: String] = [:]
+
+    package init(turns: [SpeakerTurn], toSource: (Double) -> Double, movedTime: Bool, recording: String) {
+        entries = turns.map { t in
+            Entry(start: toSource(t.start), end: toSource(t.end), streamStart: movedTime ? t.start : nil,
+                  streamEnd: movedTime ? t.end : nil, speaker: t.speaker, confidence: t.confidence)
+        }
+        self.recording = recording
+        for t in turns {
+            if let l = t.label { labels[t.speaker] = l }
+            if let n = t.name { names[t.speaker] = n }
+        }
+    }
+
+    package init(entries: [Entry], recording: String) {
+        self.entries = entries
+        self.recording = recording
+    }
 
     package static func label(_ speaker: Int) -> String { "speaker-\(speaker + 1)" }
 
@@ -162,22 +211,63 @@ package struct SpeakerFiles {
         return String(stem.map { $0.isWhitespace ? "_" : $0 })
     }
 
+    /// The label a speaker number is written with.
+    package func label(of speaker: Int) -> String { labels[speaker] ?? Self.label(speaker) }
+
+    /// The turns as written, with labels and names: what the transcripts and the report read.
+    package var turns: [SpeakerTurn] {
+        entries.map { SpeakerTurn(start: $0.start, end: $0.end, speaker: $0.speaker, confidence: $0.confidence,
+                                  label: label(of: $0.speaker), name: names[$0.speaker]) }
+    }
+
     package var json: String {
-        let items: [JSONValue] = turns.map { t in
-            var o: [(String, JSONValue)] = [("start", .rounded(toSource(t.start), places: 3)), ("end", .rounded(toSource(t.end), places: 3)),
-                                            ("speaker", .string(Self.label(t.speaker))), ("confidence", .rounded(t.confidence, places: 3))]
-            if movedTime { o += [("stream_start", .rounded(t.start, places: 3)), ("stream_end", .rounded(t.end, places: 3))] }
+        let items: [JSONValue] = entries.map { t in
+            var o: [(String, JSONValue)] = [("start", .rounded(t.start, places: 3)), ("end", .rounded(t.end, places: 3)),
+                                            ("speaker", .string(label(of: t.speaker)))]
+            if let n = names[t.speaker] { o.append(("name", .string(n))) }
+            o.append(("confidence", .rounded(t.confidence, places: 3)))
+            if let a = t.streamStart, let b = t.streamEnd { o += [("stream_start", .rounded(a, places: 3)), ("stream_end", .rounded(b, places: 3))] }
             return .object(o)
         }
         return JSONValue.array(items).serialized() + "\n"
     }
 
-    /// `SPEAKER <file> 1 <onset> <duration> <NA> <NA> <speaker> <NA> <NA>`, one line per turn.
+    /// `SPEAKER <file> 1 <onset> <duration> <NA> <NA> <speaker> <NA> <NA>`, one line per turn; the
+    /// speaker is the name (spaces as `_`: RTTM's fields are words) or else the label.
     package var rttm: String {
-        turns.map { t in
-            let a = toSource(t.start), b = toSource(t.end)
-            return "SPEAKER \(recording) 1 \(String(format: "%.3f", a)) \(String(format: "%.3f", max(0, b - a))) <NA> <NA> \(Self.label(t.speaker)) <NA> <NA>\n"
+        entries.map { t in
+            let who = names[t.speaker].map { String($0.map { $0.isWhitespace ? "_" : $0 }) } ?? label(of: t.speaker)
+            return "SPEAKER \(recording) 1 \(String(format: "%.3f", t.start)) \(String(format: "%.3f", max(0, t.end - t.start))) <NA> <NA> \(who) <NA> <NA>\n"
         }.joined()
+    }
+
+    /// What the state keeps to write the files again (`KeptSpeakers.turns`): `{"recording": id,
+    /// "labels": [label of speaker 0, …], "turns": [[start, end, speaker, confidence, stream_start, stream_end], …]}`.
+    package var keptText: String {
+        let count = (entries.map(\.speaker).max() ?? -1) + 1
+        return JSONValue.object([
+            ("recording", .string(recording)),
+            ("labels", .array((0..<count).map { .string(label(of: $0)) })),
+            ("turns", .array(entries.map { t in
+                .array([.rounded(t.start, places: 4), .rounded(t.end, places: 4), .int(t.speaker), .rounded(t.confidence, places: 4),
+                        t.streamStart.map { JSONValue.rounded($0, places: 4) } ?? .null, t.streamEnd.map { JSONValue.rounded($0, places: 4) } ?? .null])
+            })),
+        ]).serialized()
+    }
+
+    /// `keptText` read back (labels included, no names); nil when it is not what `keptText` writes.
+    package init?(kept text: String) {
+        guard let o = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any],
+              let recording = o["recording"] as? String, let labels = o["labels"] as? [String], let list = o["turns"] as? [[Any]] else { return nil }
+        var entries: [Entry] = []
+        for t in list {
+            guard t.count == 6, let a = (t[0] as? NSNumber)?.doubleValue, let b = (t[1] as? NSNumber)?.doubleValue,
+                  let s = (t[2] as? NSNumber)?.intValue, let c = (t[3] as? NSNumber)?.doubleValue, s >= 0 else { return nil }
+            entries.append(Entry(start: a, end: b, streamStart: (t[4] as? NSNumber)?.doubleValue, streamEnd: (t[5] as? NSNumber)?.doubleValue,
+                                 speaker: s, confidence: c))
+        }
+        self.init(entries: entries, recording: recording)
+        for (i, l) in labels.enumerated() { self.labels[i] = l }
     }
 }
 

@@ -163,6 +163,28 @@ package enum StateMigrations {
                 )
                 """)
         }
+        m.registerMigration("v9: voice prints and the speakers kept") { db in
+            // Named voices (decision 0075): prints enrolled by `segno speakers enroll`, and what each
+            // `speakers` tap kept of a recording (voices' centroids and archive-wide labels, its
+            // turns, the digest of the prints its names came from), so names change without audio.
+            try db.execute(sql: """
+                CREATE TABLE voice_print (
+                  name TEXT PRIMARY KEY,
+                  vector BLOB NOT NULL,               -- float32 little-endian, L2-normed (256 for GE2E)
+                  files INTEGER NOT NULL,             -- files enrolled
+                  seconds REAL NOT NULL,              -- seconds of speech enrolled
+                  enrolled_at REAL NOT NULL           -- seconds since 1970
+                ) WITHOUT ROWID;
+                CREATE TABLE speaker_kept (
+                  path TEXT NOT NULL,                 -- the recording, relative to input.root
+                  stage TEXT NOT NULL,                -- the tap's identity, as in step.stage
+                  voices TEXT NOT NULL,               -- JSON: [{label, seconds, centroid (base64 float32)}] per speaker
+                  turns TEXT NOT NULL,                -- JSON: the turns as the tap writes them again
+                  digest TEXT NOT NULL,               -- the prints the names in its files were made with
+                  PRIMARY KEY (path, stage)
+                ) WITHOUT ROWID;
+                """)
+        }
         return m
     }
 }

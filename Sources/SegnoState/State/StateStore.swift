@@ -293,7 +293,11 @@ public final class StateStore: Sendable {
         guard !paths.isEmpty else { return }
         try db.write { db in
             let st = try db.cachedStatement(sql: "DELETE FROM recording WHERE path = ?")
-            for p in paths { try st.execute(arguments: [p]) }
+            let kept = try db.cachedStatement(sql: "DELETE FROM speaker_kept WHERE path = ?")
+            for p in paths {
+                try st.execute(arguments: [p])
+                try kept.execute(arguments: [p])
+            }
         }
     }
 

@@ -89,6 +89,18 @@ package enum PostgresMigrations {
               report TEXT NOT NULL, at DOUBLE PRECISION NOT NULL)
             """,
         ]),
+        ("pg6: voice prints and the speakers kept (SQLite's v9)", [
+            """
+            CREATE TABLE voice_print (
+              name TEXT PRIMARY KEY, vector BYTEA NOT NULL, files INTEGER NOT NULL,
+              seconds DOUBLE PRECISION NOT NULL, enrolled_at DOUBLE PRECISION NOT NULL)
+            """,
+            """
+            CREATE TABLE speaker_kept (
+              path TEXT NOT NULL, stage TEXT NOT NULL, voices TEXT NOT NULL, turns TEXT NOT NULL, digest TEXT NOT NULL,
+              PRIMARY KEY (path, stage))
+            """,
+        ]),
     ]
 
     /// Applies what is missing, under `pg_advisory_lock`. Called when a worker opens the store.

@@ -289,7 +289,8 @@ public final class PostgresState: StateBackend {
         guard !paths.isEmpty else { return }
         try pool.with { conn in
             try conn.exec("""
-                WITH gone AS (DELETE FROM recording WHERE path = ANY($1::text[]) RETURNING path)
+                WITH gone AS (DELETE FROM recording WHERE path = ANY($1::text[]) RETURNING path),
+                  kept AS (DELETE FROM speaker_kept WHERE path = ANY($1::text[]))
                 DELETE FROM lease WHERE path IN (SELECT path FROM gone) AND finished_xid IS NOT NULL
                 """, [PGArray.text(paths)])
         }

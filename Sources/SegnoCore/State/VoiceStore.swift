@@ -1,0 +1,161 @@
+import Crypto
+import Foundation
+
+/// A voice enrolled by name (`segno speakers enroll`): the L2-normed mean of the speaker
+/// encoder's window embeddings over the speech of the files enrolled (decision 0075).
+public struct VoicePrint: Sendable, Equatable {
+    /// 1–64 characters (`VoicePrint.check`).
+    public var name: String
+    /// The print, L2-normed (256 floats for the GE2E encoder).
+    public var vector: [Float]
+    /// How many files and seconds of speech made it.
+    public var files: Int
+    public var seconds: Double
+    /// Seconds since 1970.
+    public var enrolledAt: Double
+
+    public init(name: String, vector: [Float], files: Int, seconds: Double, enrolledAt: Double) {
+        self.name = name
+        self.vector = vector
+        self.files = files
+        self.seconds = seconds
+        self.enrolledAt = enrolledAt
+    }
+
+    /// The longest name, in characters.
+    public static let longestName = 64
+
+    /// Why `name` cannot name a voice, or nil when it can: 1–64 characters, letters (any script),
+    /// digits, spaces and `.` `-` `_` `'`, beginning with a letter or digit and not ending with a
+    /// space; not `speaker-N` (the labels of voices without a name). A name travels into JSON,
+    /// RTTM (where it must be one word: spaces become `_` there), WebVTT voice spans and search.
+    public static func check(_ name: String) -> String? {
+        guard !name.isEmpty else { return "a voice's name is empty" }
+        guard name.count <= longestName else { return "a voice's name is at most \(longestName) characters, not \(name.count)" }
+        let allowed: (Character) -> Bool = { $0.isLetter || $0.isNumber || " .-_'".contains($0) }
+        if let bad = name.first(where: { !allowed($0) }) {
+            let shown = bad.unicodeScalars.map { String(format: "U+%04X", $0.value) }.joined(separator: " ")
+            return "a voice's name holds letters, digits, spaces and . - _ ' only, not \(shown)"
+        }
+        guard let first = name.first, first.isLetter || first.isNumber else { return "a voice's name begins with a letter or a digit" }
+        guard name.last != " " else { return "a voice's name does not end with a space" }
+        let lower = name.lowercased()
+        if lower.hasPrefix("speaker-"), Int(lower.dropFirst(8)) != nil { return "speaker-N is the label of a voice without a name; choose another name" }
+        return nil
+    }
+
+    /// The prints' digest (hex): what the names in a recording's outputs were made from, with the
+    /// threshold they were matched at. Changes when a print is enrolled, replaced or forgotten.
+    public static func digest(_ prints: [VoicePrint], threshold: Float) -> String {
+        var h = SHA256()
+        h.update(data: Data("threshold \(threshold)\n".utf8))
+        for p in prints.sorted(by: { $0.name < $1.name }) {
+            h.update(data: Data(p.name.utf8))
+            h.update(data: Data([0]))
+            h.update(data: VoiceVectors.bytes(p.vector))
+        }
+        return h.finalize().prefix(16).map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+/// Vectors as the stores keep them: float32, little-endian, 4 bytes each.
+public enum VoiceVectors {
+    public static func bytes(_ v: [Float]) -> Data {
+        var d = Data(capacity: v.count * 4)
+        for x in v { withUnsafeBytes(of: x.bitPattern.littleEndian) { d.append(contentsOf: $0) } }
+        return d
+    }
+
+    public static func floats(_ d: Data) -> [Float] {
+        d.withUnsafeBytes { raw in
+            (0..<(raw.count / 4)).map { Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self))) }
+        }
+    }
+}
+
+/// One voice heard in a recording, as the state keeps it: its archive-wide label number
+/// (`speaker-7`), its seconds of speech and its centroid (L2-normed mean embedding). No audio.
+public struct KeptVoice: Sendable, Equatable {
+    public var label: Int
+    public var seconds: Double
+    public var centroid: [Float]
+
+    public init(label: Int, seconds: Double, centroid: [Float]) {
+        self.label = label
+        self.seconds = seconds
+        self.centroid = centroid
+    }
+}
+
+/// What a `speakers` tap keeps of one recording (decision 0075): each voice heard, the turns
+/// as the tap writes them again when names change (its own JSON, `turns`), and the digest of
+/// the prints (`VoicePrint.digest`) the names in its outputs were made with.
+public struct KeptSpeakers: Sendable, Equatable {
+    /// The recording, relative to input.root.
+    public var path: String
+    /// The tap's identity (`step.stage`).
+    public var stage: String
+    /// Indexed by the recording's own speaker number (0, 1, … in order of first appearance).
+    public var voices: [KeptVoice]
+    public var turns: String
+    public var digest: String
+
+    public init(path: String, stage: String, voices: [KeptVoice], turns: String, digest: String) {
+        self.path = path
+        self.stage = stage
+        self.voices = voices
+        self.turns = turns
+        self.digest = digest
+    }
+
+    /// `voices` as the stores keep it: a JSON array of `{"label":7,"seconds":12.5,"centroid":"<base64 float32>"}`.
+    public var voicesText: String {
+        JSONValue.array(voices.map { v in
+            .object([("label", .int(v.label)), ("seconds", .rounded(v.seconds, places: 3)),
+                     ("centroid", .string(VoiceVectors.bytes(v.centroid).base64EncodedString()))])
+        }).serialized()
+    }
+
+    /// `voicesText` read back; nil when it is not what `voicesText` writes.
+    public static func voices(fromText text: String) -> [KeptVoice]? {
+        guard let list = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [[String: Any]] else { return nil }
+        var out: [KeptVoice] = []
+        for o in list {
+            guard let label = (o["label"] as? NSNumber)?.intValue, let seconds = (o["seconds"] as? NSNumber)?.doubleValue,
+                  let b64 = o["centroid"] as? String, let d = Data(base64Encoded: b64, options: .ignoreUnknownCharacters) else { return nil }
+            out.append(KeptVoice(label: label, seconds: seconds, centroid: VoiceVectors.floats(d)))
+        }
+        return out
+    }
+}
+
+/// The voices half of a state store (SQLite and PostgreSQL): enrolled prints, and what the
+/// `speakers` taps kept of each recording, so names and archive-wide labels need no audio.
+public protocol VoiceStore: AnyObject, Sendable {
+    /// Every enrolled print, by name.
+    func voicePrints() throws -> [VoicePrint]
+    /// Stores a print, replacing one of the same name.
+    func enroll(_ print: VoicePrint) throws
+    /// Removes the print named `name`; false when there is none.
+    func forgetVoice(_ name: String) throws -> Bool
+    /// What the taps with identity `stage` kept, by recording path.
+    func keptSpeakers(stage: String) throws -> [KeptSpeakers]
+    /// Stores what a tap kept of one recording, replacing what it kept before. Called by the tap
+    /// once its files are in place.
+    func keep(_ speakers: KeptSpeakers) throws
+    /// After the tap's files of `path` were written again with new names: the digest they were
+    /// made with, and the step's new combined output hash and size, in one transaction.
+    func relabelled(path: String, stage: String, digest: String, outputHash: Data, outputSize: Int64) throws
+}
+
+/// A tap that names voices from the prints enrolled in the state and keeps what it heard there
+/// (`speakers`, decision 0075).
+public protocol VoiceNamingConfig: TapConfig {
+    /// Called once per pass of a run that writes its state, before planning: reads the prints and
+    /// the voices kept for the tap with identity `stage`, and writes again, from what the state
+    /// keeps (no audio is decoded), the files of each recording whose names were made with other
+    /// prints. `step(path)` is the recording's stored step of this tap. Returns one line per
+    /// recording whose files were left as they are (changed by someone else, missing).
+    func prepareVoices(store: any VoiceStore, stage: String, outputRoot: String,
+                       step: (String) -> StepState?) throws -> (rewritten: Int, notes: [String])
+}

@@ -1,0 +1,61 @@
+import Foundation
+import SegnoCore
+
+/// Voice prints and what the `speakers` taps kept (decision 0075), in PostgreSQL: the same tables
+/// as SQLite's, vectors as `bytea` (float32 little-endian).
+extension PostgresState: VoiceStore {
+    public func voicePrints() throws -> [VoicePrint] {
+        try pool.with { conn in
+            try conn.exec("SELECT name, encode(vector, 'base64'), files, seconds, enrolled_at FROM voice_print ORDER BY name COLLATE \"C\"").compactMap { r in
+                guard let name = r[0], let b64 = r[1], let d = Data(base64Encoded: b64, options: .ignoreUnknownCharacters),
+                      let files = r[2].flatMap({ Int($0) }), let seconds = r[3].flatMap({ Double($0) }), let at = r[4].flatMap({ Double($0) }) else { return nil }
+                return VoicePrint(name: name, vector: VoiceVectors.floats(d), files: files, seconds: seconds, enrolledAt: at)
+            }
+        }
+    }
+
+    public func enroll(_ print: VoicePrint) throws {
+        try pool.with { conn in
+            _ = try conn.exec("""
+                INSERT INTO voice_print (name, vector, files, seconds, enrolled_at) VALUES ($1, decode($2, 'base64'), $3, $4, $5)
+                ON CONFLICT (name) DO UPDATE SET vector = excluded.vector, files = excluded.files, seconds = excluded.seconds,
+                  enrolled_at = excluded.enrolled_at
+                """, [print.name, VoiceVectors.bytes(print.vector).base64EncodedString(), String(print.files),
+                      String(print.seconds), String(print.enrolledAt)])
+        }
+    }
+
+    public func forgetVoice(_ name: String) throws -> Bool {
+        try pool.with { conn in
+            let gone = try conn.exec("DELETE FROM voice_print WHERE name = $1 RETURNING name", [name])
+            return !gone.isEmpty
+        }
+    }
+
+    public func keptSpeakers(stage: String) throws -> [KeptSpeakers] {
+        try pool.with { conn in
+            try conn.exec("SELECT path, voices, turns, digest FROM speaker_kept WHERE stage = $1 ORDER BY path COLLATE \"C\"", [stage]).compactMap { r in
+                guard let path = r[0], let v = r[1].flatMap(KeptSpeakers.voices(fromText:)), let turns = r[2], let digest = r[3] else { return nil }
+                return KeptSpeakers(path: path, stage: stage, voices: v, turns: turns, digest: digest)
+            }
+        }
+    }
+
+    public func keep(_ s: KeptSpeakers) throws {
+        try pool.with { conn in
+            _ = try conn.exec("""
+                INSERT INTO speaker_kept (path, stage, voices, turns, digest) VALUES ($1, $2, $3, $4, $5)
+                ON CONFLICT (path, stage) DO UPDATE SET voices = excluded.voices, turns = excluded.turns, digest = excluded.digest
+                """, [s.path, s.stage, s.voicesText, s.turns, s.digest])
+        }
+    }
+
+    public func relabelled(path: String, stage: String, digest: String, outputHash: Data, outputSize: Int64) throws {
+        try pool.with { conn in
+            _ = try conn.exec("""
+                WITH k AS (UPDATE speaker_kept SET digest = $1 WHERE path = $2 AND stage = $3 RETURNING path)
+                UPDATE step SET output_hash = $4, output_size = $5 WHERE stage = $3 AND recording_id = (SELECT id FROM recording WHERE path = $2)
+                """, [digest, path, stage, FileHash.hex(outputHash), String(outputSize)])
+        }
+    }
+}
