@@ -192,9 +192,17 @@ package struct RecordingJob {
         outcome.catalog = CatalogEntry(context: context, duration: outcome.duration)
         var spoken: [Int: String] = [:]  // transcribe taps' text, by index into Job.taps
         let now = Date().timeIntervalSince1970
+        // Kinds of finding whose finder failed here: a tap using them is not kept (decision 0077).
+        let lost = zip(inChain, results).reduce(into: Set<Findings.Kind>()) { k, r in
+            if case .failure = r.1 { k.formUnion(job.taps[r.0].config.findsKinds) }
+        }
         for (t, result) in zip(inChain, results) {
             let tap = job.taps[t]
             do {
+                if case .success = result, !tap.config.usesKinds.isDisjoint(with: lost) {
+                    let finders = inChain.filter { !job.taps[$0].config.findsKinds.isDisjoint(with: tap.config.usesKinds) }.map { job.labels[$0] }
+                    throw FindingsLost(tap: job.labels[t], finders: finders)
+                }
                 let outs = try result.get()
                 var digests: [Data] = []
                 var size: Int64 = 0
@@ -221,8 +229,9 @@ package struct RecordingJob {
                 outcome.failures.append((job.labels[t], error))
             }
         }
-        // What was said goes into the catalogue: this run's transcripts, else the recorded ones.
-        for (t, tap) in job.taps.enumerated() where tap.config.providesSpokenText && spoken[t] == nil {
+        // What was said (and who said it) goes into the catalogue: this run's transcripts and
+        // speaker turns, else the recorded ones (`spokenText(fromOutputs:)`, nil from other taps).
+        for (t, tap) in job.taps.enumerated() where spoken[t] == nil {
             if let step = plan.prior?.steps[tap.identity], let s = tap.config.spokenText(fromOutputs: step.outputs.map { spec.outputRoot + "/" + $0 }) {
                 spoken[t] = s
             }
@@ -307,4 +316,14 @@ package struct RecordingJob {
                   code: EEXIST)
     }
 
+}
+
+/// A tap's result not kept because a tap whose findings it uses failed for the recording
+/// (decision 0077): both run again next time.
+struct FindingsLost: Error, CustomStringConvertible {
+    var tap: String
+    var finders: [String]
+    var description: String {
+        "not kept: it uses what \(finders.joined(separator: ", ")) finds, which failed for this recording; both run again next time"
+    }
 }

@@ -96,7 +96,9 @@ struct FindCommand: ParsableCommand {
         stage; each place they were said is printed with its time), ignoring case and accents \
         ("cafe" finds "Café", "서울" finds "서울에서"); all words must match; results are ranked (title \
         first, then tags, then names). Dates are YYYY-MM-DD or ISO 8601 date-times, inclusive. SQLite \
-        and PostgreSQL state alike.
+        and PostgreSQL state alike. Speaker labels and enrolled names (the speakers stage) are search \
+        words too; --speaker NAME lists only the recordings where NAME (a name or a label such as \
+        speaker-1) spoke, with the times of their turns in seconds of the source.
         """)
 
     @Argument(help: "The job spec (YAML).") var spec: String
@@ -108,6 +110,9 @@ struct FindCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Only recordings with this figure from a measuring tap (stats), e.g. 'clipped>0' or 'peak_dbfs>=-1'; repeat for all of several.",
                                valueName: "name<|<=|>|>=|=value"))
     var measure: [String] = []
+    @Option(help: ArgumentHelp("Only recordings where this speaker spoke (an enrolled name, or a label such as speaker-1), with the times of their turns.",
+                               valueName: "name"))
+    var speaker: String?
     @Flag(help: "Print one JSON object.") var json = false
 
     func validate() throws {
@@ -116,6 +121,7 @@ struct FindCommand: ParsableCommand {
         }
         if let f = from, CatalogQuery.date(f) == nil { throw ValidationError("--from takes a date such as 2024-05-01 or 2024-05-01T09:30:00Z") }
         if let t = to, CatalogQuery.date(t) == nil { throw ValidationError("--to takes a date such as 2024-05-31 or 2024-05-31T18:00:00Z") }
+        if let sp = speaker, sp.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("--speaker takes a name or a label such as speaker-1") }
         if let n = near, CatalogQuery.place(n) == nil {
             throw ValidationError("--near takes latitude,longitude[,km] in degrees, e.g. 37.5665,126.9780,5")
         }
@@ -124,7 +130,7 @@ struct FindCommand: ParsableCommand {
     func run() throws {
         let (s, store) = try openState(spec)
         var q = CatalogQuery()
-        q.words = words
+        q.words = words + (speaker.map { [$0] } ?? [])
         q.from = from.flatMap(CatalogQuery.date)
         q.to = to.flatMap(CatalogQuery.date)
         q.near = near.flatMap(CatalogQuery.place)
@@ -148,6 +154,20 @@ struct FindCommand: ParsableCommand {
             if case .relative(let r) = StoredOutput(text) { return s.outputRoot + "/" + r }
             return text
         }
+        // --speaker: the hits whose turn files say that speaker spoke, with those turns.
+        var turns: [String: [SpeakerTurnsFile.Turn]] = [:]
+        if let speaker {
+            let job = Job(spec: s)
+            guard job.taps.contains(where: { s.tapDeclarations[StepIdentity(stored: $0.identity).kind]?.capabilities.contains(.findsSpeakers) == true }) else {
+                printError("segno: \(spec) has no speakers stage; add `- speakers: true` to its stages and run it")
+                throw Exit.usage
+            }
+            for h in hits {
+                let spoke = h.outputs.map(output).compactMap(SpeakerTurnsFile.read).flatMap { $0 }.filter { $0.isSpoken(by: speaker) }
+                if !spoke.isEmpty { turns[h.path] = spoke.sorted { $0.start < $1.start } }
+            }
+            hits = hits.filter { turns[$0.path] != nil }
+        }
         if json {
             printJSON(JSONValue.object([("results", .array(hits.map { h in
                 var o: [(String, JSONValue)] = [("path", .string(h.path)), ("title", .string(h.title)), ("recorded", .string(h.recorded))]
@@ -164,6 +184,12 @@ struct FindCommand: ParsableCommand {
                 let chapters = ChapterSearch.hits(words: words, root: s.input.root, path: h.path)
                 if !chapters.isEmpty {
                     o.append(("chapters", .array(chapters.map { .object([("time", JSONValue.rounded($0.start, places: 3)), ("title", .string($0.title))]) })))
+                }
+                if let spoke = turns[h.path] {
+                    o.append(("turns", .array(spoke.map { t in
+                        .object([("start", JSONValue.rounded(t.start, places: 3)), ("end", JSONValue.rounded(t.end, places: 3)), ("speaker", .string(t.label))]
+                                + (t.name.map { [("name", JSONValue.string($0))] } ?? []))
+                    })))
                 }
                 return .object(o)
             }))]))
@@ -184,6 +210,13 @@ struct FindCommand: ParsableCommand {
             }
             for c in ChapterSearch.hits(words: words, root: s.input.root, path: h.path) {
                 printOut("\(AudioError.quoted(h.path)) \(ChapterTime.text(c.start)) chapter \"\(AudioError.quoted(c.title))\"")
+            }
+            if let spoke = turns[h.path] {
+                let total = spoke.reduce(0) { $0 + max(0, $1.end - $1.start) }
+                printOut(String(format: "%@ %@ spoke %.1f s in %d turn%@", AudioError.quoted(h.path), AudioError.quoted(spoke[0].shown), total, spoke.count, spoke.count == 1 ? "" : "s"))
+                for t in spoke {
+                    printOut("\(AudioError.quoted(h.path)) \(ChapterTime.text(t.start))–\(ChapterTime.text(t.end)) \(AudioError.quoted(t.shown))")
+                }
             }
             for o in h.outputs { printOut("  \(output(o))") }
         }

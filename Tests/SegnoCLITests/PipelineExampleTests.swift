@@ -40,6 +40,12 @@ import Testing
         if name == "demo.yaml" {
             (specPath, env) = try DemoSpec.copy(into: dir.path)
         }
+        // The meetings example runs on two short meetings of packaged voices (MeetingsTests checks what it writes).
+        if name == "meetings.yaml" {
+            try MeetingsTests.requireEngines()
+            try Meetings.write(into: dir["meetings"])
+            env["SEGNO_MEETINGS_INPUT"] = dir["meetings"]
+        }
         // The spoken-word example runs on its own sample, with the speech engines `make deps` installs.
         if name == "spoken-memos.yaml" {
             let needed = try segno(["info", "--formats"], env: [:]).stdout.split(separator: "\n")
@@ -58,7 +64,7 @@ import Testing
         let report = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir["report.json"]))) as? [String: Any]
         let counts = report?["counts"] as? [String: Any]
         // demo.yaml also takes the sensor series (a CSV) in pipelines/samples.
-        let expected = name == "demo.yaml" ? Self.demoRecordings : name == "spoken-memos.yaml" ? 1 : 3
+        let expected = name == "demo.yaml" ? Self.demoRecordings : name == "spoken-memos.yaml" ? 1 : name == "meetings.yaml" ? Meetings.standard.count : 3
         #expect(counts?["done"] as? Int == expected, "\(name): \(String(describing: counts))")
         #expect(counts?["failed"] as? Int == 0)
         // Every output listed in the report exists and is not empty.

@@ -96,6 +96,7 @@ import Testing
         let tap = config as? any TapConfig
         #expect((tap?.storesFingerprints ?? false) == caps.contains(.storesFingerprints), "\(key): storesFingerprints")
         #expect((tap?.providesSpokenText ?? false) == caps.contains(.providesSpokenText), "\(key): providesSpokenText")
+        #expect((tap?.findsKinds.contains(.turns) ?? false) == caps.contains(.findsSpeakers), "\(key): finds speakers")
         if d.kind == .tap { #expect(StageRegistry.forTests.tapKinds.contains(key), "\(key) is not a tap kind") }
     }
 

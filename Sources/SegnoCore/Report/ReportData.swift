@@ -80,6 +80,14 @@ public struct ReportData: Sendable {
         /// The measures of taps that report them (`Capabilities.reportsMeasures`), in the order
         /// of their steps and declarations: label, value and unit; empty when none.
         public var measures: [(label: String, value: Double, unit: String)] = []
+        /// The turns of a tap that finds speakers (`Capabilities.findsSpeakers`): source seconds and
+        /// the index of the speaker in `speakers`; empty when none.
+        public var turns: [(start: Double, end: Double, speaker: Int)] = []
+        /// Who spoke how long (name or label, seconds, share of all turns' seconds), longest first.
+        public var speakers: [(speaker: String, seconds: Double, share: Double)] = []
+        /// The chapters of a tap that writes them (`Capabilities.writesChapters`): start in
+        /// seconds of the stream where it stood, and title; empty when none.
+        public var chapters: [(start: Double, title: String)] = []
     }
 
     public var name: String
@@ -163,6 +171,8 @@ public struct ReportData: Sendable {
         var transcriptJSON: String?
         var transcriptFromSource = false
         var measures: [(label: String, value: Double, unit: String)] = []
+        var turnsJSON: String?
+        var chaptersFile: String?
         let upload = StageKind.upload.rawValue
         for s in steps {
             let identity = StepIdentity(stored: s.stage)
@@ -188,6 +198,8 @@ public struct ReportData: Sendable {
                     let abs = spec.outputRoot + "/" + rel
                     outputs.append(Output(stage: identity.kind, text: rel, href: relativeLink(from: reportDir, to: abs)))
                     if caps.contains(.drawnInReport), waveJSON == nil, rel.lowercased().hasSuffix(".json") { waveJSON = abs }
+                    if caps.contains(.findsSpeakers), turnsJSON == nil, rel.lowercased().hasSuffix(".json") { turnsJSON = abs }
+                    if caps.contains(.writesChapters), chaptersFile == nil { chaptersFile = abs }
                     if caps.contains(.providesSpokenText), transcriptJSON == nil, rel.hasSuffix(".json") {
                         transcriptJSON = abs
                         transcriptFromSource = state.values["from"] == "source"
@@ -217,6 +229,12 @@ public struct ReportData: Sendable {
                          status: status, failureClass: failureClass, error: error, outputs: outputs, audio: audioHref, wave: wave)
         recording.waveRMS = waveRMS
         recording.measures = measures
+        if let file = turnsJSON, let turns = SpeakerTurnsFile.read(file) {
+            recording.speakers = SpeakerTurnsFile.totals(turns)
+            let index = Dictionary(uniqueKeysWithValues: recording.speakers.enumerated().map { ($0.element.speaker, $0.offset) })
+            recording.turns = turns.map { (start: $0.start, end: $0.end, speaker: index[$0.shown] ?? 0) }
+        }
+        if let file = chaptersFile { recording.chapters = ChapterSidecarFile.read(file) ?? [] }
         if let file = transcriptJSON {
             recording.transcript = Self.transcriptSegments(file)
             recording.transcriptAudio = transcriptFromSource ? sourceAudio : audioHref

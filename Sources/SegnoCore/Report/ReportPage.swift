@@ -93,6 +93,11 @@ public enum ReportPage {
     td.date { white-space: nowrap; }
     .outputs a:hover { text-decoration: underline; }
     canvas.wave { width: 240px; height: 44px; display: block; background: var(--card); border-radius: 4px; }
+    .who { font-size: 12px; color: var(--muted); } .who .sw { display: inline-block; width: 9px; height: 9px; border-radius: 2px; margin: 0 3px 0 8px; }
+    .who .sw:first-child { margin-left: 0; }
+    ol.chapters { margin: 4px 0 0; padding: 0; list-style: none; font-size: 12px; max-width: 240px; }
+    ol.chapters li { cursor: pointer; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+    ol.chapters li:hover { text-decoration: underline; }
     audio { height: 32px; width: 220px; }
     .failure { border-left: 3px solid var(--bad); background: var(--card); padding: 8px 12px; margin: 6px 0; border-radius: 0 6px 6px 0; }
     .failure .msg { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12px; white-space: pre-wrap; word-break: break-word; }
@@ -222,7 +227,10 @@ public enum ReportPage {
       // The waveform of one row, drawn as peaks.js draws: a vertical bar from min to max per column,
       // faint, and inside it (when the data has one) the RMS level, solid, so that a long recording
       // whose every column reaches full scale still shows where it is loud and where quiet.
-      function drawWave(canvas, b64, rmsB64) {
+      // Speaker turns (source seconds) as a band of each speaker's colour along the bottom.
+      var TURN_COLOURS = ['#d9480f', '#2b8a3e', '#862e9c', '#e67700', '#0b7285', '#c2255c', '#5c940d', '#495057'];
+      function turnColour(i) { return TURN_COLOURS[i % TURN_COLOURS.length]; }
+      function drawWave(canvas, b64, rmsB64, turns, duration) {
         var bytes = atob(b64), n = bytes.length / 2, rms = rmsB64 ? atob(rmsB64) : null;
         var ratio = window.devicePixelRatio || 1, w = 240 * ratio, h = 44 * ratio;
         canvas.width = w; canvas.height = h;
@@ -237,6 +245,24 @@ public enum ReportPage {
         for (var i = 0; i < n; i++) bar(i, (bytes.charCodeAt(2 * i + 1) - 128) / 127, (bytes.charCodeAt(2 * i) - 128) / 127);
         g.globalAlpha = 1;
         if (rms) for (var j = 0; j < n && j < rms.length; j++) { var r = rms.charCodeAt(j) / 255; if (r > 0) bar(j, r, -r); }
+        var bars = 0;
+        if (turns && duration > 0) {
+          var band = Math.max(3, Math.round(5 * ratio));
+          turns.forEach(function (t) {
+            var x0 = Math.floor(t[0] / duration * w), x1 = Math.max(x0 + 1, Math.ceil(Math.min(t[1], duration) / duration * w));
+            g.fillStyle = turnColour(t[2]); g.fillRect(x0, h - band, x1 - x0, band); bars++;
+          });
+        }
+        canvas.setAttribute('data-turns', bars);
+      }
+      // Plays `src` in the row's player from `t` seconds (a transcript line or a chapter was clicked).
+      function playFrom(tr, src, t) {
+        var player = tr.querySelector('audio');
+        if (!player || !src) return;
+        if (player.getAttribute('src') !== src) player.setAttribute('src', src);
+        player.setAttribute('data-seek', t);
+        var go = function () { player.currentTime = t; player.play().catch(function () {}); };
+        if (player.readyState >= 1) go(); else { player.preload = 'metadata'; player.addEventListener('loadedmetadata', go, { once: true }); player.load(); }
       }
 
       var tbody = document.querySelector('#recordings tbody');
@@ -247,24 +273,37 @@ public enum ReportPage {
         view.slice(page * per, page * per + per).forEach(function (r) {
           var tr = el('tr');
           var w = td();
-          if (r[C.wave]) { var cv = el('canvas', { 'class': 'wave', 'width': 240, 'height': 44, 'aria-label': 'waveform' }); w.appendChild(cv); drawWave(cv, r[C.wave], r[C.wave_rms]); }
+          if (r[C.wave]) { var cv = el('canvas', { 'class': 'wave', 'width': 240, 'height': 44, 'aria-label': 'waveform' }); w.appendChild(cv); drawWave(cv, r[C.wave], r[C.wave_rms], r[C.turns], r[C.duration]); }
           else w.appendChild(el('span', { 'class': 'muted' }, '–'));
+          // The chapters beside the waveform: a click plays the recording's audio from there.
+          if (r[C.chapter_list]) {
+            var ol = el('ol', { 'class': 'chapters' });
+            r[C.chapter_list].forEach(function (c) {
+              var li = el('li', { 'class': 'chapter', 'data-start': c[0], 'title': c[1] });
+              li.appendChild(el('span', { 'class': 'muted' }, clock(c[0]) + ' ')); li.appendChild(document.createTextNode(c[1]));
+              li.addEventListener('click', function () { playFrom(tr, r[C.audio] || r[C.transcript_audio], c[0]); });
+              ol.appendChild(li);
+            });
+            w.appendChild(ol);
+          }
           tr.appendChild(w);
           var t = td(null, 'title'); t.appendChild(el('div', null, r[C.title])); t.appendChild(el('div', { 'class': 'path' }, r[C.path]));
+          // Who spoke how long, each in the colour of their turns on the waveform.
+          if (r[C.who_spoke]) {
+            var who = el('div', { 'class': 'who' });
+            r[C.who_spoke].forEach(function (sp, i) {
+              who.appendChild(el('span', { 'class': 'sw', 'style': 'background:' + turnColour(i) }));
+              who.appendChild(el('span', { 'class': 'speaker' }, sp[0] + ' ' + clock(sp[1]) + ' (' + Math.round(sp[2] * 100) + ' %)'));
+            });
+            t.appendChild(who);
+          }
           // The transcript: a click on a line plays the audio its times refer to from that time.
           if (r[C.transcript] && r[C.transcript].length) {
             var det = el('details', { 'class': 'transcript' }); det.appendChild(el('summary', null, 'transcript'));
             r[C.transcript].forEach(function (seg) {
               var line = el('div', { 'class': 'cue', 'data-start': seg[0] });
               line.appendChild(el('span', { 'class': 'muted' }, clock(seg[0]) + ' ')); line.appendChild(document.createTextNode(seg[1]));
-              line.addEventListener('click', function () {
-                var player = tr.querySelector('audio'), src = r[C.transcript_audio] || r[C.audio];
-                if (!player || !src) return;
-                if (player.getAttribute('src') !== src) player.setAttribute('src', src);
-                player.setAttribute('data-seek', seg[0]);
-                var go = function () { player.currentTime = seg[0]; player.play().catch(function () {}); };
-                if (player.readyState >= 1) go(); else { player.preload = 'metadata'; player.addEventListener('loadedmetadata', go, { once: true }); player.load(); }
-              });
+              line.addEventListener('click', function () { playFrom(tr, r[C.transcript_audio] || r[C.audio], seg[0]); });
               det.appendChild(line);
             });
             t.appendChild(det);
@@ -338,9 +377,13 @@ public enum ReportPage {
       // Self-check for tests and for `#check` in the address: what was drawn, in the DOM.
       if (location.hash.indexOf('check') >= 0) {
         // Per canvas: pixels drawn, and of them those solid (the RMS layer) and faint (min/max outside it).
+        // One readback per canvas; its bottom row's distinct solid colours are the turn band's.
+        var turnColours = [];
         var layers = Array.prototype.map.call(document.querySelectorAll('canvas.wave'), function (c) {
-          var px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data, solid = 0, faint = 0;
+          var px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data, solid = 0, faint = 0, seen = {};
           for (var i = 3; i < px.length; i += 4) { if (px[i] >= 250) solid++; else if (px[i] > 0) faint++; }
+          for (var j = (c.height - 1) * c.width * 4; j < px.length; j += 4) if (px[j + 3] >= 250) seen[px[j] + ',' + px[j + 1] + ',' + px[j + 2]] = 1;
+          turnColours.push(Object.keys(seen).length);
           return [solid, faint];
         });
         var canvases = layers.map(function (l) { return l[0] + l[1]; });
@@ -353,6 +396,17 @@ public enum ReportPage {
           failed_rows: Array.prototype.filter.call(tbody.children, function (tr) { return tr.querySelector('.badge.failed'); }).length,
           inner_width: window.innerWidth, scroll_width: document.documentElement.scrollWidth, audio: Array.prototype.map.call(document.querySelectorAll('audio'), function (a) { return a.getAttribute('src'); }),
           cues: document.querySelectorAll('.cue').length,
+          // Per canvas: turns drawn, and the distinct colours along its bottom row (the turn band).
+          turn_bars: Array.prototype.map.call(document.querySelectorAll('canvas.wave'), function (c) { return +(c.getAttribute('data-turns') || 0); }),
+          turn_colours: turnColours,
+          speakers: Array.prototype.map.call(document.querySelectorAll('.who .speaker'), function (e) { return e.textContent; }),
+          chapters: Array.prototype.map.call(document.querySelectorAll('li.chapter'), function (e) { return [+e.getAttribute('data-start'), e.getAttribute('title')]; }),
+          chapter_seek: (function () {
+            var items = document.querySelectorAll('li.chapter'); if (!items.length) return null;
+            var li = items[items.length - 1]; li.click();
+            var player = li.closest('tr').querySelector('audio');
+            return player ? [player.getAttribute('src'), +player.getAttribute('data-seek')] : null;
+          })(),
           seek: (function () {
             // A click on the last transcript line on the page: which audio its player then plays, from when.
             var cues = document.querySelectorAll('.cue'); if (!cues.length) return null;

@@ -160,6 +160,20 @@ public struct Planner {
                 reasons.append(StepReason(label: job.labels[i], why: why))
             }
         }
+        // A tap that uses what a due tap finds (a transcript the speakers' turns go into) is due
+        // with it: its output would otherwise keep what the finder found before (decision 0077).
+        var grew = true
+        while grew {
+            grew = false
+            for (i, tap) in job.taps.enumerated() where !taps.contains(i) && !tap.config.usesKinds.isEmpty {
+                guard let f = taps.first(where: { !job.taps[$0].config.findsKinds.isDisjoint(with: tap.config.usesKinds) }) else { continue }
+                taps.append(i)
+                if !plainTaps.contains(i) && plainTaps.contains(f) { plainTaps.append(i) }
+                reasons.append(StepReason(label: job.labels[i], why: .tapOutputChanges(job.taps[f].config.name)))
+                grew = true
+            }
+        }
+        taps.sort()
         var uploads: [Int] = []
         for (u, up) in job.uploads.enumerated() {
             // Without --force: after a tap it feeds (one a plain run would redo), or for its own sake.

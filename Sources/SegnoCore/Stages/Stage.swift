@@ -83,15 +83,24 @@ public protocol TapConfig: StageConfig {
     /// the catalogue (`CatalogEntry.spoken`), from the run's result or, when the tap is up to date,
     /// from the `spokenText(fromOutputs:)` of its recorded files. Default false.
     var providesSpokenText: Bool { get }
-    /// The spoken text of the tap's recorded output files (absolute paths); nil when unreadable.
-    /// Called by the runner when the tap did not run this time.
+    /// The searchable words of the tap's recorded output files (absolute paths): what was said
+    /// (`transcribe`), who spoke (`speakers`' labels and names); nil when unreadable or when the
+    /// tap has none (the default). Called by the runner when the tap did not run this time.
     func spokenText(fromOutputs paths: [String]) -> String?
+    /// The kinds of finding its taps find (`FindingTap.finds`), known before any tap is made: the
+    /// planner redoes the taps that use them when this one runs again, and the runner does not
+    /// keep a using tap's result when this one failed (decision 0077). Default none.
+    var findsKinds: Set<Findings.Kind> { get }
+    /// The kinds of finding its taps use (`FindingsUsingTap.uses`). Default none.
+    var usesKinds: Set<Findings.Kind> { get }
 }
 
 extension TapConfig {
     public var storesFingerprints: Bool { false }
     public var providesSpokenText: Bool { false }
     public func spokenText(fromOutputs paths: [String]) -> String? { nil }
+    public var findsKinds: Set<Findings.Kind> { [] }
+    public var usesKinds: Set<Findings.Kind> { [] }
     public var carriesPictures: Bool { false }
 
     public func resolvePaths(_ context: RecordingContext) throws(TemplateError) -> [String] {

@@ -186,6 +186,12 @@ extension StageDeclaration {
         public static let reportsMeasures = Capabilities(rawValue: 1 << 13)
         /// Writes the measures of the taps before it into its own output (`GatheringTap`).
         public static let gathersMeasures = Capabilities(rawValue: 1 << 14)
+        /// Its `.json` output is a speaker-turn file (`SpeakerTurnsFile`): the report colours the
+        /// turns and lists who spoke how long; `find --speaker` reads it; its labels and names are
+        /// search words (`TapConfig.spokenText(fromOutputs:)`).
+        public static let findsSpeakers = Capabilities(rawValue: 1 << 18)
+        /// Its output is a chapter sidecar (`ChapterSidecarFile`) the report lists beside the waveform.
+        public static let writesChapters = Capabilities(rawValue: 1 << 19)
 
         /// Each capability with the line the help and reference pages print for it, in order.
         public static let described: [(Capabilities, String)] = [
@@ -204,6 +210,8 @@ extension StageDeclaration {
             (.drawnInReport, "its peaks are drawn in the report"),
             (.reportsMeasures, "shows its measures in the report, and offers them to a sidecar after it"),
             (.gathersMeasures, "writes the measures of the taps before it in its sidecar (`measures`)"),
+            (.findsSpeakers, "finds who spoke when: the report colours the turns, `find --speaker` and `find` by name read them"),
+            (.writesChapters, "writes a chapter list the report shows beside the waveform (a click plays from there)"),
         ]
 
         /// The lines of `described` this set holds.

@@ -35,6 +35,8 @@ public struct Transcript: Sendable, Equatable {
         public var text: String
         /// The model's probability for the word, 0…1.
         public var confidence: Double
+        /// Who said it, when the run had a `speakers` tap (`attributed(to:toSource:)`); nil otherwise.
+        public var speaker: TranscriptSpeaker? = nil
     }
     public struct Segment: Sendable, Equatable {
         public var start: Double, end: Double
@@ -42,6 +44,8 @@ public struct Transcript: Sendable, Equatable {
         /// The geometric mean of its words' probabilities, 0…1 (`segmentConfidence`).
         public var confidence: Double
         public var words: [Word]
+        /// Who said it, when the run had a `speakers` tap (`attributed(to:toSource:)`); nil otherwise.
+        public var speaker: TranscriptSpeaker? = nil
     }
     public var language: String
     public var languageConfidence: Double
@@ -82,22 +86,31 @@ public struct Transcript: Sendable, Equatable {
         return String(format: "%02d:%02d:%02d%@%03d", ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60, String(separator), ms % 1000)
     }
 
-    /// WebVTT: a header and one cue per segment.
+    /// WebVTT: a header and one cue per segment; a segment with a speaker is a voice span
+    /// (`<v Alice>text`, the name or label and the text escaped as WebVTT cue text).
     public var webVTT: String {
         var out = "WEBVTT\n"
         for s in segments where !s.text.isEmpty {
-            out += "\n\(Self.timestamp(s.start, separator: ".")) --> \(Self.timestamp(s.end, separator: "."))\n\(Self.cueText(s.text))\n"
+            let text = s.speaker.map { "<v \(Self.cueEscaped($0.shown))>" + Self.cueEscaped(Self.cueText(s.text)) } ?? Self.cueText(s.text)
+            out += "\n\(Self.timestamp(s.start, separator: ".")) --> \(Self.timestamp(s.end, separator: "."))\n\(text)\n"
         }
         return out
     }
 
-    /// SubRip: numbered cues.
+    /// SubRip: numbered cues; a segment with a speaker starts with its name or label
+    /// (`Alice: text`).
     public var srt: String {
         var out = ""
         for (i, s) in segments.filter({ !$0.text.isEmpty }).enumerated() {
-            out += "\(i + 1)\n\(Self.timestamp(s.start, separator: ",")) --> \(Self.timestamp(s.end, separator: ","))\n\(Self.cueText(s.text))\n\n"
+            let text = (s.speaker.map { Self.cueText($0.shown) + ": " } ?? "") + Self.cueText(s.text)
+            out += "\(i + 1)\n\(Self.timestamp(s.start, separator: ",")) --> \(Self.timestamp(s.end, separator: ","))\n\(text)\n\n"
         }
         return out
+    }
+
+    /// WebVTT cue text and voice annotations: `&`, `<` and `>` as character references.
+    static package func cueEscaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
     }
 
     /// A cue's text: no blank lines (they end a cue), no "-->" (it starts one).
@@ -106,8 +119,9 @@ public struct Transcript: Sendable, Equatable {
     }
 
     /// segno's transcript JSON: `{version, language, language_confidence, duration, model,
-    /// timeline, text, segments:[{start, end, text, confidence, words:[{start, end, word,
-    /// confidence}]}]}`. Times are on the stream the tap heard; `timeline` says whether that is the
+    /// timeline, text, segments:[{start, end, text, confidence, speaker?, speaker_name?,
+    /// words:[{start, end, word, confidence, speaker?, speaker_name?}]}]}` (`speaker` the label,
+    /// `speaker-1`, and `speaker_name` an enrolled name, only when the run had a `speakers` tap). Times are on the stream the tap heard; `timeline` says whether that is the
     /// source's ("source") or a stream an earlier stage moved ("stream": `pauses`, a tempo), and
     /// then every segment and word also carries `source_start` and `source_end`, mapped back by
     /// `toSource` (decision 0072).
@@ -118,13 +132,17 @@ public struct Transcript: Sendable, Equatable {
             if let toSource { f += [("source_start", r(toSource(start))), ("source_end", r(toSource(end)))] }
             return f
         }
+        func who(_ speaker: TranscriptSpeaker?) -> [(String, JSONValue)] {
+            guard let speaker else { return [] }
+            return [("speaker", .string(speaker.label))] + (speaker.name.map { [("speaker_name", .string($0))] } ?? [])
+        }
         return JSONValue.object([
             ("version", .int(1)), ("language", .string(language)), ("language_confidence", r(languageConfidence, 4)),
             ("duration", r(duration)), ("model", .string(model)), ("timeline", .string(toSource == nil ? "source" : "stream")),
             ("text", .string(segments.map(\.text).joined(separator: " "))),
             ("segments", .array(segments.map { s in
-                .object(times(s.start, s.end) + [("text", .string(s.text)), ("confidence", r(s.confidence, 4)),
-                         ("words", .array(s.words.map { .object(times($0.start, $0.end) + [("word", .string($0.text)), ("confidence", r($0.confidence, 4))]) }))])
+                .object(times(s.start, s.end) + [("text", .string(s.text)), ("confidence", r(s.confidence, 4))] + who(s.speaker) +
+                        [("words", .array(s.words.map { .object(times($0.start, $0.end) + [("word", .string($0.text)), ("confidence", r($0.confidence, 4))] + who($0.speaker)) }))])
             })),
         ]).serialized() + "\n"
     }

@@ -56,6 +56,15 @@ public struct SpeakersConfig: TapConfig, SourceObservingStage {
         return paths
     }
 
+    /// The labels and names of the recorded turn file, for the catalogue: `find Alice` and
+    /// `find --speaker` find the recordings where a speaker spoke.
+    public func spokenText(fromOutputs paths: [String]) -> String? {
+        paths.lazy.compactMap(SpeakerTurnsFile.read).first.map(SpeakerTurnsFile.searchWords)
+    }
+
+    /// Its taps find the turns (`Findings.turns`) a transcript in the same chain uses (decision 0077).
+    public var findsKinds: Set<Findings.Kind> { [.turns] }
+
     public func makeTap(paths: [String], context: RecordingContext) throws -> any Tap {
         SpeakersTap(config: self, paths: paths, file: context.relativePath)
     }
@@ -64,7 +73,7 @@ public struct SpeakersConfig: TapConfig, SourceObservingStage {
 /// One recording's speaker turns: mono, 16 kHz (libsoxr HQ), fed to the voice activity detector;
 /// the windows of each speech segment go to the embedding helper as the segment closes
 /// (`SpeakerWindows`); the clustering and turns at `finish`.
-final package class SpeakersTap: Tap, TimelineUsing {
+final package class SpeakersTap: Tap, TimelineUsing, FindingTap {
     package let config: SpeakersConfig
     package let paths: [String]
     package let file: String
@@ -74,6 +83,10 @@ final package class SpeakersTap: Tap, TimelineUsing {
     private var timeline: () -> [TimeMap] = { [] }
 
     package func useTimeline(_ maps: @escaping () -> [TimeMap]) { timeline = maps }
+
+    package var finds: Set<Findings.Kind> { config.findsKinds }
+    /// The turns in seconds of the source, labelled as in the turn file; set by `finish`.
+    package private(set) var findings = Findings()
 
     package init(config: SpeakersConfig, paths: [String], file: String) {
         self.config = config
@@ -133,6 +146,8 @@ final package class SpeakersTap: Tap, TimelineUsing {
             for (i, l) in named.labels.enumerated() { files.labels[i] = SpeakerFiles.label(l - 1) }
             for (i, n) in named.names.enumerated() { if let n { files.names[i] = n } }
         }
+        // The turns as written (source seconds, labels, names) for the transcript (decision 0077).
+        findings = Findings(turns: files.turns.map { Findings.Turn(start: $0.start, end: $0.end, speaker: $0.label ?? SpeakerFiles.label($0.speaker), name: $0.name) })
         try OutputFile.write(Array(files.json.utf8), to: paths[0])
         if paths.count > 1 { try OutputFile.write(Array(files.rttm.utf8), to: paths[1]) }
         if let named {
@@ -143,7 +158,9 @@ final package class SpeakersTap: Tap, TimelineUsing {
         var values = ["speakers": String(speakers), "turns": String(turns.count)]
         let names = Set(files.names.values).sorted()
         if !names.isEmpty { values["names"] = names.joined(separator: ", ") }
-        return paths.map { ProducedFile(stage: "speakers", path: $0, values: values) }
+        var produced = paths.map { ProducedFile(stage: "speakers", path: $0, values: values) }
+        produced[0].spoken = SpeakerTurnsFile.parse(Data(files.json.utf8)).map(SpeakerTurnsFile.searchWords)
+        return produced
     }
 
     package func abandon() { helper?.terminate() }
@@ -312,7 +329,7 @@ extension SpeakersConfig {
         ],
         shorthand: "`speakers: true` takes the defaults; `speakers: 2` sets the count",
         example: "speakers: { speakers: auto, min_turn: 1s, rttm: \"{dir}/{stem}.rttm\" }",
-        capabilities: [.writesSidecars, .observesSource, .usesHelper])
+        capabilities: [.writesSidecars, .observesSource, .usesHelper, .findsSpeakers])
 }
 
 extension SpeakersConfig: NeedsInstalledParts {

@@ -69,6 +69,11 @@ public struct TranscribeConfig: TapConfig, SourceObservingStage {
         return nil
     }
 
+    /// Its taps find the segments (`Findings.segments`, for chapters) and use the speakers' turns
+    /// (`Findings.turns`): each segment and word then says who spoke it (decision 0077).
+    public var findsKinds: Set<Findings.Kind> { [.segments] }
+    public var usesKinds: Set<Findings.Kind> { [.turns] }
+
     public func makeTap(paths: [String], context: RecordingContext) throws -> any Tap {
         TranscribeTap(config: self, paths: paths, file: context.relativePath)
     }
@@ -76,7 +81,7 @@ public struct TranscribeConfig: TapConfig, SourceObservingStage {
 
 
 /// One recording's transcription: mono, 16 kHz (libsoxr HQ), streamed to the helper.
-final package class TranscribeTap: Tap, TimelineUsing {
+final package class TranscribeTap: Tap, TimelineUsing, FindingTap, FindingsUsingTap {
     package let config: TranscribeConfig
     package let paths: [String]
     private var helper: TranscribeHelper?
@@ -88,6 +93,19 @@ final package class TranscribeTap: Tap, TimelineUsing {
     private var timeline: () -> [TimeMap] = { [] }
 
     package func useTimeline(_ maps: @escaping () -> [TimeMap]) { timeline = maps }
+
+    package var finds: Set<Findings.Kind> { config.findsKinds }
+    package var uses: Set<Findings.Kind> { config.usesKinds }
+    /// The turns of the same chain's speakers tap (source seconds); nil without one (or when it
+    /// failed: the runner then does not keep this tap's result, decision 0077).
+    private var turns: [TranscriptTurn]?
+    /// The segments and words in seconds of the source, as written (split by speaker); set by `finish`.
+    package private(set) var findings = Findings()
+
+    /// Called once, just before `finish`, with what the taps that finished before it found.
+    package func use(_ findings: Findings) {
+        turns = findings.turns.map { $0.map { TranscriptTurn(start: $0.start, end: $0.end, speaker: TranscriptSpeaker(label: $0.speaker, name: $0.name)) } }
+    }
 
     package init(config: TranscribeConfig, paths: [String], file: String) {
         self.config = config
@@ -124,9 +142,14 @@ final package class TranscribeTap: Tap, TimelineUsing {
             throw error.naming(file)
         }
         config.helpers.checkIn(helper)
-        let t = try naming { try answer.get() }
         let maps = timeline()
         let toSource: ((Double) -> Double)? = maps.keepsTime ? nil : { maps.toSource($0) }
+        let heard = try naming { try answer.get() }
+        let t = turns.map { heard.attributed(to: $0, toSource: toSource) } ?? heard
+        let src = toSource ?? { $0 }
+        findings = Findings(segments: t.segments.map { s in
+            Findings.Segment(start: src(s.start), end: src(s.end), text: s.text, words: s.words.map { Findings.Word(start: src($0.start), end: src($0.end), text: $0.text) })
+        })
         var produced: [ProducedFile] = []
         for (format, path) in zip(config.formats, paths) {
             let text: String

@@ -283,5 +283,5 @@ extension ChaptersConfig {
             .init("merge", .boolean, default: "false", help: "true: every source's chapters together, in order of start (one within 1 s of an earlier source's is left out)."),
         ],
         shorthand: "`chapters: \"{stem}.chapters.vtt\"` is `{ path: \"{stem}.chapters.vtt\" }`",
-        example: "chapters: { path: \"{dir}/{stem}.chapters.json\", from: [markers, transcript], min: 60s }", capabilities: [.writesSidecars])
+        example: "chapters: { path: \"{dir}/{stem}.chapters.json\", from: [markers, transcript], min: 60s }", capabilities: [.writesSidecars, .writesChapters])
 }
