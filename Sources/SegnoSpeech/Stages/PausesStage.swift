@@ -97,6 +97,8 @@ public struct CutListConfig: TapConfig {
     public var pathTemplate: PathTemplate { pauses.cuts }
     public var name: String { "cuts" }
     public var version: Int { 1 }
+    /// Its tap finds the pauses chapters are made at (decision 0082).
+    public var findsKinds: Set<Findings.Kind> { [.pauses] }
     public var options: [(String, String)] { [("path", pauses.cuts.text)] + pauses.options }
 
     public func makeTap(paths: [String], context: RecordingContext) throws -> any Tap {

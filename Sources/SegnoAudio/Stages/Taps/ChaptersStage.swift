@@ -44,8 +44,15 @@ public struct ChaptersConfig: TapConfig {
     }
 
     public func makeTap(paths: [String], context: RecordingContext) throws -> any Tap {
-        ChaptersTap(path: paths[0], format: format, list: context.metadata.chapterList, making: from.isEmpty ? nil : Making(from: from, min: min, merge: merge))
+        ChaptersTap(path: paths[0], format: format, list: context.metadata.chapterList, making: making)
     }
+
+    /// What `from`, `min` and `merge` ask for; nil without `from`.
+    var making: Making? { from.isEmpty ? nil : Making(from: from, min: min, merge: merge) }
+    /// Made chapters go into the run's encodes: when this tap runs again, so do they (decision 0077's rule).
+    public var findsKinds: Set<Findings.Kind> { making == nil ? [] : [.chapters] }
+    /// A transcript, turns or pauses it makes chapters from: when their tap runs again, so does this one.
+    public var usesKinds: Set<Findings.Kind> { making?.uses ?? [] }
 
     /// The format a path's extension names, if any.
     static package func format(ofPath path: String) -> Format? {

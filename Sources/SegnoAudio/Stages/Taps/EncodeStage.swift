@@ -23,6 +23,9 @@ public struct EncodeConfig: TapConfig {
     public var name: String { "encode" }
     public var carriesPictures: Bool { tags.keep }
     public var version: Int { 1 }
+    /// Chapters a `chapters` tap makes in the same run are embedded (decision 0082): when that tap
+    /// runs again, the encode does too, or it would keep the chapters made before.
+    public var usesKinds: Set<Findings.Kind> { [.chapters] }
     public var options: [(String, String)] {
         var o = [("path", pathTemplate.text)]
         if let format { o.append(("format", format.rawValue)) }
