@@ -103,6 +103,7 @@ def main():
     ap.add_argument("--min", type=float, default=30)
     ap.add_argument("--model", default="tiny.en")
     a = ap.parse_args()
+    a.segno = os.path.abspath(a.segno)  # `make quality` passes .build/release/segno; segno runs in a temporary folder
     cache, truth, seconds = {}, {}, 0.0
     with tempfile.TemporaryDirectory() as tmp:
         inp = os.path.join(tmp, "in")
