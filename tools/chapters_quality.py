@@ -24,6 +24,7 @@ import json
 import os
 import random
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -102,6 +103,8 @@ def main():
     ap.add_argument("--passage", type=float, default=55)
     ap.add_argument("--min", type=float, default=30)
     ap.add_argument("--model", default="tiny.en")
+    ap.add_argument("--seed", type=int, default=2000, help="the first recording's seed (1000: the development recordings)")
+    ap.add_argument("--keep", help="a folder to copy the transcripts and true boundaries into (truth.json)")
     a = ap.parse_args()
     a.segno = os.path.abspath(a.segno)  # `make quality` passes .build/release/segno; segno runs in a temporary folder
     cache, truth, seconds = {}, {}, 0.0
@@ -109,7 +112,7 @@ def main():
         inp = os.path.join(tmp, "in")
         os.makedirs(inp)
         for i in range(a.count):
-            x, starts, topics = recording(2000 + i, a.passage, cache)
+            x, starts, topics = recording(a.seed + i, a.passage, cache)
             name = f"talk{i:02d}"
             save(os.path.join(inp, name + ".wav"), x)
             truth[name] = (starts, topics, len(x) / RATE)
@@ -144,6 +147,12 @@ def main():
         f1 = 2 * p * rc / (p + rc) if p + rc else 0.0
         print(f"\nboundaries within ±10 s: precision {p:.2f} ({tp}/{nfound}), recall {rc:.2f} ({tp}/{ntrue}), F1 {f1:.2f}")
         print(f"CPU {cpu / seconds:.3f} s per audio second (transcribe + chapters, one run, wall {wall:.0f} s, load {os.getloadavg()[0]:.1f})")
+        if a.keep:
+            os.makedirs(a.keep, exist_ok=True)
+            for name in truth:
+                shutil.copy(os.path.join(tmp, "out", name + ".json"), os.path.join(a.keep, f"{a.seed}-{name}.json"))
+            with open(os.path.join(a.keep, f"truth-{a.seed}.json"), "w") as f:
+                json.dump({f"{a.seed}-{n}": {"starts": s, "topics": t, "length": l} for n, (s, t, l) in truth.items()}, f)
 
 
 if __name__ == "__main__":

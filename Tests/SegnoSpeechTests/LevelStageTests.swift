@@ -186,7 +186,7 @@ enum LevelMemo {
     @Test func memoryStaysFlatOverALongRecording() throws {
         let dir = try TempDir()
         let memo = try LevelMemo.make(in: dir).samples
-        let rider = LevelRider(detector: try VoiceActivityEngine.silero.make(locator: .standard), reference: -25, maxGain: 20, pauseCap: 0, offset: 0)
+        let rider = LevelRider(voice: .detect(try VoiceActivityEngine.silero.make(locator: .standard)), reference: -25, maxGain: 20, pauseCap: 0, offset: 0)
         try rider.start(AudioFormat(sampleRate: LevelMemo.rate, channels: 1))
         var out = AudioBlock(channels: 1, capacity: 4096)
         var held = 0, books = 0, emitted = 0

@@ -26,7 +26,21 @@ package struct SpeechLoudness: Sendable, Equatable {
 /// is reported when it ends, at most 10 s long) plus the look-ahead, so memory is bounded by
 /// those lengths, not the recording's. The output has exactly the input's frames. Run without
 /// `reference` it only measures (`SpeechLoudness`), giving no audio.
+///
+/// The voice segments come from a detector (`Voice.detect`), which the measuring pass runs, or
+/// from that pass's `voiceSegments` (`Voice.known`): every later pass reads the same stream (a
+/// spool, decision 0053), so the detector and its 16 kHz resampler run once per recording, not
+/// once per pass (decision 0093). The gains do not depend on when a segment is reported, only on
+/// which segments there are, so both give the same output.
 final package class LevelRider {
+    /// Where a pass's voice segments come from.
+    package enum Voice {
+        /// A fresh detector (nothing fed yet) on a 16 kHz copy of the stream.
+        case detect(any VoiceDetector)
+        /// The segments an earlier pass over the same stream found ([start, end) in 16 kHz samples, in order).
+        case known([Range<Int>])
+    }
+
     /// The hop, in seconds.
     package static let hopSeconds = 0.1
     /// A pause takes the next segment's gain into account this far ahead, in seconds: a pause
@@ -46,7 +60,11 @@ final package class LevelRider {
         var gain: Double?
     }
 
-    private let detector: any VoiceDetector
+    private let detector: (any VoiceDetector)?
+    /// Segments given, not yet moved into `segments` (`Voice.known`).
+    private var pending: [Range<Int>] = []
+    /// Every segment the detector reported, kept for the passes after this one (16 bytes each).
+    private(set) package var voiceSegments: [Range<Int>] = []
     private let input = SpeechInput()
     private let reference: Double?
     private let maxGain: Double, pauseCap: Double, offset: Double
@@ -64,9 +82,11 @@ final package class LevelRider {
 
     /// `reference` (LUFS; nil to measure only) is what every voice segment is brought to, within
     /// ±`maxGain` dB; `pauseCap` (dB) bounds a pause's gain; `offset` (dB) is added everywhere.
-    /// `detector` is fresh (nothing fed yet).
-    package init(detector: any VoiceDetector, reference: Double?, maxGain: Double, pauseCap: Double, offset: Double) {
-        self.detector = detector
+    package init(voice: Voice, reference: Double?, maxGain: Double, pauseCap: Double, offset: Double) {
+        switch voice {
+        case .detect(let d): detector = d
+        case .known(let s): detector = nil; pending = s
+        }
         self.reference = reference
         self.maxGain = maxGain
         self.pauseCap = pauseCap
@@ -81,7 +101,7 @@ final package class LevelRider {
         lookahead = Int((Self.lookaheadSeconds / Self.hopSeconds).rounded())
         settle = Int((Self.settleSeconds / Self.hopSeconds).rounded())
         meter = try LoudnessMeter(format: format, truePeak: false, stage: "level")
-        try input.start(sampleRate: rate)
+        if detector != nil { try input.start(sampleRate: rate) }
     }
 
     /// Takes one block; appends the frames now decided, with their gain, to `out` (riding only).
@@ -93,7 +113,7 @@ final package class LevelRider {
         }
         try block.samples.withUnsafeBufferPointer { try measure($0.baseAddress!, frames: n) }
         inputFrames += n
-        try input.feed(block) { detector.accept($0.baseAddress!, count: $0.count) }
+        if let detector { try input.feed(block) { detector.accept($0.baseAddress!, count: $0.count) } }
         collect()
         advance(into: &out)
     }
@@ -101,8 +121,10 @@ final package class LevelRider {
     /// Called once after the last block: decides the rest and gives out every held frame.
     package func finish(into out: inout AudioBlock) throws {
         if hopFill > 0 { closeHop(milliseconds: max(1, hopFill * 1000 / rate)) }
-        try input.finish { detector.accept($0.baseAddress!, count: $0.count) }
-        detector.flush()
+        if let detector {
+            try input.finish { detector.accept($0.baseAddress!, count: $0.count) }
+            detector.flush()
+        }
         finished = true
         collect()
         advance(into: &out)
@@ -142,7 +164,12 @@ final package class LevelRider {
 
     /// Moves the detector's new segments into `segments`, as the hops whose centres they hold.
     private func collect() {
-        detector.takeSegments(into: &found)
+        if let detector {
+            detector.takeSegments(into: &found)
+            voiceSegments += found
+        } else if !pending.isEmpty {
+            swap(&found, &pending)
+        }
         let scale = Double(rate) / Double(VoiceActivityEngine.rate)
         for s in found {
             let lo = Double(s.lowerBound) * scale, hi = Double(s.upperBound) * scale
@@ -152,7 +179,7 @@ final package class LevelRider {
             if first <= last { segments.append(Segment(hops: first...last)) }
         }
         found.removeAll(keepingCapacity: true)
-        let d = detector.decided
+        let d = detector?.decided ?? Int.max
         // Hops wholly before the detector's decided sample, less 5 ms for the resampler.
         decided = d == Int.max ? Int.max : max(0, Int(Double(d) * scale) - rate / 200) / hop
     }

@@ -95,19 +95,25 @@ final package class LevelTransform: AnalysingTransform {
     /// The detector of the first pass, made with the transform so that a missing engine or model
     /// fails at once, as an environment failure (`SpeechError`), as in `pauses`.
     private var firstDetector: (any VoiceDetector)?
+    /// The voice segments the measuring pass found; every later pass rides on them (decision 0093).
+    private var voice: [Range<Int>]?
 
     package init(config: LevelConfig) throws {
         self.config = config
         firstDetector = try config.engine.make(locator: config.locator)
     }
 
-    /// The rider for a pass (each pass feeds a fresh detector): measuring only before `input` is known.
+    /// The rider for a pass: measuring only, with the detector, before `input` is known; riding on
+    /// the measuring pass's voice segments after.
     private func makeRider() throws -> LevelRider {
         let reference = input.map { $0.speech ?? $0.integrated }
         let cap = input.map { ($0.speech ?? $0.integrated) - $0.integrated } ?? 0
-        let detector = try firstDetector ?? config.engine.make(locator: config.locator)
-        firstDetector = nil
-        let r = LevelRider(detector: detector, reference: reference, maxGain: config.maxGain, pauseCap: cap, offset: offset)
+        let source: LevelRider.Voice
+        if let voice { source = .known(voice) } else {
+            source = .detect(try firstDetector ?? config.engine.make(locator: config.locator))
+            firstDetector = nil
+        }
+        let r = LevelRider(voice: source, reference: reference, maxGain: config.maxGain, pauseCap: cap, offset: offset)
         try r.start(format)
         return r
     }
@@ -145,6 +151,7 @@ final package class LevelTransform: AnalysingTransform {
             try meter?.add(tail)
         }
         let measured = rider!.measured
+        if input == nil { voice = rider!.voiceSegments }
         rider = nil
         guard input != nil else { return try endMeasuring(measured) }
         let lufs = meter!.integrated
