@@ -115,7 +115,7 @@ import Testing
     @Test func topicBoundariesRespectMin() {
         // With min 70 no boundary may lie within 70 s of 0 or of 180: neither 60 nor 120 fits.
         #expect(ChapterMaking.atTopics(Self.threeTopics(), duration: 180, min: 70).isEmpty)
-        // A transcript of fewer than four sequences of 15 words says nothing.
+        // A transcript of fewer than four token sequences (`TopicTiling.sequenceWords` words each) says nothing.
         #expect(ChapterMaking.atTopics([Said(start: 0, end: 10, text: "boat boat sail")], duration: 10, min: 1).isEmpty)
     }
 

@@ -4,17 +4,20 @@ import Foundation
 /// "TextTiling: Segmenting Text into Multi-paragraph Subtopic Passages"): the words are cut into
 /// token sequences of `sequenceWords`; at each gap between sequences the `blockSequences` before
 /// and after are compared by the cosine of their word counts (stop words left out, plurals folded);
-/// the scores are smoothed; a gap's depth is how far the score falls below the peaks on either
+/// each word weighted by its inverse sequence frequency in the recording (a word in every part of
+/// the talk, "press" on a phone line or the lecturer's "slide", says nothing of its topic); the scores are smoothed; a gap's depth is how far the score falls below the peaks on either
 /// side; gaps deeper than mean − sd/2 of all depths are boundaries, deepest first, none leaving a
 /// chapter shorter than `min`; each is snapped to the longest silence between words within a
 /// sequence either side when the engine gave word times, else to the nearest segment start. No network, no language model. Times in source seconds.
 public enum TopicTiling {
-    /// Words per token sequence (Hearst's w, 20 in her paper and NLTK).
-    public static let sequenceWords = 15
+    /// Words per token sequence (Hearst's w, 20 in her paper and NLTK): the step between the
+    /// gaps a boundary can fall in, about 5 s of speech.
+    public static let sequenceWords = 12
     /// Token sequences per block on each side of a gap (Hearst's k, 10 in NLTK). A block of 60
-    /// words, under half a minute of speech, so a passage of a minute (about 150 words) fills one:
-    /// chosen on development recordings apart from those `make quality` scores (decision 0082).
-    public static let blockSequences = 4
+    /// words, under half a minute of speech, so a passage of a minute (about 150 words) fills one.
+    /// Both chosen on development recordings apart from those `make quality` scores (decision
+    /// 0082, amended: 15 × 4 before).
+    public static let blockSequences = 5
 
     /// A word of the transcript with the time it was said (interpolated inside its segment).
     struct Token {
@@ -82,9 +85,10 @@ public enum TopicTiling {
             return c
         }
         let k = Swift.min(blockSequences, n / 2)
+        let weights = inverseFrequencies(seqs)
         // Gap g lies between sequence g and g + 1.
         let raw: [Double] = (0..<(n - 1)).map { g in
-            cosine(sum(seqs[Swift.max(0, g - k + 1)...g]), sum(seqs[(g + 1)...Swift.min(n - 1, g + k)]))
+            cosine(sum(seqs[Swift.max(0, g - k + 1)...g]), sum(seqs[(g + 1)...Swift.min(n - 1, g + k)]), weights: weights)
         }
         let scores = smoothed(raw)
         let depths = depthScores(scores)
@@ -113,10 +117,20 @@ public enum TopicTiling {
         s.reduce(into: [:]) { acc, c in for (k, v) in c { acc[k, default: 0] += v } }
     }
 
-    /// The cosine of two word counts; 0 when either is empty.
-    static func cosine(_ a: [String: Int], _ b: [String: Int]) -> Double {
-        let dot = a.reduce(0.0) { $0 + Double($1.value * (b[$1.key] ?? 0)) }
-        let na = a.values.reduce(0.0) { $0 + Double($1 * $1) }, nb = b.values.reduce(0.0) { $0 + Double($1 * $1) }
+    /// Each word's weight: ln((1 + N) / df), N the token sequences, df those that hold the word.
+    static func inverseFrequencies(_ seqs: [[String: Int]]) -> [String: Double] {
+        var df: [String: Int] = [:]
+        for c in seqs { for w in c.keys { df[w, default: 0] += 1 } }
+        let n = Double(seqs.count)
+        return df.mapValues { log((1 + n) / Double($0)) }
+    }
+
+    /// The cosine of two word counts, each word's count times its weight (1 when `weights` has
+    /// none for it); 0 when either is empty.
+    static func cosine(_ a: [String: Int], _ b: [String: Int], weights: [String: Double] = [:]) -> Double {
+        func w(_ k: String) -> Double { weights[k] ?? 1 }
+        let dot = a.reduce(0.0) { $0 + Double($1.value * (b[$1.key] ?? 0)) * w($1.key) * w($1.key) }
+        let na = a.reduce(0.0) { $0 + pow(Double($1.value) * w($1.key), 2) }, nb = b.reduce(0.0) { $0 + pow(Double($1.value) * w($1.key), 2) }
         return na > 0 && nb > 0 ? dot / (na * nb).squareRoot() : 0
     }
 
