@@ -13,7 +13,7 @@ public enum ChapterMaking {
     /// earlier start), and one is kept when it leaves every chapter at least `min` seconds long
     /// (from 0, to `duration`, and to every boundary kept before). Titled "Part n", or with the
     /// transcript's words when `said` is given. Empty when no pause fits.
-    public static func atPauses(_ pauses: [Pause], duration: Double, min: Double, said: [Said] = []) -> [Chapter] {
+    public static func atPauses(_ pauses: [Pause], duration: Double, min: Double, said: [Said] = [], stopWords: Set<String> = StopWords.english) -> [Chapter] {
         let ordered = pauses.filter { $0.end > $0.start }.sorted { ($1.length, $0.start) < ($0.length, $1.start) }
         var cuts: [Double] = []
         for p in ordered {
@@ -21,7 +21,7 @@ public enum ChapterMaking {
             guard t >= min, duration - t >= min, cuts.allSatisfy({ abs($0 - t) >= min }) else { continue }
             cuts.append(t)
         }
-        return titled(cuts.sorted(), duration: duration, said: said, fallback: "Part")
+        return titled(cuts.sorted(), duration: duration, said: said, fallback: "Part", stopWords: stopWords)
     }
 
     /// Chapters at speaker changes: a turn whose speaker differs from the turn before it starts a

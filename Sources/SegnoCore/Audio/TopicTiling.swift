@@ -172,7 +172,8 @@ public enum TopicTiling {
     /// Each chapter's most characteristic words (chapters start at `starts`, in order): its three
     /// words of highest tf·idf, the chapters being the documents (idf = ln((1 + N) / df)), ties by
     /// count then by first use; stop words and one-letter words left out; joined by ", " with the
-    /// first letter capital. "" for a chapter whose transcript has none.
+    /// first letter capital; a word in every chapter is left out when there are three or more.
+    /// "" for a chapter whose transcript has none.
     public static func titles(_ said: [ChapterMaking.Said], starts: [Double], stopWords: Set<String>, count: Int = 3) -> [String] {
         var docs = [[String]](repeating: [], count: starts.count)
         for t in tokens(said) where !stopWords.contains(t.word) && t.word.count > 1 && !t.word.allSatisfy(\.isNumber) {
@@ -190,30 +191,11 @@ public enum TopicTiling {
                 if first[t] == nil { first[t] = i; shown[t] = w }
             }
             func score(_ t: String) -> Double { Double(tf[t]!) * log((1 + n) / Double(df[t]!)) }
-            let top = tf.keys.sorted { (score($0), tf[$0]!, -first[$0]!) > (score($1), tf[$1]!, -first[$1]!) }.prefix(count)
+            // A word in every one of three chapters or more characterises none of them (a function
+            // word of a language without a stop-word list, a lecture's subject).
+            let top = tf.keys.filter { n < 3 || df[$0]! < starts.count }.sorted { (score($0), tf[$0]!, -first[$0]!) > (score($1), tf[$1]!, -first[$1]!) }.prefix(count)
             let text = top.map { shown[$0]! }.joined(separator: ", ")
             return text.prefix(1).uppercased() + text.dropFirst()
         }
     }
-}
-
-/// Words left out when counting a transcript's words (topic boundaries, chapter titles).
-public enum StopWords {
-    /// English function words and the fillers of speech.
-    public static let english: Set<String> = Set("""
-    a about above after again against all almost also although always am an and another any anybody anyone anything \
-    are aren't around as at back be became because become been before being below between both but by can can't \
-    cannot could couldn't did didn't do does doesn't doing don't done down during each either else enough even ever \
-    every everything few first for from further get gets getting go goes going gone got had hadn't has hasn't have \
-    haven't having he he'd he'll he's her here here's hers herself him himself his how how's however i i'd i'll i'm \
-    i've if in into is isn't it it's its itself just know last let let's like made make many may me might mine more \
-    most much must my myself need never new next no nobody none nor not nothing now of off often oh ok okay on once \
-    one only or other others our ours ourselves out over own perhaps please put quite rather really right said same \
-    say says see seem seems shall she she'd she'll she's should shouldn't since so some somebody someone something \
-    still such take than that that's the their theirs them themselves then there there's these they they'd they'll \
-    they're they've thing things think this those though through thus till to too two under until up upon us use used \
-    uh um very want was wasn't way we we'd we'll we're we've well went were weren't what what's whatever when when's \
-    where where's whether which while who who's whom whose why why's will with within without won't would wouldn't \
-    yeah yes yet you you'd you'll you're you've your yours yourself yourselves
-    """.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init))
 }

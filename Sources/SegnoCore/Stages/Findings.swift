@@ -55,13 +55,16 @@ public struct Findings: Sendable, Equatable {
 
     public var turns: [Turn]?
     public var segments: [Segment]?
+    /// The language of `segments` (ISO 639-1, as the transcript names it: "en", "de"), when known;
+    /// it picks the stop words of chapter titles (`StopWords.of`).
+    public var language: String?
     public var pauses: [Pause]?
     /// Chapters the `chapters` tap made (`from`), source seconds, each with its end; the encode
     /// taps embed them (decision 0082).
     public var chapters: [Chapter]?
 
-    public init(turns: [Turn]? = nil, segments: [Segment]? = nil, pauses: [Pause]? = nil, chapters: [Chapter]? = nil) {
-        self.turns = turns; self.segments = segments; self.pauses = pauses; self.chapters = chapters
+    public init(turns: [Turn]? = nil, segments: [Segment]? = nil, language: String? = nil, pauses: [Pause]? = nil, chapters: [Chapter]? = nil) {
+        self.turns = turns; self.segments = segments; self.language = language; self.pauses = pauses; self.chapters = chapters
     }
 
     /// The kinds this value holds.
@@ -78,7 +81,7 @@ public struct Findings: Sendable, Equatable {
     /// kind (in finishing order) wins.
     public mutating func add(_ other: Findings) {
         if turns == nil { turns = other.turns }
-        if segments == nil { segments = other.segments }
+        if segments == nil { segments = other.segments; language = other.language }
         if pauses == nil { pauses = other.pauses }
         if chapters == nil { chapters = other.chapters }
     }

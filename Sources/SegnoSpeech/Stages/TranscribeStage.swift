@@ -149,7 +149,7 @@ final package class TranscribeTap: Tap, TimelineUsing, FindingTap, FindingsUsing
         let src = toSource ?? { $0 }
         findings = Findings(segments: t.segments.map { s in
             Findings.Segment(start: src(s.start), end: src(s.end), text: s.text, words: s.words.map { Findings.Word(start: src($0.start), end: src($0.end), text: $0.text) })
-        })
+        }, language: t.language)
         var produced: [ProducedFile] = []
         for (format, path) in zip(config.formats, paths) {
             let text: String

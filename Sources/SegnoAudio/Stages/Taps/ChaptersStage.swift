@@ -101,8 +101,9 @@ public struct ChaptersConfig: TapConfig {
             case .markers: return own.fromStream ? [] : ChapterWriter.chaptersOnly(own).chapters
             case .stream: return own.fromStream ? own.chapters : []
             case .speakers: return ChapterMaking.atSpeakerChanges(found.turns ?? [], duration: duration, min: min)
-            case .pauses: return ChapterMaking.atPauses(found.pauses ?? [], duration: duration, min: min, said: found.segments ?? [])
-            case .transcript: return ChapterMaking.atTopics(found.segments ?? [], duration: duration, min: min)
+            case .pauses: return ChapterMaking.atPauses(found.pauses ?? [], duration: duration, min: min, said: found.segments ?? [],
+                                                        stopWords: StopWords.of(found.language))
+            case .transcript: return ChapterMaking.atTopics(found.segments ?? [], duration: duration, min: min, stopWords: StopWords.of(found.language))
             }
         }
     }
