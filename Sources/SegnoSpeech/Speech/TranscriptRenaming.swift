@@ -57,12 +57,17 @@ package struct WrittenTranscript {
 extension Transcript {
     /// The transcript with each speaker's name now `names[label]` (none when absent).
     package func renamed(_ names: [String: String]) -> Transcript {
+        func named(_ s: TranscriptSpeaker?) -> TranscriptSpeaker? { s.map { TranscriptSpeaker(label: $0.label, name: names[$0.label]) } }
         var out = self
-        for i in out.segments.indices {
-            out.segments[i].speaker?.name = out.segments[i].speaker.flatMap { names[$0.label] }
-            for j in out.segments[i].words.indices {
-                out.segments[i].words[j].speaker?.name = out.segments[i].words[j].speaker.flatMap { names[$0.label] }
+        out.segments = segments.map { s in
+            var s = s
+            s.speaker = named(s.speaker)
+            s.words = s.words.map { w in
+                var w = w
+                w.speaker = named(w.speaker)
+                return w
             }
+            return s
         }
         return out
     }

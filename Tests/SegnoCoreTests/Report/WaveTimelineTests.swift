@@ -23,6 +23,15 @@ private struct TempoTestConfig: TransformConfig {
     func makeTransform() throws -> any Transform { ScaleConfig.Scale(factor: 1) }
 }
 
+/// A tap of the test's own whose file is a speakers tap's turn file (`findsSpeakers`).
+private struct WhoTestConfig: TapConfig {
+    let pathTemplate: PathTemplate
+    var name: String { "who" }
+    var version: Int { 1 }
+    var options: [(String, String)] { [] }
+    func makeTap(paths: [String], context: RecordingContext) throws -> any Tap { CollectTap(name: name) }
+}
+
 /// Speaker turns (source seconds) placed on a waveform drawn after a stage that cut pauses
 /// (decision 0084), against a cut list computed by hand.
 @Suite struct WaveTimelineTests {
@@ -92,4 +101,40 @@ private struct TempoTestConfig: TransformConfig {
         // Source 7 s → 4 s after the first cut → 2 s after the second; the source's end (9 s) → 6 → 4.
         #expect(place.maps.toOutput(7) == 2 && place.duration == 4)
     }
+
+    /// The report's row: a waveform drawn after the cut gets the turns placed on its 6 s, and says
+    /// its length; who spoke how long is the turn file's, in source seconds.
+    @Test func theReportRowPlacesTurnsOnTheWaveform() throws {
+        let dir = try TempDir()
+        try Data(Self.cutList.utf8).write(to: URL(fileURLWithPath: dir["m.cuts.json"]))
+        try Data(#"[{"start":1,"end":3,"speaker":"speaker-1","confidence":0.9},{"start":2.5,"end":4.5,"speaker":"speaker-2","confidence":0.9},{"start":6,"end":8,"speaker":"speaker-2","name":"Ann","confidence":0.9}]"#.utf8)
+            .write(to: URL(fileURLWithPath: dir["m.speakers.json"]))
+        try Data(#"{"version":2,"channels":1,"sample_rate":16000,"samples_per_pixel":16000,"bits":8,"length":6,"data":[-9,9,-9,9,-9,9,-9,9,-9,9,-9,9]}"#.utf8)
+            .write(to: URL(fileURLWithPath: dir["m.wave.json"]))
+        var spec = try Self.spec([try Self.tap("{stem}.cuts.json"), CutTestConfig(), WhoTestConfig(pathTemplate: try PathTemplate("{stem}.speakers.json")),
+                                  try Self.tap("{stem}.wave.json")])
+        spec.outputRoot = dir.path
+        spec.tapDeclarations = [
+            "collect": StageDeclaration(key: "collect", kind: .tap, summary: "", options: [], example: "", capabilities: [.drawnInReport]),
+            "who": StageDeclaration(key: "who", kind: .tap, summary: "", options: [], example: "", capabilities: [.findsSpeakers]),
+        ]
+        let steps: [(stage: String, output: String, finished: Double, detail: String?)] = [
+            ("collect:{stem}.cuts.json", #"["m.cuts.json"]"#, 0, nil), ("who:{stem}.speakers.json", #"["m.speakers.json"]"#, 0, nil),
+            ("collect:{stem}.wave.json", #"["m.wave.json"]"#, 0, nil),
+        ]
+        // The test's taps are all of kind `collect`: the waveform's step comes first, so its file is the one drawn.
+        let row = ReportData.recording(path: "m.wav", mtimeNs: 0, duration: 9, status: "done", error: nil, failureClass: nil,
+                                       steps: [steps[2], steps[1], steps[0]], spec: spec, reportDir: dir.path, columns: 240)
+        #expect(row.wave != nil)
+        #expect(row.waveDuration == 6)
+        // 1–3 s → 1–2 s; 2.5–4.5 s lies in the cut: not drawn; 6–8 s → 3–5 s.
+        #expect(row.turns.map(\.start) == [1, 3] && row.turns.map(\.end) == [2, 5], "\(row.turns)")
+        // Two seconds each: ties by name; the turns point into that list.
+        #expect(row.speakers.map(\.speaker) == ["Ann", "speaker-1", "speaker-2"], "\(row.speakers)")
+        #expect(row.turns.map(\.speaker) == [1, 0])
+        let json = ReportData(name: "n", spec: "s", statePath: "p", outputRoot: dir.path, generated: Date(), counts: [:], runs: [], failures: [],
+                              recordings: [row]).json(compact: false).serialized()
+        #expect(json.contains(#""wave_duration":6.0"#), "\(json)")
+    }
 }
+
