@@ -14,10 +14,10 @@ import Testing
         TranscriptTurn(start: 5.9, end: 9.0, speaker: TranscriptSpeaker(label: "speaker-7", name: "Ann")),
     ]
 
-    /// The transcript of `TranscriptSpeakersTests` with the turns above, its times moved by 10 s
-    /// (a stage before it moved time) when `moved`.
+    /// The transcript of `TranscriptSpeakersTests` with the turns above, its times moved by 0.25 s
+    /// (a stage before it moved time: 0.25 s cut at the start) when `moved`.
     static func transcript(moved: Bool) throws -> (Transcript, ((Double) -> Double)?) {
-        let toSource: ((Double) -> Double)? = moved ? { $0 * 2 + 10 } : nil
+        let toSource: ((Double) -> Double)? = moved ? { $0 + 0.25 } : nil
         return (try TranscriptSpeakersTests.transcript().attributed(to: turns, toSource: toSource), toSource)
     }
 
