@@ -13,6 +13,9 @@ import SegnoState
 /// hash; an upload is recorded when every object (or copy) is in place with the same SHA-256 and,
 /// on S3, the same `segno-recipe`. What is missing is left for the next run. Adopting trusts that
 /// the files were made with this spec: after changing a spec, run with `--force` instead.
+/// A tap that keeps what it heard in the state beside its files (`VoiceNamingConfig`: the
+/// voices' centroids, which no file holds) is not adopted, nor the taps that use what it finds:
+/// the next run finds the speakers again, so names and labels keep working (decision 0091).
 public struct StateRebuild {
     public let job: Job
     package let logger: Logger
@@ -35,6 +38,10 @@ public struct StateRebuild {
         public var adoptedOutputs = 0
         public var adoptedUploads = 0
         public var problems: [String] = []
+        /// Recordings whose speaker turns are found again by the next run (decision 0091).
+        public var speakersRedone = 0
+        /// The names the speaker files of those recordings carry.
+        public var speakerNames: Set<String> = []
     }
 
     /// Takes the run (SQLite's lock; PostgreSQL claims each recording it adopts), opens (creating)
@@ -71,7 +78,23 @@ public struct StateRebuild {
             if updates.count >= 256 { try apply(&updates, store) }
         }
         try apply(&updates, store)
+        try warnOfLostNames(&summary, store)
         return summary
+    }
+
+    /// A name in the speaker files that no print in the state gives would be lost when the next run
+    /// finds the speakers again: says so, and how to keep it (decision 0091).
+    private func warnOfLostNames(_ summary: inout Summary, _ store: any StateBackend) throws(RunError) {
+        guard !summary.speakerNames.isEmpty else { return }
+        let enrolled: [VoicePrint]
+        do { enrolled = try (store as? any VoiceStore)?.voicePrints() ?? [] } catch { throw StateOpening.classify(error, path: job.spec.statePath) }
+        let lost = summary.speakerNames.subtracting(enrolled.map(\.name)).sorted()
+        guard !lost.isEmpty else { return }
+        summary.problems.append("""
+            warning: the speaker files name \(lost.joined(separator: ", ")), but the state holds no voice print for \(lost.count == 1 ? "it" : "them"): \
+            enroll \(lost.count == 1 ? "it" : "them") again (segno speakers enroll SPEC NAME FILE…) before the next run, which finds the \
+            speakers of \(summary.speakersRedone) recording\(summary.speakersRedone == 1 ? "" : "s") again and names only enrolled voices
+            """)
     }
 
     /// Writes adopted recordings; a shared store's are claimed first, and one another worker
@@ -107,6 +130,12 @@ public struct StateRebuild {
         for tap in job.taps {
             guard let paths = try? tap.config.resolvePaths(context), !paths.isEmpty,
                   paths.allSatisfy({ access($0, F_OK) == 0 && $0.hasPrefix(root + "/") }) else { continue }
+            if tap.config is any VoiceNamingConfig {
+                // Its centroids are in no file: not adopted, so the next run finds the speakers again.
+                summary.speakersRedone += 1
+                summary.speakerNames.formUnion(SpeakerTurnsFile.read(paths[0])?.compactMap(\.name) ?? [])
+                continue
+            }
             var digests: [Data] = []
             var size: Int64 = 0
             for p in paths {
@@ -119,6 +148,13 @@ public struct StateRebuild {
                                             outputHash: FileHash.combine(digests), outputSize: size, finishedAt: now)
             recipes[tap.fingerprint] = tap.recipe
             summary.adoptedOutputs += paths.count
+        }
+        // A tap that uses what a tap left to the next run finds (a transcript with the speakers'
+        // names) would be redone with it anyway (decision 0077): not adopted either.
+        let redone = job.taps.filter { $0.config is any VoiceNamingConfig }.reduce(into: Set<Findings.Kind>()) { $0.formUnion($1.config.findsKinds) }
+        for tap in job.taps where steps[tap.identity] != nil && !tap.config.usesKinds.isDisjoint(with: redone) {
+            summary.adoptedOutputs -= steps[tap.identity]?.outputs.count ?? 0
+            steps[tap.identity] = nil
         }
         for (u, up) in job.uploads.enumerated() {
             guard let uploader = uploaders[u],

@@ -22,7 +22,9 @@ struct StateCommand: ParsableCommand {
             After the state database was lost or damaged (a run exits 65 and says so): each recording \
             the input holds and the store does not know gets the taps whose outputs exist and the \
             uploads whose objects match (segno-sha256 and segno-recipe) recorded as done, with the \
-            current spec. The next run does only what is missing.
+            current spec. The next run does only what is missing. Speaker turns are not adopted \
+            (the voices they were matched with are kept in the state, not in the files): the next \
+            run finds them again, with the names of the voices enrolled by then.
             """)
 
         @Argument(help: "The job spec (YAML).") var spec: String

@@ -16,9 +16,9 @@ final class MemoryVoices: VoiceStore {
     func forgetVoice(_ name: String) throws -> Bool { prints.withLock { l in let n = l.count; l.removeAll { $0.name == name }; return l.count < n } }
     func keptSpeakers(stage: String) throws -> [KeptSpeakers] { kept.withLock { $0.values.filter { $0.stage == stage }.sorted { $0.path < $1.path } } }
     func keep(_ s: KeptSpeakers) throws { kept.withLock { $0[s.path] = s } }
-    func relabelled(path: String, stage: String, digest: String, outputHash: Data, outputSize: Int64) throws {
+    func relabelled(path: String, stage: String, digest: String, steps: [RelabelledStep], spoken: String?) throws {
         kept.withLock { $0[path]?.digest = digest }
-        relabels.withLock { $0.append((path, digest, outputHash, outputSize)) }
+        relabels.withLock { r in for s in steps where s.stage == stage { r.append((path, digest, s.outputHash, s.outputSize)) } }
     }
 }
 

@@ -2,7 +2,7 @@ import Foundation
 
 extension ReportData {
     /// The table's columns, in the order of each row when `compact` (what the page embeds).
-    public static let columns = ["path", "title", "date", "duration", "loudness", "peak", "status", "class", "error", "outputs", "audio", "wave", "salvaged", "transcript", "transcript_audio", "wave_rms", "measures", "turns", "who_spoke", "chapter_list"]
+    public static let columns = ["path", "title", "date", "duration", "loudness", "peak", "status", "class", "error", "outputs", "audio", "wave", "salvaged", "transcript", "transcript_audio", "wave_rms", "measures", "turns", "who_spoke", "chapter_list", "wave_duration"]
 
     /// The report as JSON. `compact` writes each recording as an array in `columns` order (and each
     /// output as `[stage, text, href]`): what the HTML page embeds, a third of the size of objects.
@@ -45,6 +45,7 @@ extension ReportData {
                 r.turns.isEmpty ? .null : .array(r.turns.map { .array([JSONValue.rounded($0.start, places: 3), JSONValue.rounded($0.end, places: 3), .int($0.speaker)]) }),
                 r.speakers.isEmpty ? .null : .array(r.speakers.map { .array([.string($0.speaker), JSONValue.rounded($0.seconds, places: 3), JSONValue.rounded($0.share, places: 4)]) }),
                 r.chapters.isEmpty ? .null : .array(r.chapters.map { .array([JSONValue.rounded($0.start, places: 3), .string($0.title)]) }),
+                number(r.waveDuration, 3),
             ]
             return compact ? .array(values) : .object(Array(zip(Self.columns, values)))
         })))

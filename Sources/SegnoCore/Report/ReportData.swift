@@ -80,9 +80,14 @@ public struct ReportData: Sendable {
         /// The measures of taps that report them (`Capabilities.reportsMeasures`), in the order
         /// of their steps and declarations: label, value and unit; empty when none.
         public var measures: [(label: String, value: Double, unit: String)] = []
-        /// The turns of a tap that finds speakers (`Capabilities.findsSpeakers`): source seconds and
-        /// the index of the speaker in `speakers`; empty when none.
+        /// The turns of a tap that finds speakers (`Capabilities.findsSpeakers`): seconds of the
+        /// waveform's timeline (the source's unless `waveDuration` says otherwise) and the index of
+        /// the speaker in `speakers`; empty when none.
         public var turns: [(start: Double, end: Double, speaker: Int)] = []
+        /// The length in seconds of the timeline `wave` and `turns` are on, when a stage before the
+        /// waveform moved time (turns are then mapped onto it, decision 0084); nil when it is the
+        /// source's (`duration`).
+        public var waveDuration: Double? = nil
         /// Who spoke how long (name or label, seconds, share of all turns' seconds), longest first.
         public var speakers: [(speaker: String, seconds: Double, share: Double)] = []
         /// The chapters of a tap that writes them (`Capabilities.writesChapters`): start in
@@ -173,6 +178,8 @@ public struct ReportData: Sendable {
         var measures: [(label: String, value: Double, unit: String)] = []
         var turnsJSON: String?
         var chaptersFile: String?
+        var waveStage: String?  // the step whose peaks are drawn
+        var stepFiles: [String: [String]] = [:]  // step identity → its files (absolute)
         let upload = StageKind.upload.rawValue
         for s in steps {
             let identity = StepIdentity(stored: s.stage)
@@ -180,7 +187,10 @@ public struct ReportData: Sendable {
             // What the step contributes comes from its declaration's capabilities, never its name.
             let declaration = spec.tapDeclarations[identity.kind]
             let caps = declaration?.capabilities ?? []
-            if caps.contains(.describesRecording) { values.merge(state.values) { a, _ in a } }
+            if caps.contains(.describesRecording) {
+                if values["levels"] == nil, state.values["levels"] != nil, waveStage == nil { waveStage = s.stage }
+                values.merge(state.values) { a, _ in a }
+            }
             if caps.contains(.reportsMeasures), let declaration {
                 let stepValues = state.values
                 for m in declaration.measures {
@@ -197,7 +207,11 @@ public struct ReportData: Sendable {
                 case .relative(let rel):
                     let abs = spec.outputRoot + "/" + rel
                     outputs.append(Output(stage: identity.kind, text: rel, href: relativeLink(from: reportDir, to: abs)))
-                    if caps.contains(.drawnInReport), waveJSON == nil, rel.lowercased().hasSuffix(".json") { waveJSON = abs }
+                    stepFiles[s.stage, default: []].append(abs)
+                    if caps.contains(.drawnInReport), waveJSON == nil, rel.lowercased().hasSuffix(".json") {
+                        waveJSON = abs
+                        waveStage = s.stage
+                    }
                     if caps.contains(.findsSpeakers), turnsJSON == nil, rel.lowercased().hasSuffix(".json") { turnsJSON = abs }
                     if caps.contains(.writesChapters), chaptersFile == nil { chaptersFile = abs }
                     if caps.contains(.providesSpokenText), transcriptJSON == nil, rel.hasSuffix(".json") {
@@ -209,7 +223,7 @@ public struct ReportData: Sendable {
         }
         outputs = outputs.filter { $0.stage != upload } + outputs.filter { $0.stage == upload }
         if let file = waveJSON, let layers = ReportWaveform.fromPeaksFile(file, columns: columns) { (wave, waveRMS) = (layers.minMax, layers.rms) }
-        if wave == nil, let levels = values["levels"], !levels.isEmpty { wave = ReportWaveform.fromLevels(levels) }
+        if wave == nil, let levels = values["levels"], !levels.isEmpty { wave = ReportWaveform.fromLevels(levels) } else if wave == nil { waveStage = nil }
         let audio = outputs.first { $0.href != nil && $0.stage != upload && playable.contains(($0.text as NSString).pathExtension.lowercased()) }
             ?? outputs.first { $0.href != nil && playable.contains(($0.text as NSString).pathExtension.lowercased()) }
         var audioHref = audio?.href
@@ -232,7 +246,14 @@ public struct ReportData: Sendable {
         if let file = turnsJSON, let turns = SpeakerTurnsFile.read(file) {
             recording.speakers = SpeakerTurnsFile.totals(turns)
             let index = Dictionary(uniqueKeysWithValues: recording.speakers.enumerated().map { ($0.element.speaker, $0.offset) })
-            recording.turns = turns.map { (start: $0.start, end: $0.end, speaker: index[$0.shown] ?? 0) }
+            // Turns are on the source's timeline; the waveform may be drawn after a stage that
+            // moved time: each turn is placed through the maps before it (decision 0084), or not
+            // drawn when one of those maps is not recorded.
+            if let place = waveTimeline(stage: waveStage, spec: spec, files: stepFiles, duration: recording.duration) {
+                recording.turns = turns.map { (start: place.maps.toOutput($0.start), end: place.maps.toOutput($0.end), speaker: index[$0.shown] ?? 0) }
+                    .filter { $0.end > $0.start }
+                recording.waveDuration = place.duration
+            }
         }
         if let file = chaptersFile { recording.chapters = ChapterSidecarFile.read(file) ?? [] }
         if let file = transcriptJSON {
@@ -240,6 +261,28 @@ public struct ReportData: Sendable {
             recording.transcriptAudio = transcriptFromSource ? sourceAudio : audioHref
         }
         return recording
+    }
+
+    /// How source seconds are placed on the waveform drawn from the step `stage`: the maps of the
+    /// spec's time-moving transforms before that tap, each read from the cut list its
+    /// `TimeMapRecording` tap wrote (`files`: step identity → absolute files), and the waveform's
+    /// length in seconds (`duration`, the source's, mapped) when time moved. No maps when nothing
+    /// before the tap moves time, or when the tap is not in the spec (it changed); nil when a
+    /// transform before it moves time with no recorded map (turns are then not drawn).
+    static package func waveTimeline(stage: String?, spec: JobSpec, files: [String: [String]], duration: Double?)
+        -> (maps: [TimeMap], duration: Double?)? {
+        guard let stage, let at = spec.stages.firstIndex(where: { p in
+            (p.config as? any TapConfig).map { "\($0.name):\($0.pathTemplate.text)" == stage } ?? false
+        }) else { return ([], nil) }
+        var maps: [TimeMap] = []
+        for p in spec.stages[..<at] where p.config.movesTime {
+            guard let recorded = p.config as? any TimeMapRecording, let file = files[recorded.timeMapTap]?.first,
+                  let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int), size <= SpeakerTurnsFile.largest,
+                  let data = FileManager.default.contents(atPath: file), let o = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                  let map = TimeMap(cutList: o) else { return nil }
+            maps.append(map)
+        }
+        return (maps, maps.isEmpty ? nil : duration.map { maps.toOutput($0) })
     }
 
     /// The segments of a transcript JSON (`{"segments": [{"start", "text"}]}`), at most 1 MB of it;

@@ -227,7 +227,7 @@ public enum ReportPage {
       // The waveform of one row, drawn as peaks.js draws: a vertical bar from min to max per column,
       // faint, and inside it (when the data has one) the RMS level, solid, so that a long recording
       // whose every column reaches full scale still shows where it is loud and where quiet.
-      // Speaker turns (source seconds) as a band of each speaker's colour along the bottom.
+      // Speaker turns (seconds of the waveform's timeline) as a band of each speaker's colour along the bottom.
       var TURN_COLOURS = ['#d9480f', '#2b8a3e', '#862e9c', '#e67700', '#0b7285', '#c2255c', '#5c940d', '#495057'];
       function turnColour(i) { return TURN_COLOURS[i % TURN_COLOURS.length]; }
       function drawWave(canvas, b64, rmsB64, turns, duration) {
@@ -273,7 +273,7 @@ public enum ReportPage {
         view.slice(page * per, page * per + per).forEach(function (r) {
           var tr = el('tr');
           var w = td();
-          if (r[C.wave]) { var cv = el('canvas', { 'class': 'wave', 'width': 240, 'height': 44, 'aria-label': 'waveform' }); w.appendChild(cv); drawWave(cv, r[C.wave], r[C.wave_rms], r[C.turns], r[C.duration]); }
+          if (r[C.wave]) { var cv = el('canvas', { 'class': 'wave', 'width': 240, 'height': 44, 'aria-label': 'waveform' }); w.appendChild(cv); drawWave(cv, r[C.wave], r[C.wave_rms], r[C.turns], r[C.wave_duration] || r[C.duration]); }
           else w.appendChild(el('span', { 'class': 'muted' }, '–'));
           // The chapters beside the waveform: a click plays the recording's audio from there.
           if (r[C.chapter_list]) {

@@ -143,9 +143,63 @@ public protocol VoiceStore: AnyObject, Sendable {
     /// Stores what a tap kept of one recording, replacing what it kept before. Called by the tap
     /// once its files are in place.
     func keep(_ speakers: KeptSpeakers) throws
-    /// After the tap's files of `path` were written again with new names: the digest they were
-    /// made with, and the step's new combined output hash and size, in one transaction.
-    func relabelled(path: String, stage: String, digest: String, outputHash: Data, outputSize: Int64) throws
+    /// After the files of `path` were written again with new names: the digest they were made
+    /// with (the row of the tap with identity `stage`), each rewritten step's new combined output
+    /// hash and size (the speakers tap's own and those of the taps that write its names, such as
+    /// transcripts), and the catalogue's new spoken words when given, in one transaction.
+    func relabelled(path: String, stage: String, digest: String, steps: [RelabelledStep], spoken: String?) throws
+}
+
+/// A step whose files were written again with new speaker names, without running it (decision
+/// 0084): its identity and its new combined output hash and size.
+public struct RelabelledStep: Sendable, Equatable {
+    public var stage: String
+    public var outputHash: Data
+    public var outputSize: Int64
+
+    public init(stage: String, outputHash: Data, outputSize: Int64) {
+        self.stage = stage
+        self.outputHash = outputHash
+        self.outputSize = outputSize
+    }
+}
+
+extension VoiceStore {
+    /// The speakers tap's own files alone were written again.
+    public func relabelled(path: String, stage: String, digest: String, outputHash: Data, outputSize: Int64) throws {
+        try relabelled(path: path, stage: stage, digest: digest, steps: [RelabelledStep(stage: stage, outputHash: outputHash, outputSize: outputSize)], spoken: nil)
+    }
+}
+
+/// What the runner did, for one recording whose speaker names changed, to the files of the taps
+/// that write those names (`SpeakerNamesRewriting`: transcripts) and to the catalogue (decision 0084).
+public struct DependentRelabel: Sendable {
+    /// The steps written again.
+    public var steps: [RelabelledStep] = []
+    /// The recording's spoken words for the catalogue, read again from every tap's recorded files;
+    /// nil to leave the catalogue as it is.
+    public var spoken: String? = nil
+    /// One line per file left as it was (changed since segno wrote it, missing, unreadable).
+    public var notes: [String] = []
+
+    public init(steps: [RelabelledStep] = [], spoken: String? = nil, notes: [String] = []) {
+        self.steps = steps
+        self.spoken = spoken
+        self.notes = notes
+    }
+}
+
+/// A tap whose files carry the speakers' names, made from the turns of a `speakers` tap in the
+/// same chain (`transcribe`: WebVTT voice spans, SRT prefixes, JSON fields). When enrolling or
+/// forgetting a voice changes the names of a recording already processed, the runner asks it for
+/// its files with the new names, made from the files themselves: no audio is decoded and no
+/// model runs (decision 0084).
+public protocol SpeakerNamesRewriting: TapConfig {
+    /// The new contents of the tap's recorded files `paths` (absolute, in the order the tap wrote
+    /// them), with each label's (`speaker-7`) name now `after[label]` (no name when absent) where
+    /// it was `before[label]`; nil when the files are not what this tap writes (or say something
+    /// the names cannot be mapped from). Called once per recording whose names changed, before a pass.
+    func renamedSpeakers(paths: [String], before: [String: String], after: [String: String]) -> [[UInt8]]?
 }
 
 /// A tap that names voices from the prints enrolled in the state and keeps what it heard there
@@ -156,6 +210,18 @@ public protocol VoiceNamingConfig: TapConfig {
     /// keeps (no audio is decoded), the files of each recording whose names were made with other
     /// prints. `step(path)` is the recording's stored step of this tap. Returns one line per
     /// recording whose files were left as they are (changed by someone else, missing).
-    func prepareVoices(store: any VoiceStore, stage: String, outputRoot: String,
-                       step: (String) -> StepState?) throws -> (rewritten: Int, notes: [String])
+    /// `dependents(path, before, after)` writes again the files of the other taps that carry the
+    /// recording's names (label → name before and after) and returns their steps and the
+    /// catalogue's new spoken words; it is called after the tap's own files were written, before
+    /// the state records them all in one transaction.
+    func prepareVoices(store: any VoiceStore, stage: String, outputRoot: String, step: (String) -> StepState?,
+                       dependents: (String, [String: String], [String: String]) throws -> DependentRelabel) throws -> (rewritten: Int, notes: [String])
+}
+
+extension VoiceNamingConfig {
+    /// `prepareVoices` for a job whose other taps carry no names.
+    public func prepareVoices(store: any VoiceStore, stage: String, outputRoot: String,
+                              step: (String) -> StepState?) throws -> (rewritten: Int, notes: [String]) {
+        try prepareVoices(store: store, stage: stage, outputRoot: outputRoot, step: step, dependents: { _, _, _ in DependentRelabel() })
+    }
 }

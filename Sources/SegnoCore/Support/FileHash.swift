@@ -38,3 +38,17 @@ public enum FileHash {
     /// Lower-case hex of bytes.
     public static func hex(_ d: Data) -> String { d.map { String(format: "%02x", $0) }.joined() }
 }
+
+/// Files segno writes again in place without running their step (speaker names, decision 0084).
+public enum OutputRewrite {
+    /// True when the files at `paths` are the ones a step recorded (their combined hash is
+    /// `hash`), or already hold `contents` (written by a pass stopped before the state recorded
+    /// it); false when one is missing, unreadable or changed by someone else.
+    public static func isOurs(_ paths: [String], hash: Data, orAlready contents: [[UInt8]]) -> Bool {
+        guard let now = try? paths.map({ try FileHash.sha256(path: $0).digest }) else { return false }
+        if FileHash.combine(now) == hash { return true }
+        guard contents.count == paths.count else { return false }
+        return zip(now, contents).allSatisfy { $0 == Data(SHA256.hash(data: $1)) }
+    }
+}
+

@@ -217,3 +217,9 @@ extension PausesConfig {
         shorthand: "`pauses: true` takes the defaults", example: "pauses: { trim: true, shorten: { longer_than: 2s, to: 0.7s }, vad: webrtc }",
         capabilities: [.bringsCompanions, .writesSidecars, .usesHelper], companionTaps: ["cuts"])
 }
+
+/// Its map is the cut list its companion tap writes (the report places speaker turns on a
+/// waveform drawn after it, decision 0084).
+extension PausesConfig: TimeMapRecording {
+    public var timeMapTap: String { "\(CutListConfig(pauses: self).name):\(cuts.text)" }
+}

@@ -43,12 +43,18 @@ extension StateStore: VoiceStore {
         }
     }
 
-    public func relabelled(path: String, stage: String, digest: String, outputHash: Data, outputSize: Int64) throws {
+    public func relabelled(path: String, stage: String, digest: String, steps: [RelabelledStep], spoken: String?) throws {
         try dbReader.write { db in
             try db.execute(sql: "UPDATE speaker_kept SET digest = ? WHERE path = ? AND stage = ?", arguments: [digest, path, stage])
-            try db.execute(sql: """
-                UPDATE step SET output_hash = ?, output_size = ? WHERE stage = ? AND recording_id = (SELECT id FROM recording WHERE path = ?)
-                """, arguments: [outputHash, outputSize, stage, path])
+            for s in steps {
+                try db.execute(sql: """
+                    UPDATE step SET output_hash = ?, output_size = ? WHERE stage = ? AND recording_id = (SELECT id FROM recording WHERE path = ?)
+                    """, arguments: [s.outputHash, s.outputSize, s.stage, path])
+            }
+            // The catalogue's triggers keep its full-text index in step.
+            if let spoken {
+                try db.execute(sql: "UPDATE catalog SET spoken = ? WHERE recording_id = (SELECT id FROM recording WHERE path = ?)", arguments: [spoken, path])
+            }
         }
     }
 }

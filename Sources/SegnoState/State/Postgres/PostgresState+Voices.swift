@@ -50,12 +50,22 @@ extension PostgresState: VoiceStore {
         }
     }
 
-    public func relabelled(path: String, stage: String, digest: String, outputHash: Data, outputSize: Int64) throws {
-        try pool.with { conn in
-            _ = try conn.exec("""
-                WITH k AS (UPDATE speaker_kept SET digest = $1 WHERE path = $2 AND stage = $3 RETURNING path)
-                UPDATE step SET output_hash = $4, output_size = $5 WHERE stage = $3 AND recording_id = (SELECT id FROM recording WHERE path = $2)
-                """, [digest, path, stage, FileHash.hex(outputHash), String(outputSize)])
+    public func relabelled(path: String, stage: String, digest: String, steps: [RelabelledStep], spoken: String?) throws {
+        try pool.transaction { conn in
+            _ = try conn.exec("UPDATE speaker_kept SET digest = $1 WHERE path = $2 AND stage = $3", [digest, path, stage])
+            for s in steps {
+                _ = try conn.exec("""
+                    UPDATE step SET output_hash = $1, output_size = $2 WHERE stage = $3 AND recording_id = (SELECT id FROM recording WHERE path = $4)
+                    """, [FileHash.hex(s.outputHash), String(s.outputSize), s.stage, path])
+            }
+            guard let spoken, let field = CatalogEntry.searchFields.firstIndex(where: { $0.column == "spoken" }) else { return }
+            // `words` holds every search field, "|" between them: the spoken field alone is replaced.
+            let rows = try conn.exec("SELECT c.recording_id, c.words FROM catalog c JOIN recording r ON r.id = c.recording_id WHERE r.path = $1 FOR UPDATE OF c", [path])
+            guard let row = rows.first, let id = row[0], let words = row[1] else { return }
+            var fields = words.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+            guard fields.count == CatalogEntry.searchFields.count else { return }
+            fields[field] = " " + SearchWords.of(spoken).joined(separator: " ") + " "
+            _ = try conn.exec("UPDATE catalog SET words = $1 WHERE recording_id = $2", [fields.joined(separator: "|"), id])
         }
     }
 }
