@@ -11,6 +11,11 @@ public final class VoiceBook: Sendable {
     /// Cosine similarity from which a recording's voice (its centroid) is the enrolled voice or the
     /// labelled voice of other recordings; measured with `tools/speakers_quality.py` (decision 0075).
     static package let threshold: Float = 0.77
+    /// Cosine similarity from which a recording's voice is the enrolled voice by one of its prints
+    /// made from the enrolled speech mixed with noise (decision 0086): higher than `threshold`,
+    /// because noise brings every voice nearer to those prints; measured with
+    /// `tools/speakers_quality.py`.
+    static package let noisyThreshold: Float = 0.82
 
     private struct Book {
         var store: any VoiceStore
@@ -30,8 +35,16 @@ public final class VoiceBook: Sendable {
         var sums: [Int: [Float]] = [:]
         for k in kept { for v in k.voices { Self.add(v.centroid, weight: v.seconds, to: &sums[v.label]) } }
         let next = (sums.keys.max() ?? 0) + 1
-        book.withLock { $0 = Book(store: store, stage: stage, prints: prints, digest: VoicePrint.digest(prints, threshold: Self.threshold),
+        book.withLock { $0 = Book(store: store, stage: stage, prints: prints, digest: Self.digest(prints),
                                   sums: sums, next: next) }
+    }
+
+    /// The digest of `prints` and both thresholds (`VoicePrint.digest`): the noisy threshold goes in
+    /// as a print under a name no voice can have (`VoicePrint.check` refuses U+0000), so changing it
+    /// names the archive again as changing the prints does.
+    static package func digest(_ prints: [VoicePrint]) -> String {
+        let noisy = VoicePrint(name: "\u{0}noisy threshold", vector: [noisyThreshold], files: 0, seconds: 0, enrolledAt: 0)
+        return VoicePrint.digest(prints + [noisy], threshold: threshold)
     }
 
     /// The digest of the prints loaded; nil before `prepare`.
@@ -61,8 +74,23 @@ public final class VoiceBook: Sendable {
     }
 
     /// The enrolled names of a recording's voices (centroids), nil for a voice that matches none.
-    static package func names(_ centroids: [[Float]], prints: [VoicePrint]) -> [String?] {
-        match(centroids, prints.map(\.vector)).map { $0.map { prints[$0].name } }
+    /// A print's first vector (the speech as enrolled) counts from `threshold`, its others (the
+    /// speech mixed with noise, decision 0086) from `noisyThreshold`; each voice takes the name
+    /// whose vector it is most similar to among those that count.
+    static package func names(_ centroids: [[Float]], prints: [VoicePrint],
+                              threshold: Float = VoiceBook.threshold, noisyThreshold: Float = VoiceBook.noisyThreshold) -> [String?] {
+        let vectors = prints.map(\.vectors)
+        return centroids.map { a in
+            guard !a.isEmpty else { return nil }
+            var best: (sim: Float, p: Int)? = nil
+            for (p, vs) in vectors.enumerated() {
+                for (k, b) in vs.enumerated() where !b.isEmpty {
+                    let s = Diarizer.cosine(a, b)
+                    if s >= (k == 0 ? threshold : noisyThreshold) && s > (best?.sim ?? -.infinity) { best = (s, p) }
+                }
+            }
+            return best.map { prints[$0.p].name }
+        }
     }
 
     /// The archive-wide label number and the name of each of a recording's voices (centroids, with
