@@ -75,5 +75,8 @@ import Testing
         #expect(VoicePrint.digest([a, b], threshold: 0.8) != VoicePrint.digest([a, b2], threshold: 0.8))
         #expect(VoicePrint.digest([a, b], threshold: 0.8) != VoicePrint.digest([a], threshold: 0.8))
         #expect(VoicePrint.digest([a], threshold: 0.8) != VoicePrint.digest([a], threshold: 0.7))
+        // The noisy prints' threshold counts too, and its absence is not a value of it.
+        #expect(VoicePrint.digest([a], threshold: 0.8, noisyThreshold: 0.82) != VoicePrint.digest([a], threshold: 0.8, noisyThreshold: 0.85))
+        #expect(VoicePrint.digest([a], threshold: 0.8, noisyThreshold: 0.82) != VoicePrint.digest([a], threshold: 0.8))
     }
 }

@@ -6,7 +6,8 @@ import Foundation
 public struct VoicePrint: Sendable, Equatable {
     /// 1–64 characters (`VoicePrint.check`).
     public var name: String
-    /// The print, L2-normed (256 floats for the GE2E encoder).
+    /// The print: one or more L2-normed vectors one after another (256 floats each for the GE2E
+    /// encoder; decision 0086 keeps a clean one first, then the ones made under noise).
     public var vector: [Float]
     /// How many files and seconds of speech made it.
     public var files: Int
@@ -45,10 +46,12 @@ public struct VoicePrint: Sendable, Equatable {
     }
 
     /// The prints' digest (hex): what the names in a recording's outputs were made from, with the
-    /// threshold they were matched at. Changes when a print is enrolled, replaced or forgotten.
-    public static func digest(_ prints: [VoicePrint], threshold: Float) -> String {
+    /// thresholds they were matched at (`noisyThreshold`: the one of the prints made under noise,
+    /// when the matcher has one). Changes when a print is enrolled, replaced or forgotten.
+    public static func digest(_ prints: [VoicePrint], threshold: Float, noisyThreshold: Float? = nil) -> String {
         var h = SHA256()
         h.update(data: Data("threshold \(threshold)\n".utf8))
+        if let noisyThreshold { h.update(data: Data("noisy threshold \(noisyThreshold)\n".utf8)) }
         for p in prints.sorted(by: { $0.name < $1.name }) {
             h.update(data: Data(p.name.utf8))
             h.update(data: Data([0]))

@@ -39,12 +39,10 @@ public final class VoiceBook: Sendable {
                                   sums: sums, next: next) }
     }
 
-    /// The digest of `prints` and both thresholds (`VoicePrint.digest`): the noisy threshold goes in
-    /// as a print under a name no voice can have (`VoicePrint.check` refuses U+0000), so changing it
-    /// names the archive again as changing the prints does.
+    /// The digest of `prints` and both thresholds (`VoicePrint.digest`): changing either names the
+    /// archive again, as changing the prints does.
     static package func digest(_ prints: [VoicePrint]) -> String {
-        let noisy = VoicePrint(name: "\u{0}noisy threshold", vector: [noisyThreshold], files: 0, seconds: 0, enrolledAt: 0)
-        return VoicePrint.digest(prints + [noisy], threshold: threshold)
+        VoicePrint.digest(prints, threshold: threshold, noisyThreshold: noisyThreshold)
     }
 
     /// The digest of the prints loaded; nil before `prepare`.
