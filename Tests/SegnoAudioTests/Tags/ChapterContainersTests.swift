@@ -158,9 +158,9 @@ import Testing
 
     @Test func theDefaultEditionIsReadWithoutHiddenOrNestedChapters() throws {
         let dir = try TempDir()
-        let first = el([0x45, 0xB9], atom(0, "other edition"))
-        let second = el([0x45, 0xB9], uint([0x45, 0xDB], 1) + atom(1_000_000_000, "one", extra: atom(1_500_000_000, "nested"))
-                        + atom(2_000_000_000, "hidden", hidden: true) + atom(3_250_000_000, "two"))
+        let first = Self.el([0x45, 0xB9], Self.atom(0, "other edition"))
+        let second = Self.el([0x45, 0xB9], Self.uint([0x45, 0xDB], 1) + Self.atom(1_000_000_000, "one", extra: Self.atom(1_500_000_000, "nested"))
+                        + Self.atom(2_000_000_000, "hidden", hidden: true) + Self.atom(3_250_000_000, "two"))
         // An unknown-size segment (a live WebM's), as a recorder that stopped writes it.
         try Data(Self.matroska(first + second, segmentSize: [0x01, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF])).write(to: URL(fileURLWithPath: dir["e.mka"]))
         #expect(ContentSniffer.sniff(path: dir["e.mka"]) == .matroska)
@@ -176,12 +176,12 @@ import Testing
             return TagReader.read(path: dir["h.mka"])
         }
         // 5,000 chapters: the first ChapterLimits.count are kept, with one warning.
-        let many = el([0x45, 0xB9], (0..<5000).flatMap { Self.atom(UInt64($0) * 1_000_000, "c\($0)") })
+        let many = Self.el([0x45, 0xB9], (0..<5000).flatMap { Self.atom(UInt64($0) * 1_000_000, "c\($0)") })
         var m = try read(Self.matroska(many))
         #expect(m.chapterList.chapters.count == ChapterLimits.count)
         #expect(m.warnings.contains { $0.contains("more than \(ChapterLimits.count) chapters") }, "\(m.warnings)")
         // A Chapters element claiming 2^56 − 2 bytes (past the end, over the limit).
-        let good = Self.matroska(el([0x45, 0xB9], Self.atom(0, "a") + Self.atom(1_000_000_000, "b")))
+        let good = Self.matroska(Self.el([0x45, 0xB9], Self.atom(0, "a") + Self.atom(1_000_000_000, "b")))
         var big = good
         let at = try #require((0..<(big.count - 4)).first { Array(big[$0..<($0 + 4)]) == [0x10, 0x43, 0xA7, 0x70] })
         big.replaceSubrange((at + 4)..<(at + 12), with: [0x01, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFE])
@@ -191,7 +191,7 @@ import Testing
         var inner = Self.atom(0, "a") + Self.atom(1_000_000_000, "b")
         let second = Self.atom(0, "a").count
         inner[second + 8] = 0x7F
-        m = try read(Self.matroska(el([0x45, 0xB9], inner)))
+        m = try read(Self.matroska(Self.el([0x45, 0xB9], inner)))
         #expect(m.chapterList.chapters.map(\.title) == ["a"] && m.warnings.contains { $0.contains("damaged") }, "\(m.chapterList.chapters) \(m.warnings)")
         // Cut at every byte: never a crash, never more than the two chapters.
         for cut in 1..<good.count {

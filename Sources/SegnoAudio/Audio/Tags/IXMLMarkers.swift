@@ -6,8 +6,8 @@ import SegnoCore
 /// `bext`'s, else iXML's `BWF_TIME_REFERENCE_*`, else its `TIMESTAMP_SAMPLES_SINCE_MIDNIGHT_*`),
 /// the count split in `SYNC_POINT_HIGH`/`SYNC_POINT_LOW` 32-bit halves. Titled by
 /// `SYNC_POINT_COMMENT`, else `SYNC_POINT_FUNCTION`. A `GROUP_OFFSET` point (a place on another
-/// recorder's clock, not in this file) is left out, and so is a point at the sample of a `cue `
-/// point already read. Called by `ChunkTags` after the `cue ` chunk, at the `fmt ` rate; the iXML is
+/// recorder's clock, not in this file) is left out, and so is a point within one sample of a
+/// `cue ` point already read. Called by `ChunkTags` after the `cue ` chunk, at the `fmt ` rate; the iXML is
 /// at most `ChunkTags.limit` bytes, scanned once, and `ChapterLimits` bounds the markers kept.
 package enum IXMLMarkers {
     static package func read(_ xml: [UInt8], rate: Int, timeReference: UInt64?, into m: inout RecordingMetadata) {
@@ -18,8 +18,8 @@ package enum IXMLMarkers {
         // Read once, for the ABSOLUTE points.
         let fileStart = timeReference ?? Self.reference(in: xml)
         var at = 0
-        while let s = find(open, in: xml, from: at) {
-            guard let e = find(close, in: xml, from: s + open.count) else {
+        while let s = IXMLRate.find(open, in: xml, from: at) {
+            guard let e = IXMLRate.find(close, in: xml, from: s + open.count) else {
                 m.warnings.append("iXML SYNC_POINT at byte \(s) is not closed; the rest are left out")
                 return
             }
@@ -50,7 +50,7 @@ package enum IXMLMarkers {
                 m.warnings.append("iXML sync point \"\(title.prefix(60))\" has SYNC_POINT_TYPE \(other.isEmpty ? "missing" : String(other.prefix(40))), neither RELATIVE nor ABSOLUTE; left out")
                 continue
             }
-            guard sample < UInt64(Int64.max), !known.contains(Int64(sample)) else { continue }
+            guard sample < UInt64(Int64.max / 2), !(-1...1).contains(where: { known.contains(Int64(sample) + $0) }) else { continue }
             m.addChapter(Chapter(start: Double(sample) / Double(rate), title: title), marker: true, from: "iXML")
         }
     }
@@ -86,15 +86,5 @@ package enum IXMLMarkers {
             }
         }
         return out + rest
-    }
-
-    private static func find(_ needle: [UInt8], in hay: [UInt8], from: Int) -> Int? {
-        guard from >= 0, needle.count <= hay.count else { return nil }
-        var i = from
-        while i + needle.count <= hay.count {
-            if hay[i] == needle[0] && hay[i..<(i + needle.count)].elementsEqual(needle) { return i }
-            i += 1
-        }
-        return nil
     }
 }

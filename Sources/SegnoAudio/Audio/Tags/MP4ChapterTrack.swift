@@ -141,7 +141,10 @@ package enum MP4ChapterTrack {
         let t = Array(b[2..<(2 + n)])
         if t.count >= 2, (t[0], t[1]) == (0xFE, 0xFF) || (t[0], t[1]) == (0xFF, 0xFE) {
             let big = t[0] == 0xFE
-            let units = stride(from: 2, to: t.count - 1, by: 2).map { big ? UInt16(t[$0]) << 8 | UInt16(t[$0 + 1]) : UInt16(t[$0 + 1]) << 8 | UInt16(t[$0]) }
+            let units = stride(from: 2, to: t.count - 1, by: 2).map { i -> UInt16 in
+                let (hi, lo) = big ? (t[i], t[i + 1]) : (t[i + 1], t[i])
+                return UInt16(hi) << 8 | UInt16(lo)
+            }
             return String(decoding: units, as: UTF16.self)
         }
         return BroadcastInfo.decode(t)

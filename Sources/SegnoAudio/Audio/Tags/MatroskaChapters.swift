@@ -71,11 +71,18 @@ package enum MatroskaChapters {
             let fields = children(b, a.body).items
             func value(_ id: UInt32) -> UInt64? { fields.first { $0.id == id }.flatMap { uint(b, $0.body) } }
             guard value(hidden) != 1, value(enabled) != 0 else { continue }
-            let title = fields.first { $0.id == display }.flatMap { d in children(b, d.body).items.first { $0.id == string } }
-                .map { String(decoding: b[$0.body].prefix { $0 != 0 }, as: UTF8.self) } ?? ""
+            let title = titleOf(b, fields)
             guard let start = value(timeStart) else { m.warnings.append("Matroska chapter \"\(title)\" has no ChapterTimeStart; left out"); continue }
             m.addChapter(Chapter(start: Double(start) / 1e9, end: value(timeEnd).map { Double($0) / 1e9 }, title: title), from: what)
         }
+    }
+
+    /// The first `ChapterDisplay/ChapString` among an atom's `fields`, up to a NUL; "" when none.
+    private static func titleOf(_ b: [UInt8], _ fields: [(id: UInt32, body: Range<Int>)]) -> String {
+        guard let d = fields.first(where: { $0.id == display }),
+              let s = children(b, d.body).items.first(where: { $0.id == string }) else { return "" }
+        let bytes = b[s.body]
+        return String(decoding: bytes.prefix(while: { $0 != 0 }), as: UTF8.self)
     }
 
     /// The value of a one-byte flag child of `range`, if present.
