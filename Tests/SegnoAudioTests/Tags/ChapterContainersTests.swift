@@ -264,6 +264,20 @@ import Testing
         #expect(m.chapterList.markers.map(\.title) == ["clap", "mark"] && m.chapterList.markers.last?.start == 2, "\(m.chapterList.markers) \(m.warnings)")
     }
 
+    @Test func aResampleRescalesEverySyncPointWithTheTimeReference() {
+        let xml = Array(("<BWFXML><BEXT><BWF_TIME_REFERENCE_HIGH>0</BWF_TIME_REFERENCE_HIGH><BWF_TIME_REFERENCE_LOW>4800</BWF_TIME_REFERENCE_LOW></BEXT>"
+            + "<SYNC_POINT_LIST>" + Self.syncPoint("RELATIVE", "MARKER_GENERIC", "a", 24001) + Self.syncPoint("RELATIVE", "MARKER_GENERIC", "b", (1 << 32) + 3)
+            + "<SYNC_POINT><SYNC_POINT_TYPE>RELATIVE</SYNC_POINT_TYPE><SYNC_POINT_LOW>300</SYNC_POINT_LOW></SYNC_POINT></SYNC_POINT_LIST></BWFXML>").utf8)
+        let out = String(decoding: IXMLRate.adjusted(xml, from: 48000, to: 16000), as: UTF8.self)
+        // By hand: 4800 → 1600; 24001 / 3 = 8000.33 → 8000; (2^32 + 3) / 3 = 1431655766.33 →
+        // 1431655766, whose high half is 0; 300 → 100, with no high element added.
+        #expect(out.contains("<BWF_TIME_REFERENCE_LOW>1600</BWF_TIME_REFERENCE_LOW>"), "\(out)")
+        #expect(out.contains("<SYNC_POINT_LOW>8000</SYNC_POINT_LOW><SYNC_POINT_HIGH>0</SYNC_POINT_HIGH>"), "\(out)")
+        #expect(out.contains("<SYNC_POINT_LOW>1431655766</SYNC_POINT_LOW><SYNC_POINT_HIGH>0</SYNC_POINT_HIGH>"), "\(out)")
+        #expect(out.contains("<SYNC_POINT_LOW>100</SYNC_POINT_LOW></SYNC_POINT>"), "\(out)")
+        #expect(IXMLRate.adjusted(xml, from: 48000, to: 48000) == xml)
+    }
+
     @Test func hostileIXMLSyncPointsGiveWarningsNotCrashes() throws {
         let dir = try TempDir()
         func read(_ xml: String, reference: UInt64? = 172_800_000) throws -> RecordingMetadata {
