@@ -9,6 +9,8 @@ LIST/adtl) make the sources; ffprobe -show_chapters and mutagen read segno's out
   chapters.py id3 FILE      prints {"chap":[{"id","start_ms","end_ms","title"}],"toc":[{"id","top","ordered","children"}],"version":…}
   chapters.py cues FILE     prints {"rate":…,"cues":[{"id","offset","label","length"}]} parsed with struct
   chapters.py hostile DIR   writes files with hostile chapter data (see hostile())
+  chapters.py containers DIR  ffmpeg's QuickTime chapter tracks without chpl (track.m4a, track.mov), Matroska and
+                            WebM chapters (ff.mka, ff.webm); ixml.wav: a BWF with iXML SYNC_POINTs beside a cue point
 """
 import json, math, struct, subprocess, sys
 
@@ -86,6 +88,33 @@ def make(d):
     wav(f"{d}/bwf.wav", cue_chunks(CUES))
 
 
+# The iXML BWF's sync points: (type, function, comment, sample). The first is at the cue point's sample.
+REFERENCE = 3600 * RATE
+SYNC_POINTS = [("RELATIVE", "SLATE_GENERIC", "clap again", 24000), ("RELATIVE", "MARKER_GENERIC", "Take 2 &amp; &#233;cho", 120000),
+               ("ABSOLUTE", "SLATE_CLAP", None, REFERENCE + 312000), ("RELATIVE", "GROUP_OFFSET", "other recorder", 48000)]
+
+
+def ixml_bwf(path):
+    points = "".join(f"<SYNC_POINT><SYNC_POINT_TYPE>{t}</SYNC_POINT_TYPE><SYNC_POINT_FUNCTION>{f}</SYNC_POINT_FUNCTION>"
+                     + (f"<SYNC_POINT_COMMENT>{c}</SYNC_POINT_COMMENT>" if c else "")
+                     + f"<SYNC_POINT_LOW>{n & 0xFFFFFFFF}</SYNC_POINT_LOW><SYNC_POINT_HIGH>{n >> 32}</SYNC_POINT_HIGH></SYNC_POINT>"
+                     for t, f, c, n in SYNC_POINTS)
+    xml = (f'<?xml version="1.0" encoding="UTF-8"?><BWFXML><IXML_VERSION>2.10</IXML_VERSION><SYNC_POINT_LIST>'
+           f"<SYNC_POINT_COUNT>{len(SYNC_POINTS)}</SYNC_POINT_COUNT>{points}</SYNC_POINT_LIST></BWFXML>").encode()
+    bext = bytearray(602)
+    bext[338:346] = struct.pack("<Q", REFERENCE)
+    wav(path, chunk(b"bext", bytes(bext)) + chunk(b"iXML", xml) + cue_chunks([(24000, "clap", 0)]))
+
+
+def containers(d):
+    wav(f"{d}/tone.wav")
+    ffmetadata(f"{d}/chapters.txt", [(0.5, 2.5, "Intro")] + CHAPTERS[1:])
+    for name, codec in [("track.m4a", ["-c:a", "aac", "-movflags", "+disable_chpl"]), ("track.mov", ["-c:a", "aac", "-movflags", "+disable_chpl"]),
+                        ("ff.mka", ["-c:a", "flac"]), ("ff.webm", ["-c:a", "libopus"])]:
+        ffmpeg("-i", f"{d}/tone.wav", "-f", "ffmetadata", "-i", f"{d}/chapters.txt", "-map", "0:a", "-map_chapters", "1", *codec, f"{d}/{name}")
+    ixml_bwf(f"{d}/ixml.wav")
+
+
 def probe(path):
     r = subprocess.run(["ffprobe", "-v", "error", "-show_chapters", "-of", "json", path], check=True, capture_output=True)
     out = [{"start": float(c["start_time"]), "end": float(c["end_time"]), "title": c.get("tags", {}).get("title", "")}
@@ -160,4 +189,4 @@ def hostile(d):
 
 
 if __name__ == "__main__":
-    {"make": make, "probe": probe, "id3": id3, "cues": cues, "hostile": hostile}[sys.argv[1]](sys.argv[2])
+    {"make": make, "probe": probe, "id3": id3, "cues": cues, "hostile": hostile, "containers": containers}[sys.argv[1]](sys.argv[2])

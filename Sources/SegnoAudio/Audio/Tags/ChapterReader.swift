@@ -6,9 +6,12 @@ import SegnoCore
 /// - ID3v2 `CHAP` (start, end, the `TIT2` sub-frame), from TagLib's read in its child process
 ///   (`segno:CHAP` raw entries, taken out of `raw` here);
 /// - Vorbis comments `CHAPTERnnn=HH:MM:SS.mmm` / `CHAPTERnnnNAME` (FLAC, Ogg, Opus);
-/// - MP4 Nero `chpl` in `moov/udta` (what ffmpeg writes and reads);
+/// - MP4 Nero `chpl` in `moov/udta` (what ffmpeg writes and reads), else the QuickTime chapter
+///   track (`MP4ChapterTrack`: what Apple's tools write; decision 0090);
+/// - Matroska/WebM `Chapters` (`MatroskaChapters`, decision 0078);
 /// - RIFF `cue ` with `LIST/adtl` (`labl`, `note`, `ltxt`), from `ChunkTags`: a cue point with an
-///   `ltxt` length is a chapter with an end, any other a marker.
+///   `ltxt` length is a chapter with an end, any other a marker; then iXML sync points as markers
+///   (`IXMLMarkers`).
 /// Everything is bounded by `ChapterLimits` and the readers' own limits; damage is a warning.
 package enum ChapterReader {
     /// The raw key TagLib's reader gives ID3v2 `CHAP` frames under.
@@ -18,6 +21,7 @@ package enum ChapterReader {
         id3(into: &m)
         vorbis(into: &m)
         if kind == .mp4 || kind == .threeGP { mp4(path: path, into: &m) }
+        if kind == .matroska || kind == .webm { MatroskaChapters.read(path: path, into: &m) }
         m.sortChapters()
     }
 
@@ -58,7 +62,8 @@ package enum ChapterReader {
     }
 
     /// Nero `chpl` in `moov/udta`: version, flags, (v1: 4 reserved bytes), a count byte, then per
-    /// chapter a 64-bit start in 100 ns and a title of at most 255 bytes.
+    /// chapter a 64-bit start in 100 ns and a title of at most 255 bytes. Without chapters from it,
+    /// the QuickTime chapter track: never both, which would double ffmpeg's files (decision 0090).
     private static func mp4(path: String, into m: inout RecordingMetadata) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return }
@@ -66,14 +71,19 @@ package enum ChapterReader {
         var st = stat()
         guard fstat(fd, &st) == 0 else { return }
         let file = BoxReader(fd: fd, size: Int64(st.st_size))
-        guard let top = file.children(0, file.size, upToACutBox: true), let moov = top.first(where: { $0.type == "moov" }),
-              let udta = file.child("udta", of: moov), let chpl = file.child("chpl", of: udta) else { return }
-        let length = chpl.end - chpl.body
-        guard length <= 1 << 20, let b = file.read(chpl.body, Int(length)) else {
-            m.warnings.append("MP4 chpl box of \(length) bytes not read")
-            return
+        guard let top = file.children(0, file.size, upToACutBox: true), let moov = top.first(where: { $0.type == "moov" }) else { return }
+        let before = m.chapterList.chapters.count
+        if let udta = file.child("udta", of: moov), let chpl = file.child("chpl", of: udta) {
+            let length = chpl.end - chpl.body
+            if length <= 1 << 20, let b = file.read(chpl.body, Int(length)) {
+                parseChpl(b, into: &m)
+            } else {
+                m.warnings.append("MP4 chpl box of \(length) bytes not read")
+            }
         }
-        parseChpl(b, into: &m)
+        if m.chapterList.chapters.count == before, let boxes = file.children(moov.body, moov.end) {
+            MP4ChapterTrack.read(file, moov: boxes, into: &m)
+        }
     }
 
     static package func parseChpl(_ b: [UInt8], into m: inout RecordingMetadata) {

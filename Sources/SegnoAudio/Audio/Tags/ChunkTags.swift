@@ -98,6 +98,7 @@ package enum ChunkTags {
             return true
         }
         if let cue { ChapterReader.riff(cue: cue, adtl: adtl, rate: rate, into: &m) }
+        if let x = m.ixml { IXMLMarkers.read(x, rate: rate, timeReference: m.broadcast?.timeReference, into: &m) }
     }
 
     /// `LIST/INFO` sub-chunks: id, size, NUL-terminated text.
