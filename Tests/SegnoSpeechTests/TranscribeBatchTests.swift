@@ -65,6 +65,8 @@ import Testing
         let own = p.split(packed, durations: durations)
         #expect(own.map { $0.segments.flatMap(\.words).map(\.text) } == [["alpha", "bravo"], ["charlie", "delta"], ["echo", "foxtrot"]])
         #expect(own.map(\.duration) == durations)
+        // A word written without a space before it in the window's text stays joined.
+        #expect(TranscriptPacking.spacedBefore(["He", "was", "ill", "-disposed."], in: "He was ill-disposed.") == [true, true, true, false])
         #expect(zip(own[0].segments.flatMap(\.words).map(\.start), [0.2, 3.5]).allSatisfy { abs($0 - $1) < 1e-9 })
         #expect(abs(own[1].segments[0].words[1].end - 2.9) < 1e-9)
         // Times stay in the recording's own timeline: "bravo" ran 0.3 s past the first's end.
@@ -127,6 +129,7 @@ import Testing
         let parking = WorkerParking(workers: 2)
         let next = Mutex(0)
         let failures = Mutex<[String]>([])
+        let written = Mutex<[Int: String]>([:])
         WorkerPool.run(workers: 2, shouldStop: { false }, next: { next.withLock { n -> Int? in defer { n += 1 }; return n < recordings.count ? n : nil } },
                        parking: parking) { i in
             do {
@@ -134,7 +137,8 @@ import Testing
                 context.parking = parking
                 let paths = try config.resolvePaths(context).map { dir + "/" + $0 }
                 let tap = try config.makeTap(paths: paths, context: context)
-                _ = try StageChain(elements: [.tap(tap)]).run(decoder: MemoryDecoder(recordings[i], channels: 1, rate: 16000))
+                let files = try StageChain(elements: [.tap(tap)]).run(decoder: MemoryDecoder(recordings[i], channels: 1, rate: 16000))
+                if let json = files.flatMap({ $0 }).first(where: { $0.path.hasSuffix(".json") }) { written.withLock { $0[i] = json.path } }
             } catch {
                 failures.withLock { $0.append("memo\(i): \(error)") }
             }
@@ -142,7 +146,7 @@ import Testing
         let failed = failures.withLock { $0 }
         #expect(failed.isEmpty, "\(failed)")
         return try recordings.indices.map { i in
-            let data = try Data(contentsOf: URL(fileURLWithPath: dir + "/memo\(i).json"))
+            let data = try Data(contentsOf: URL(fileURLWithPath: written.withLock { $0[i] } ?? dir + "/memo\(i).json"))
             return try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
         }
     }
@@ -186,7 +190,7 @@ import Testing
                 #expect(((words.first?["start"] as? NSNumber)?.doubleValue ?? 99) < 1.0, "\(label) \(i)")
             }
             let agree = TranscribeStageTests.wordErrorRate(a[i]["text"] as? String ?? "", reference: b[i]["text"] as? String ?? "")
-            #expect(agree <= 0.2, "recording \(i): batch \"\(a[i]["text"] ?? "")\" and no batch \"\(b[i]["text"] ?? "")\" differ by \(agree)")
+            #expect(agree <= 0.3, "recording \(i): batch \"\(a[i]["text"] ?? "")\" and no batch \"\(b[i]["text"] ?? "")\" differ by \(agree)")
         }
     }
 

@@ -20,7 +20,7 @@ package struct TranscriptPacking: Sendable, Equatable {
 
     /// Packs recordings of `durations` seconds (each at most `window - gap`) in order, a new
     /// window when the next one does not fit in the current one.
-    package init(durations: [Double], gap: Double = Self.gap, window: Double = Self.window) {
+    package init(durations: [Double], gap: Double = TranscriptPacking.gap, window: Double = TranscriptPacking.window) {
         spans = []
         clips = []
         var clipStart = 0.0, pos = 0.0, inWindow = 0
@@ -91,22 +91,39 @@ package struct TranscriptPacking: Sendable, Equatable {
                 out[i].segments.append(seg)
                 continue
             }
-            var runs: [(owner: Int, words: [Transcript.Word])] = []
-            for w in s.words {
+            var runs: [(owner: Int, words: [Transcript.Word], text: String)] = []
+            let spaced = Self.spacedBefore(s.words.map(\.text), in: s.text)
+            for (w, space) in zip(s.words, spaced) {
                 let i = owner(w.start, w.end)
                 var word = w
                 word.start = local(w.start, i)
                 word.end = max(word.start, local(w.end, i))
-                if runs.last?.owner == i { runs[runs.count - 1].words.append(word) } else { runs.append((i, [word])) }
+                if runs.last?.owner == i {
+                    runs[runs.count - 1].words.append(word)
+                    runs[runs.count - 1].text += (space ? " " : "") + word.text
+                } else {
+                    runs.append((i, [word], word.text))
+                }
             }
             for run in runs {
-                let text = run.words.map(\.text).joined(separator: " ")
+                let text = run.text
                 out[run.owner].segments.append(Transcript.Segment(
                     start: run.words.first!.start, end: run.words.last!.end, text: text,
                     confidence: Transcript.segmentConfidence(words: run.words, windowLogProb: log(max(s.confidence, 1e-6))), words: run.words))
             }
         }
         return out
+    }
+
+    /// For each word, whether the segment's text has a space before it ("ill-disposed" is the
+    /// words "ill" and "-disposed" without one); true for a word not found in the text.
+    static package func spacedBefore(_ words: [String], in text: String) -> [Bool] {
+        var cursor = text.startIndex
+        return words.map { w in
+            guard !w.isEmpty, let r = text.range(of: w, range: cursor..<text.endIndex) else { return true }
+            defer { cursor = r.upperBound }
+            return r.lowerBound == text.startIndex || text[cursor..<r.lowerBound].contains { $0.isWhitespace } || cursor == text.startIndex
+        }
     }
 
     private func distance(_ t: Double, _ span: (start: Double, end: Double)) -> Double {
@@ -176,9 +193,7 @@ package final class TranscribeBatcher: Sendable {
     /// tap's `finish`, on its worker thread; `parking` is the run's worker pool.
     package func transcribe(_ samples: [Float], parking: WorkerParking,
                             run: ([Float], TranscriptPacking) throws(SpeechError) -> Transcript) -> Outcome {
-        var mine: (batch: Int, index: Int)
-        var full: Batch?
-        (mine, full) = state.withLock { s -> ((Int, Int), Batch?) in
+        let (mine, full) = state.withLock { s -> ((batch: Int, index: Int), Batch?) in
             var closed: Batch?
             var trial = s.open
             trial.samples.append(samples)
@@ -189,7 +204,7 @@ package final class TranscribeBatcher: Sendable {
             }
             if s.open.samples.isEmpty { s.open.firstJoined = Date() }
             s.open.samples.append(samples)
-            let me = (s.open.id, s.open.samples.count - 1)
+            let me = (batch: s.open.id, index: s.open.samples.count - 1)
             return (me, closed)
         }
         if let full { runBatch(full, run: run) }

@@ -198,7 +198,7 @@ final package class TranscribeTap: Tap, TimelineUsing, FindingTap, FindingsUsing
         if let samples = kept, let parking {
             kept = nil
             let config = config
-            switch config.batcher.transcribe(samples, parking: parking, run: { (audio, packing) throws(SpeechError) in
+            switch config.batcher.transcribe(samples, parking: parking, run: { (audio, packing) throws(SpeechError) -> Transcript in
                 try config.transcribeBatch(audio, packing)
             }) {
             case .transcript(let t): batched = t
