@@ -118,6 +118,12 @@ public final class BatchRunner: Sendable {
     public func run() throws(RunError) -> RunSummary {
         let session = try prepare()
         defer {
+            // The stages' idle helpers end with the run, reaped, so their CPU time counts in
+            // segno's (`/usr/bin/time`, getrusage of children) and none outlives it.
+            for placed in job.spec.stages {
+                (placed.config as? TranscribeConfig)?.helpers.shutdown()
+                (placed.config as? SpeakersConfig)?.helpers.shutdown()
+            }
             session.journal?.close()
             session.store?.close()
             _ = session.hold
