@@ -120,10 +120,7 @@ public final class BatchRunner: Sendable {
         defer {
             // The stages' idle helpers end with the run, reaped, so their CPU time counts in
             // segno's (`/usr/bin/time`, getrusage of children) and none outlives it.
-            for placed in job.spec.stages {
-                (placed.config as? TranscribeConfig)?.helpers.shutdown()
-                (placed.config as? SpeakersConfig)?.helpers.shutdown()
-            }
+            for placed in job.spec.stages { (placed.config as? any HelperHoldingStage)?.stopIdleHelpers() }
             session.journal?.close()
             session.store?.close()
             _ = session.hold

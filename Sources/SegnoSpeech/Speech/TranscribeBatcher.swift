@@ -4,7 +4,8 @@ import Synchronization
 
 /// Where short recordings sit in a packed stream (decision 0088): one after another in 30 s
 /// Whisper windows, `gap` seconds of silence between two recordings and half of it at a window's
-/// edges, each window a clip the helper decodes without seeking past it.
+/// edges, so none straddles a multiple of 30 s. The helper transcribes the stream as one
+/// recording (seeking on from each window's last word, as in any long recording).
 package struct TranscriptPacking: Sendable, Equatable {
     /// Seconds of one Whisper window.
     static package let window = 30.0
@@ -166,7 +167,7 @@ package final class TranscribeBatcher: Sendable {
         var results: [Int: [Int: Outcome]] = [:]
     }
 
-    /// Windows (30 s each) one batch fills before it runs; the helper decodes them in one call.
+    /// Windows (30 s each) one batch fills before it runs: the packed stream is at most this long.
     package let windows: Int
     /// Seconds the first member of a batch waits for others at most.
     package let maxWait: Double

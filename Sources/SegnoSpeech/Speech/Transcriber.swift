@@ -198,25 +198,6 @@ final package class TranscribeHelper: @unchecked Sendable {
         return model
     }
 
-    /// Starts a packed batch (decision 0088): the marker, then the windows as JSON; the packed
-    /// stream follows through `send` and ends with `finish`, whose transcript is then the whole
-    /// stream's (times in seconds of it). Called once per batch, before its samples.
-    package func startBatch(clips: [(start: Double, end: Double)]) throws {
-        let header = Array(JSONValue.object([("clips", .array(clips.map { .array([JSONValue.rounded($0.start, places: 4), JSONValue.rounded($0.end, places: 4)]) }))])
-            .serialized().utf8)
-        var marker = UInt32.max.littleEndian
-        var count = UInt32(header.count).littleEndian
-        do {
-            try DecodeHelper.withoutSIGPIPE {
-                try withUnsafeBytes(of: &marker) { try child.writeStdin($0) }
-                try withUnsafeBytes(of: &count) { try child.writeStdin($0) }
-                try header.withUnsafeBytes { try child.writeStdin($0) }
-            }
-        } catch {
-            throw died("\(error)")
-        }
-    }
-
     /// Sends samples (float32, 16 kHz mono) as one chunk. Called for each block.
     package func send(_ samples: UnsafeBufferPointer<Float>) throws {
         guard !samples.isEmpty else { return }

@@ -92,14 +92,14 @@ public struct TranscribeConfig: TapConfig, SourceObservingStage {
         TranscribeTap(config: self, paths: paths, file: context.relativePath, parking: batches ? context.parking : nil)
     }
 
-    /// Transcribes a packed batch on a helper of the pool (decision 0088): the transcript of the
-    /// whole packed stream. Throws when the helper failed or refused the batch (it is then ended
-    /// or given back); the batch's members then go alone. Called by the member that runs the batch.
+    /// Transcribes a packed batch on a helper of the pool (decision 0088): the packed stream goes
+    /// to the helper as one recording, and the answer is its transcript (times in the stream).
+    /// Throws when the helper failed or refused it (the helper is then ended or given back); the
+    /// batch's members then go alone. Called by the member that runs the batch.
     package func transcribeBatch(_ audio: [Float], _ packing: TranscriptPacking) throws(SpeechError) -> Transcript {
         let helper = try helpers.take(model: modelFolder, language: language, locator: locator)
         let answer: Result<Transcript, SpeechError>
         do {
-            try helper.startBatch(clips: packing.clips)
             try audio.withUnsafeBufferPointer { try helper.send($0) }
             answer = try helper.finish()
         } catch {
@@ -250,6 +250,10 @@ final package class TranscribeTap: Tap, TimelineUsing, FindingTap, FindingsUsing
         kept = nil
         helper?.terminate()
     }
+}
+
+extension TranscribeConfig: HelperHoldingStage {
+    public func stopIdleHelpers() { helpers.shutdown() }
 }
 
 extension TranscribeConfig {
