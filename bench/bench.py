@@ -335,6 +335,49 @@ def bench_waveform(segno, work, rounds, awf=None):
           f"(median of 15 interleaved, {'perf task-clock' if shutil.which('perf') else '/usr/bin/time'}): "
           f"{med['segno waveform WAV'] / med['audiowaveform 1.10.3']:.2f}× (target ≤ 0.3); load {os.getloadavg()[0]:.1f}")
 
+def bench_transcribe_batch(segno, work, rounds, memos=40):
+    """Issue 34 item 3: 40 memos of 3–7 s (the five LibriVox utterances of pocketsphinx-testdata,
+    eight times, each copy at its own gain) transcribed with tiny.en through `segno run` on 2
+    workers, short recordings packed into shared 30 s windows (`batch: auto`, decision 0088)
+    against the same build with `batch: off`. Each round starts from an empty output folder.
+    CPU (segno and its helpers, which it reaps) per audio second, audio seconds per wall second,
+    and word error (jiwer, as tools/speech_quality.py scores it) of the last round's transcripts."""
+    import json, random
+    import jiwer
+    data = "/usr/share/pocketsphinx/test/data/librivox"
+    refs = {}
+    for line in open(os.path.join(data, "transcription")):
+        text, _, ident = line.strip().rpartition(" (")
+        refs[ident.rstrip(")")] = text.replace("<s>", "").replace("</s>", "").strip()
+    src_dir = os.path.join(work, "tb-in")
+    os.makedirs(src_dir, exist_ok=True)
+    rng = random.Random(34)
+    truth, seconds = {}, 0.0
+    for i in range(memos):
+        key = sorted(refs)[i % len(refs)]
+        name = f"memo{i:02d}"
+        sox(os.path.join(data, key + ".wav"), os.path.join(src_dir, name + ".wav"), "vol", f"{rng.uniform(0.5, 1.5):.3f}")
+        truth[name] = refs[key]
+        seconds += float(subprocess.run(["soxi", "-D", os.path.join(src_dir, name + ".wav")], capture_output=True, text=True).stdout)
+    specs = {}
+    for name, batch in [("batch: off", "off"), ("batch: auto", "auto")]:
+        out = os.path.join(work, f"tb-out-{batch}")
+        spec = os.path.join(work, f"tb-{batch}.yaml")
+        open(spec, "w").write(f"version: 1\ninput: {{ root: {src_dir}, settle: 0s }}\noutput: {{ root: {out} }}\nparallel: 2\nstages:\n"
+                              f"  - transcribe: {{ path: \"{{stem}}\", formats: json, model: tiny.en, language: en, batch: {batch} }}\n")
+        specs[name] = (spec, out)
+    rows = interleave({n: [segno, "run", "--quiet", spec] for n, (spec, _) in specs.items()}, rounds,
+                      before=lambda n: shutil.rmtree(specs[n][1], ignore_errors=True))
+    table(f"{memos} memos of 3–7 s ({seconds:.1f} s), transcribe tiny.en, `segno run`, 2 workers (issue 34 item 3; "
+          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end)", rows, "batch: off")
+    norm = jiwer.Compose([jiwer.ToLowerCase(), jiwer.RemovePunctuation(), jiwer.RemoveMultipleSpaces(), jiwer.Strip(), jiwer.ReduceToListOfListOfWords()])
+    for n, (spec, out) in specs.items():
+        hyp = [json.load(open(os.path.join(out, k + ".json")))["text"] for k in sorted(truth)]
+        wer = jiwer.wer([truth[k] for k in sorted(truth)], hyp, reference_transform=norm, hypothesis_transform=norm)
+        w, c, _ = rows[n]
+        print(f"{n}: {c / seconds:.3f} CPU-s per audio-s (target ≤ 0.06 with batches), {seconds / w:.1f}× real time "
+              f"(target ≥ 25×), word error {100 * wer:.2f} %")
+
 def task_clock_ms(cmd):
     """CPU milliseconds of one run of cmd: perf's task-clock when perf is here, else /usr/bin/time's user+sys."""
     if not shutil.which("perf"):
@@ -349,7 +392,7 @@ def task_clock_ms(cmd):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("segno")
-    ap.add_argument("--only", nargs="*", default=["convert", "resample", "folder", "memos", "noop", "chain", "waveform", "phone", "fingerprint", "duplicates", "m4a", "mp3", "fleet", "tags", "scale", "normalize", "normalize-denoise", "split"])
+    ap.add_argument("--only", nargs="*", default=["convert", "resample", "folder", "memos", "noop", "chain", "waveform", "phone", "fingerprint", "duplicates", "m4a", "mp3", "fleet", "tags", "scale", "normalize", "normalize-denoise", "split", "transcribe-batch"])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--minutes", type=int, default=10)
     ap.add_argument("--split-minutes", type=int, default=30, help="length of the long recording of section split (issue 34: 120)")
@@ -374,6 +417,7 @@ def main():
         if "normalize" in a.only: bench_normalize(segno, work, a.rounds, a.minutes, peer=a.peer and os.path.abspath(a.peer))
         if "normalize-denoise" in a.only: bench_normalize_denoise(segno, work, a.rounds, a.minutes)
         if "split" in a.only: bench_split(segno, work, a.rounds, a.split_minutes, a.split_chains)
+        if "transcribe-batch" in a.only: bench_transcribe_batch(segno, work, a.rounds)
         if "fingerprint" in a.only or "duplicates" in a.only:
             import fingerprint  # bench/fingerprint.py: chromaprint vs fpcalc, duplicates at scale (issue 16)
             if "fingerprint" in a.only: fingerprint.bench_fingerprint(segno, work, a.rounds, a.minutes)

@@ -118,6 +118,9 @@ public final class BatchRunner: Sendable {
     public func run() throws(RunError) -> RunSummary {
         let session = try prepare()
         defer {
+            // The stages' idle helpers end with the run, reaped, so their CPU time counts in
+            // segno's (`/usr/bin/time`, getrusage of children) and none outlives it.
+            for placed in job.spec.stages { (placed.config as? any HelperHoldingStage)?.stopIdleHelpers() }
             session.journal?.close()
             session.store?.close()
             _ = session.hold
@@ -367,10 +370,13 @@ public final class BatchRunner: Sendable {
             var pause = 0.2
             while !work.isEmpty && !shouldStop() {
                 let queue = ClaimQueue(work, store: store, workers: workers)
-                WorkerPool.run(workers: workers, shouldStop: shouldStop, next: queue.take, onThread: options.onWorkerThread) { [self] plan in
+                // Recordings that wait for a batch (decision 0088) park; the pool stands in for them.
+                let parking = WorkerParking(workers: workers)
+                WorkerPool.run(workers: workers, shouldStop: shouldStop, next: queue.take, onThread: options.onWorkerThread,
+                               parking: parking) { [self] plan in
                     journal?.begin(plan.file.relativePath)
                     let r = process(plan, writer: writer, progress: progress, uploaders: uploaders, owners: owners,
-                                    pending: { pending.withLock { $0 } })
+                                    pending: { pending.withLock { $0 } }, parking: parking)
                     pending.withLock { $0 -= 1 }
                     if store.claimsRecordings && (r.status == .interrupted || r.status == .notReady) { store.release(r.path) }
                     collected.withLock { $0.append(r) }
@@ -428,7 +434,7 @@ public final class BatchRunner: Sendable {
     /// Processes one recording; transient failures are retried with back-off, and a retry reruns
     /// only the taps and uploads that did not finish. Called on a worker thread.
     package func process(_ plan: RecordingPlan, writer: StateWriter, progress: RunProgress, uploaders: [any RecordingUploader],
-                         owners: OutputOwners? = nil, pending: @escaping () -> Int = { 1 }) -> RecordingResult {
+                         owners: OutputOwners? = nil, pending: @escaping () -> Int = { 1 }, parking: WorkerParking? = nil) -> RecordingResult {
         guard case .run(let tapIndices, let uploadIndices, let reasons) = plan.action else { fatalError("only runnable plans are processed") }
         let started = Date()
         let priorAttempts = plan.prior?.status.hasFailure == true ? plan.prior?.attempts ?? 0 : 0
@@ -437,6 +443,7 @@ public final class BatchRunner: Sendable {
         defer { result.seconds = Date().timeIntervalSince(started) }
         var runner = RecordingJob(job: job, plan: plan, source: source, uploaders: uploaders, stop: stop)
         runner.owners = owners
+        runner.parking = parking
         let rule = splitRule
         runner.split = { seconds, hasTransform in rule.decide(seconds: seconds, pending: pending(), hasTransform: hasTransform) }
         let path = plan.file.relativePath

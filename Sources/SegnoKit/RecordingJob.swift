@@ -63,6 +63,8 @@ package struct RecordingJob {
     /// Decides whether the pass is split (`SplitRule`), given the length from the header (nil when
     /// unknown) and whether the chain has a transform; asked once per pass. Nil: never split.
     package var split: ((_ seconds: Double?, _ hasTransform: Bool) -> SplitRule.Decision)?
+    /// The run's worker pool (`RecordingContext.parking`); nil outside a run's pool.
+    package var parking: WorkerParking?
 
     /// Runs `tapIndices` (into `Job.taps`) and `uploadIndices` (into `Job.uploads`), adding what
     /// finished to `outcome` and what failed to `outcome.failures`. Throws only `Interrupted`.
@@ -70,6 +72,7 @@ package struct RecordingJob {
         var context = RecordingContext(sourcePath: plan.file.absolutePath, relativePath: plan.file.relativePath,
                                        modified: plan.file.identity.modified, source: nil, outputRoot: job.spec.outputRoot)
         context.extra.merge(source.templateValues(plan.file)) { a, _ in a }
+        context.parking = parking
         if outcome.duration == nil { outcome.duration = plan.prior?.duration }
         var failedTaps = Set<Int>()
         if !tapIndices.isEmpty {

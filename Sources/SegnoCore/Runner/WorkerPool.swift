@@ -29,16 +29,29 @@ public enum WorkerPool {
 
     /// Runs `body` on up to `workers` threads for each item `next` hands out, until it returns nil
     /// or `shouldStop` says so (asked before each item). `onThread` runs first on each thread.
+    /// With `parking`, a thread whose item waits parked (`WorkerParking.park`) is stood in for by
+    /// a new thread, and a thread beyond `workers` leaves before taking another item.
     public static func run<T>(workers: Int, shouldStop: @escaping @Sendable () -> Bool, next: @escaping @Sendable () -> T?,
-                              onThread: (@Sendable () -> Void)? = nil, body: @escaping @Sendable (T) -> Void) {
+                              onThread: (@Sendable () -> Void)? = nil, parking: WorkerParking? = nil, body: @escaping @Sendable (T) -> Void) {
         let group = DispatchGroup()
+        let loop: @Sendable () -> Void = {
+            var counted = true
+            defer { if counted { parking?.left() }; group.leave() }
+            onThread?()
+            while !shouldStop() {
+                if parking?.leavesAsSurplus() == true { counted = false; return }
+                guard let item = next() else { parking?.markExhausted(); return }
+                body(item)
+            }
+        }
+        parking?.attach {
+            group.enter()
+            Thread.detachNewThread(loop)
+        }
         for _ in 0..<max(1, workers) {
             group.enter()
-            Thread.detachNewThread {
-                defer { group.leave() }
-                onThread?()
-                while !shouldStop(), let item = next() { body(item) }
-            }
+            parking?.entering()
+            Thread.detachNewThread(loop)
         }
         group.wait()
     }

@@ -18,6 +18,9 @@ public struct RecordingContext: Sendable {
     /// Tags, pictures, `bext` and `iXML` read from the source (`RecordingSource.metadata`);
     /// empty until `carry` is called.
     public var metadata = RecordingMetadata()
+    /// The run's worker pool, for a tap that waits for other recordings (a `transcribe` batch,
+    /// decision 0088); nil outside `segno run` (convert, one-off use): such a tap then works alone.
+    public var parking: WorkerParking? = nil
 
     public init(sourcePath: String, relativePath: String, modified: Date, source: SourceInfo? = nil, outputRoot: String) {
         self.sourcePath = sourcePath

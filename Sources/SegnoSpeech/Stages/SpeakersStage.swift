@@ -347,3 +347,7 @@ extension SpeakersConfig: NeedsInstalledParts {
         return out
     }
 }
+
+extension SpeakersConfig: HelperHoldingStage {
+    public func stopIdleHelpers() { helpers.shutdown() }
+}

@@ -8,7 +8,9 @@ import SegnoDSP
 /// the recording as decoded, whatever transforms come before it (the loader moves such a tap to
 /// the head of the chain). One file per format: `path` + `.vtt` (WebVTT), `.srt` (SubRip),
 /// `.json` (segments and words with times in seconds and confidence, language). Whisper through
-/// faster-whisper in a helper process (`TranscribeHelper`).
+/// faster-whisper in a helper process (`TranscribeHelper`). In `segno run`, recordings of at most
+/// `batchSeconds` are transcribed in batches, packed into shared 30 s windows (`batch: auto`,
+/// decision 0088); `batch: off` gives each its own.
 public struct TranscribeConfig: TapConfig, SourceObservingStage {
     public enum Format: String, Sendable, CaseIterable { case vtt, srt, json }
     public let pathTemplate: PathTemplate
@@ -22,6 +24,17 @@ public struct TranscribeConfig: TapConfig, SourceObservingStage {
     package let locator: SpeechLocator
     /// The helpers of this stage, with the model loaded, kept between recordings.
     package let helpers = TranscribeHelperPool()
+    /// `batch: auto` (true) or `off`. Not part of the fingerprint: it changes how the model is
+    /// run, not what is asked of it (decision 0088).
+    public let batch: Bool
+    /// The short recordings of this stage waiting for a shared transcription (decision 0088).
+    package let batcher = TranscribeBatcher()
+    /// Recordings up to this many seconds join a batch; longer ones are transcribed alone.
+    static package let batchSeconds = 15.0
+    /// Whether short recordings are batched: `batch: auto`, and one language for the whole batch
+    /// (a given language or an English-only model; with `language: auto` on a multilingual
+    /// model each recording's own language is detected, so each is transcribed alone).
+    package var batches: Bool { batch && (language != "auto" || model.hasSuffix(".en")) }
     public var name: String { "transcribe" }
     public var version: Int { 1 }
     /// WebVTT and SubRip are on the stream the tap hears (decision 0072).
@@ -32,8 +45,9 @@ public struct TranscribeConfig: TapConfig, SourceObservingStage {
     }
 
     public init(path: PathTemplate, formats: [Format] = Format.allCases, model: String = TranscribeModels.standard,
-                language: String = "auto", observesSource: Bool = false, locator: SpeechLocator = .standard,
+                language: String = "auto", observesSource: Bool = false, batch: Bool = true, locator: SpeechLocator = .standard,
                 baseDirectory: String? = nil) {
+        self.batch = batch
         self.pathTemplate = path
         self.formats = formats
         self.model = model
@@ -75,7 +89,25 @@ public struct TranscribeConfig: TapConfig, SourceObservingStage {
     public var usesKinds: Set<Findings.Kind> { [.turns] }
 
     public func makeTap(paths: [String], context: RecordingContext) throws -> any Tap {
-        TranscribeTap(config: self, paths: paths, file: context.relativePath)
+        TranscribeTap(config: self, paths: paths, file: context.relativePath, parking: batches ? context.parking : nil)
+    }
+
+    /// Transcribes a packed batch on a helper of the pool (decision 0088): the packed stream goes
+    /// to the helper as one recording, and the answer is its transcript (times in the stream).
+    /// Throws when the helper failed or refused it (the helper is then ended or given back); the
+    /// batch's members then go alone. Called by the member that runs the batch.
+    package func transcribeBatch(_ audio: [Float], _ packing: TranscriptPacking) throws(SpeechError) -> Transcript {
+        let helper = try helpers.take(model: modelFolder, language: language, locator: locator)
+        let answer: Result<Transcript, SpeechError>
+        do {
+            try audio.withUnsafeBufferPointer { try helper.send($0) }
+            answer = try helper.finish()
+        } catch {
+            helper.terminate()
+            throw (error as? SpeechError) ?? .failed(engine: "transcribe", message: "\(error)")
+        }
+        helpers.checkIn(helper)
+        return try answer.get()
     }
 }
 
@@ -86,6 +118,11 @@ final package class TranscribeTap: Tap, TimelineUsing, FindingTap, FindingsUsing
     package let paths: [String]
     private var helper: TranscribeHelper?
     private let input = SpeechInput()
+    /// The run's worker pool when this recording may join a batch (decision 0088); nil: alone.
+    private let parking: WorkerParking?
+    /// The 16 kHz samples kept while the recording may still join a batch (at most
+    /// `TranscribeConfig.batchSeconds`); nil once it streams to a helper of its own.
+    private var kept: [Float]?
 
     /// The recording, for messages.
     package let file: String
@@ -107,10 +144,11 @@ final package class TranscribeTap: Tap, TimelineUsing, FindingTap, FindingsUsing
         turns = findings.turns.map { $0.map { TranscriptTurn(start: $0.start, end: $0.end, speaker: TranscriptSpeaker(label: $0.speaker, name: $0.name)) } }
     }
 
-    package init(config: TranscribeConfig, paths: [String], file: String) {
+    package init(config: TranscribeConfig, paths: [String], file: String, parking: WorkerParking? = nil) {
         self.config = config
         self.paths = paths
         self.file = file
+        self.parking = parking
     }
 
     /// Runs `body`, naming the recording in a `SpeechError` it throws.
@@ -120,7 +158,25 @@ final package class TranscribeTap: Tap, TimelineUsing, FindingTap, FindingsUsing
 
     package func start(_ format: AudioFormat) throws {
         try input.start(sampleRate: format.sampleRate)
+        if parking != nil {
+            kept = []
+        } else {
+            try takeHelper()
+        }
+    }
+
+    private func takeHelper() throws {
         helper = try naming { try config.helpers.take(model: config.modelFolder, language: config.language, locator: config.locator) }
+    }
+
+    /// Leaves the batch: takes a helper of its own and sends it what was kept. Called when the
+    /// recording grows past `batchSeconds`, holds a sample that is not a finite number (it could
+    /// spoil its neighbours' window), or its batch failed.
+    private func goAlone() throws {
+        guard let samples = kept else { return }
+        kept = nil
+        try takeHelper()
+        try samples.withUnsafeBufferPointer { try send($0) }
     }
 
     package func observe(_ block: AudioBlock) throws {
@@ -128,23 +184,46 @@ final package class TranscribeTap: Tap, TimelineUsing, FindingTap, FindingsUsing
     }
 
     private func send(_ s: UnsafeBufferPointer<Float>) throws {
+        if kept != nil {
+            kept!.append(contentsOf: s)
+            if kept!.count > Int(TranscribeConfig.batchSeconds * 16000) || s.contains(where: { !$0.isFinite }) { try goAlone() }
+            return
+        }
         try naming { try helper?.send(s) }
     }
 
     package func finish() throws -> [ProducedFile] {
         try input.finish { try send($0) }
-        guard let helper else { return [] }
-        // The helper goes back to the pool once it answered; one that died is gone.
-        self.helper = nil
-        let answer: Result<Transcript, SpeechError>
-        do { answer = try helper.finish() } catch {
-            helper.terminate()
-            throw error.naming(file)
+        var batched: Transcript?
+        if let samples = kept, let parking {
+            kept = nil
+            let config = config
+            switch config.batcher.transcribe(samples, parking: parking, run: { (audio, packing) throws(SpeechError) -> Transcript in
+                try config.transcribeBatch(audio, packing)
+            }) {
+            case .transcript(let t): batched = t
+            case .alone:
+                kept = samples
+                try goAlone()
+            }
         }
-        config.helpers.checkIn(helper)
+        let heard: Transcript
+        if let batched {
+            heard = batched
+        } else {
+            guard let helper else { return [] }
+            // The helper goes back to the pool once it answered; one that died is gone.
+            self.helper = nil
+            let answer: Result<Transcript, SpeechError>
+            do { answer = try helper.finish() } catch {
+                helper.terminate()
+                throw error.naming(file)
+            }
+            config.helpers.checkIn(helper)
+            heard = try naming { try answer.get() }
+        }
         let maps = timeline()
         let toSource: ((Double) -> Double)? = maps.keepsTime ? nil : { maps.toSource($0) }
-        let heard = try naming { try answer.get() }
         let t = turns.map { heard.attributed(to: $0, toSource: toSource) } ?? heard
         let src = toSource ?? { $0 }
         findings = Findings(segments: t.segments.map { s in
@@ -167,7 +246,14 @@ final package class TranscribeTap: Tap, TimelineUsing, FindingTap, FindingsUsing
         return produced
     }
 
-    package func abandon() { helper?.terminate() }
+    package func abandon() {
+        kept = nil
+        helper?.terminate()
+    }
+}
+
+extension TranscribeConfig: HelperHoldingStage {
+    public func stopIdleHelpers() { helpers.shutdown() }
 }
 
 extension TranscribeConfig {
@@ -199,8 +285,16 @@ extension TranscribeConfig {
             case let s: throw f.error("from is source (the recording as decoded) or here (the stream at this place), not \"\(s)\"")
             }
         }
+        var batch = true
+        if let b = o["batch"] {
+            switch try b.string() {
+            case "auto": batch = true
+            case "off": batch = false
+            case let s: throw b.error("batch is auto (short recordings share the model's window) or off (each its own), not \"\(s)\"")
+            }
+        }
         return TranscribeConfig(path: path, formats: formats, model: model,
-                                language: language, observesSource: fromSource, baseDirectory: c.baseDirectory)
+                                language: language, observesSource: fromSource, batch: batch, baseDirectory: c.baseDirectory)
     }
 }
 
@@ -215,6 +309,8 @@ extension TranscribeConfig {
             .init("language", .text, default: "auto", help: "auto, or a language code such as en, ko, de."),
             .init("from", .choice, default: "here", .choices(["here", "source"]),
                   help: "here: the stream at this place; source: the recording as decoded (the tap moves to the head of the chain)."),
+            .init("batch", .choice, default: "auto", .choices(["auto", "off"]),
+                  help: "auto: in `segno run`, recordings of at most 15 s share Whisper's 30 s windows, several transcribed in one call (each keeps its own words and times; needs a given language or an English-only model); off: each recording alone."),
         ],
         example: "transcribe: { path: \"{dir}/{stem}\", formats: [vtt, json], model: tiny.en }",
         capabilities: [.writesSidecars, .providesSpokenText, .observesSource, .usesHelper])
