@@ -126,7 +126,7 @@ import Testing
         let folder = "a rather long folder name for the field recordings of the spring survey"
         try FileManager.default.createDirectory(atPath: ws["in/" + folder], withIntermediateDirectories: true)
         let memo = ws["in/\(folder)/gated-noise-memo-recorded-on-the-north-ridge-at-dawn.wav"]
-        let sox = try CLI.run(try #require(CLI.find("sox"), "sox is not installed (make test-deps)"), ["-n", "-r", "16000", "-b", "16", memo, "synth", "60", "whitenoise", "synth", "60", "square", "amod", "4"])
+        let sox = try CLI.run(try #require(CLI.find("sox"), "sox is not installed (make test-deps)"), ["-R", "-n", "-r", "16000", "-b", "16", memo, "synth", "60", "whitenoise", "synth", "60", "square", "amod", "4"])
         #expect(sox.status == 0, "\(sox.stderr)")
         try Data("RIFF\u{0}\u{0}\u{0}\u{0}WAVEjunk, not audio at all".utf8).write(to: URL(fileURLWithPath: ws["in/\(folder)/broken-memo-with-a-long-name.wav"]))
         for f in try FileManager.default.subpathsOfDirectory(atPath: ws["in"]) { RunWorkspace.setModified(ws["in/" + f], seconds: 1_700_000_000) }
@@ -147,13 +147,14 @@ import Testing
         #expect(broken?["status"] as? String == "failed")
         #expect(broken?["audio"] is NSNull, "a failed recording has a player: \(broken?["audio"] ?? "")")
         let good = rows.first { $0["status"] as? String == "done" }
-        // 6000 waveform pixels folded into the report's columns: min/max reach near full scale in every
-        // column (a solid block); the RMS layer stays well below it.
+        // 6000 waveform pixels folded into the report's columns: min/max reach past half scale in every
+        // column (a solid block; sox's noise is repeatable with -R, its column extremes 80–108 of 127);
+        // the RMS layer stays well below it.
         let minMax = [UInt8](Data(base64Encoded: good?["wave"] as? String ?? "") ?? Data())
         let rms = [UInt8](Data(base64Encoded: good?["wave_rms"] as? String ?? "") ?? Data())
         #expect(!rms.isEmpty && rms.count * 2 == minMax.count, "rms \(rms.count), min/max \(minMax.count)")
         let halfRanges = stride(from: 0, to: minMax.count, by: 2).map { (Int(minMax[$0 + 1]) - Int(minMax[$0])) / 2 }
-        #expect(halfRanges.allSatisfy { $0 > 80 }, "min/max: \(halfRanges)")
+        #expect(halfRanges.allSatisfy { $0 > 64 }, "min/max: \(halfRanges)")
         #expect(rms.allSatisfy { $0 > 10 && Double($0) / 255 < 0.8 * Double(halfRanges.min() ?? 0) / 127 }, "rms: \(rms)")
 
         let page = try Chromium.load(ws["out/report.html"], width: 800)
