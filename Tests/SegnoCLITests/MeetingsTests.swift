@@ -26,7 +26,7 @@ import Testing
         try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path)))
     }
 
-    @Test(.timeLimit(.minutes(10)))
+    @Test(.timeLimit(.minutes(20)))
     func meetingsSaySpeakersEverywhereAndAKilledRunResumes() throws {
         try Self.requireEngines()
         let ws = try RunWorkspace()

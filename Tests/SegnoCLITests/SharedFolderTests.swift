@@ -202,7 +202,7 @@ import Testing
         #expect(check.stderr.contains("inside input.root"), "\(check.stderr)")
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(20)))
     func infoAndRepairRefuseAFIFOInsteadOfWaiting() throws {
         let ws = try RunWorkspace()
         #expect(mkfifo(ws["pipe.m4a"], 0o644) == 0)
@@ -220,7 +220,7 @@ import Testing
 
     /// The helper's stdin is a FIFO this test holds open, so it never reads end-of-file: only its
     /// watch on the parent process can end it when that parent is killed.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(20)))
     func aHelperDiesWithTheProcessThatStartedIt() throws {
         let ws = try RunWorkspace()
         let helper = (try CLI.segnoPath() as NSString).deletingLastPathComponent + "/segno-decode"

@@ -118,7 +118,7 @@ struct SpeakerRenamingFlow {
 }
 
 @Suite(.serialized) struct SpeakerRenamingTests {
-    @Test(.timeLimit(.minutes(15)))
+    @Test(.timeLimit(.minutes(20)))
     func enrolmentRenamesTranscriptsAndRebuildKeepsNames() throws {
         try MeetingsTests.requireEngines()
         let ws = try RunWorkspace()
@@ -133,7 +133,7 @@ struct SpeakerRenamingFlow {
 @Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["SEGNO_TEST_PG"] != nil,
                              "SEGNO_TEST_PG is not set: `make test` starts PostgreSQL (Tests/support/postgres.sh) and sets it"))
 struct SpeakerRenamingPostgresTests {
-    @Test(.timeLimit(.minutes(10)))
+    @Test(.timeLimit(.minutes(20)))
     func enrolmentRenamesTranscriptsOnPostgreSQL() throws {
         try MeetingsTests.requireEngines()
         let url = try #require(try ManyWorkersTests.database())
