@@ -94,6 +94,17 @@ package struct BoxReader {
     package let fd: Int32
     package let size: Int64
 
+    /// Opens `path` read-only, runs `body` on a reader of it and closes it; nil when the file
+    /// cannot be opened or its size read. Called once per file by the container readers.
+    package static func withFile<T>(_ path: String, _ body: (BoxReader) -> T) -> T? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return nil }
+        return body(BoxReader(fd: fd, size: Int64(st.st_size)))
+    }
+
     package func read(_ offset: Int64, _ count: Int) -> [UInt8]? {
         guard count >= 0, offset >= 0, offset + Int64(count) <= size else { return nil }
         var b = [UInt8](repeating: 0, count: count)

@@ -65,12 +65,10 @@ package enum ChapterReader {
     /// chapter a 64-bit start in 100 ns and a title of at most 255 bytes. Without chapters from it,
     /// the QuickTime chapter track: never both, which would double ffmpeg's files (decision 0090).
     private static func mp4(path: String, into m: inout RecordingMetadata) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { return }
-        let file = BoxReader(fd: fd, size: Int64(st.st_size))
+        _ = BoxReader.withFile(path) { mp4($0, into: &m) }
+    }
+
+    private static func mp4(_ file: BoxReader, into m: inout RecordingMetadata) {
         guard let top = file.children(0, file.size, upToACutBox: true), let moov = top.first(where: { $0.type == "moov" }) else { return }
         let before = m.chapterList.chapters.count
         if let udta = file.child("udta", of: moov), let chpl = file.child("chpl", of: udta) {

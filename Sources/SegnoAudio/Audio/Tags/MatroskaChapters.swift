@@ -23,12 +23,10 @@ package enum MatroskaChapters {
     static let display: UInt32 = 0x80, string: UInt32 = 0x85
 
     static package func read(path: String, into m: inout RecordingMetadata) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { return }
-        let file = BoxReader(fd: fd, size: Int64(st.st_size))
+        _ = BoxReader.withFile(path) { read($0, into: &m) }
+    }
+
+    private static func read(_ file: BoxReader, into m: inout RecordingMetadata) {
         guard let head = header(file, at: 0), head.id == ebml, let size = head.size,
               let seg = header(file, at: head.body + size), seg.id == segment else { return }
         let end = seg.size.map { min(seg.body + $0, file.size) } ?? file.size
