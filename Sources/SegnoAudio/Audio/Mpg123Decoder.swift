@@ -54,6 +54,23 @@ public final class Mpg123Decoder: AudioDecoder {
     private var report = SalvageReport(method: "libmpg123 resynchronised on the next frame header")
     /// Frames of silence to hand out before the next decoded frame (frames lost to junk).
     private var silence = 0
+    /// Salvaging: the frame decoded right after junk, held until the frame after it shows it
+    /// was a real one (it follows directly): random bytes in junk often fake one frame header
+    /// (another bitrate, so another length), and trusting it would hand out its noise and count
+    /// the lost stretch in its frame length. Copied into `held` (capacity kept), handed out
+    /// after the silence once confirmed.
+    private var held: [Float] = []
+    private var heldFrames = 0
+    private var heldOffset = 0
+    private var heldConfirmed = false
+    /// Salvaging: stream position where the last trusted frame ends, and the bytes and number
+    /// of strides between trusted frames that follow each other: their mean counts lost frames.
+    private var trustedEnd = -1
+    private var strideBytes = 0
+    private var strides = 0
+    /// Salvaging: where the held frame starts and ends in the stream (bytes).
+    private var heldStart = 0
+    private var heldEnd = 0
     /// Decode errors in a row (salvaging): the stream ends after `errorLimit`.
     private var errorsInRow = 0
     static package let errorLimit = 10_000
@@ -160,6 +177,14 @@ public final class Mpg123Decoder: AudioDecoder {
                     framesRead += n
                     continue
                 }
+                if heldConfirmed, heldOffset < heldFrames {
+                    let n = min(maxFrames - filled, heldFrames - heldOffset)
+                    held.withUnsafeBufferPointer { (out.baseAddress! + filled * ch).update(from: $0.baseAddress! + heldOffset * ch, count: n * ch) }
+                    heldOffset += n
+                    filled += n
+                    framesRead += n
+                    continue
+                }
                 if let src = pending, pendingOffset < pendingFrames {
                     let n = min(maxFrames - filled, pendingFrames - pendingOffset)
                     (out.baseAddress! + filled * ch).update(from: src + pendingOffset * ch, count: n * ch)
@@ -194,9 +219,11 @@ public final class Mpg123Decoder: AudioDecoder {
             switch rc {
             case MPG123_OK.rawValue:
                 errorsInRow = 0
-                noteJunk(mh)
+                let frames = audio == nil ? 0 : bytes / (MemoryLayout<Float>.size * info.channels)
+                let junk = noteJunk(mh)
+                if salvaging, !trust(mh, junk: junk, audio: audio, frames: frames) { continue }
                 pending = audio.map { UnsafeRawPointer($0).assumingMemoryBound(to: Float.self) }
-                pendingFrames = audio == nil ? 0 : bytes / (MemoryLayout<Float>.size * info.channels)
+                pendingFrames = frames
                 pendingOffset = 0
                 return
             case MPG123_NEW_FORMAT.rawValue:
@@ -208,6 +235,8 @@ public final class Mpg123Decoder: AudioDecoder {
                 }
             case MPG123_DONE.rawValue:
                 ended = true
+                // A frame held after junk with nothing after it is the stream's last: handed out.
+                if heldFrames > 0, !heldConfirmed { confirmHeld(mh) }
                 noteUnread(mh)
                 if salvaging { return noteShort() }
                 try checkLength()
@@ -220,6 +249,7 @@ public final class Mpg123Decoder: AudioDecoder {
                 }
                 if salvaging {
                     ended = true
+                    if heldFrames > 0, !heldConfirmed { confirmHeld(mh) }
                     report.add(at: framesRead, frames: max(0, info.frames - framesRead), filled: false, cause: .badFrame,
                                "libmpg123 gave up: \(Self.message(mh))")
                     return
@@ -230,26 +260,75 @@ public final class Mpg123Decoder: AudioDecoder {
     }
 
     /// Compares how far the stream moved with the frame's size: more means junk was skipped.
-    private func noteJunk(_ mh: OpaquePointer) {
+    /// Returns the junk's bytes (0: the frame follows the last directly). Called after each
+    /// decoded frame.
+    private func noteJunk(_ mh: OpaquePointer) -> Int {
         let end = Int(mpg123_tell_stream(mh))
         var fi = mpg123_frameinfo2()
         _ = mpg123_info2(mh, &fi)
+        var junk = 0
         if lastEnd >= 0, end - lastEnd > Int(fi.framesize) {
-            let junk = end - lastEnd - Int(fi.framesize)
+            junk = end - lastEnd - Int(fi.framesize)
             skipped.append((lastEnd, junk))
-            if salvaging {
-                // The junk took the place of frames like this one (a zeroed or overwritten
-                // stretch): as many frames of silence as would have fitted, so later audio keeps its time.
-                let size = Int(fi.framesize) + 4
-                let lost = (junk + size / 2) / max(size, 1)
-                let spf = Int(mpg123_spf(mh))
-                silence = lost * max(spf, 0)
-                report.add(at: framesRead, frames: silence, filled: true, cause: .lostSync,
-                           "\(junk) bytes of junk at byte \(lastEnd) skipped; \(lost) frames of silence in their place")
-            }
         }
         lastEnd = end
         decodedEnd = Int64(end)
+        return junk
+    }
+
+    /// Salvaging, after each decoded frame (`frames` of `audio`, `junk` bytes skipped before
+    /// it): false when the frame is held back (it came after junk and is not yet confirmed).
+    /// A frame that follows a held one directly confirms it; one after more junk shows the held
+    /// frame was a header faked by the junk, and it is dropped (its bytes count as junk).
+    private func trust(_ mh: OpaquePointer, junk: Int, audio: UnsafeMutablePointer<UInt8>?, frames: Int) -> Bool {
+        if heldFrames > 0, !heldConfirmed {
+            if junk > 0 {
+                heldFrames = 0   // dropped: the span from the last trusted frame now reaches this one
+                return hold(mh, audio: audio, frames: frames)
+            }
+            confirmHeld(mh)
+        } else if junk > 0 {
+            return hold(mh, audio: audio, frames: frames)
+        }
+        if trustedEnd >= 0 {
+            strideBytes += lastEnd - trustedEnd
+            strides += 1
+        }
+        trustedEnd = lastEnd
+        return true
+    }
+
+    /// Copies the frame just decoded into `held` (libmpg123's buffer is reused by the next decode).
+    private func hold(_ mh: OpaquePointer, audio: UnsafeMutablePointer<UInt8>?, frames: Int) -> Bool {
+        let count = frames * info.channels
+        if held.count < count { held = [Float](repeating: 0, count: count) }
+        if let audio {
+            held.withUnsafeMutableBufferPointer {
+                $0.baseAddress!.update(from: UnsafeRawPointer(audio).assumingMemoryBound(to: Float.self), count: count)
+            }
+        }
+        heldFrames = frames
+        heldOffset = 0
+        heldConfirmed = false
+        var fi = mpg123_frameinfo2()
+        _ = mpg123_info2(mh, &fi)
+        heldStart = lastEnd - Int(fi.framesize)
+        heldEnd = lastEnd
+        return false
+    }
+
+    /// The held frame is real: as many frames of silence go before it as would have filled the
+    /// stream bytes between the last trusted frame and it, at the trusted frames' mean stride (the
+    /// held frame's own length when there is none yet), so later audio keeps its time.
+    private func confirmHeld(_ mh: OpaquePointer) {
+        let stride = strides > 0 ? Double(strideBytes) / Double(strides) : Double(max(heldEnd - heldStart, 1))
+        let span = max(0, heldStart - trustedEnd)
+        let lost = Int((Double(span) / max(stride, 1)).rounded())
+        silence = lost * max(Int(mpg123_spf(mh)), 0)
+        report.add(at: framesRead, frames: silence, filled: true, cause: .lostSync,
+                   "\(span) bytes of junk at byte \(trustedEnd) skipped; \(lost) frames of silence in their place")
+        heldConfirmed = true
+        trustedEnd = heldEnd
     }
 
     /// At the end: a stream that stops well before the end of the file, where MPEG frames go on,
@@ -269,7 +348,7 @@ public final class Mpg123Decoder: AudioDecoder {
 
     /// At the end when salvaging: what the stream falls short of its declared length is lost.
     private func noteShort() {
-        let short = info.frames - framesRead - silence
+        let short = info.frames - framesRead - silence - (heldConfirmed ? heldFrames - heldOffset : 0)
         if short > Self.lengthSlack {
             report.add(at: framesRead, frames: short, filled: false, cause: remaining > Self.tailAllowance ? .badFrame : .truncated,
                        remaining > Self.tailAllowance ? "the stream breaks off \(remaining) bytes before the end of the file"

@@ -161,6 +161,27 @@ import Testing
         #expect(tailDiff < 1e-3, "the end is shifted or differs: \(tailDiff)")
     }
 
+    /// Junk that ends in one faked frame header of another bitrate (224 kb/s, so 732 bytes
+    /// long; the random bytes left of a frame the junk overwrote faked one in 1 of about 100
+    /// noise MP3s here):
+    /// libmpg123 decodes it and then skips more junk to the real frames. The faked frame is
+    /// dropped (it is not followed by a chained frame) and the lost stretch is counted in the
+    /// stream's own frame length, so the rest keeps its time and the length is the original's.
+    @Test func aFakedFrameHeaderAtTheEndOfJunkIsDroppedAndTimeKept() throws {
+        let wav = dir["fake.wav"]
+        try Fixtures.sox(["-R", "-n", "-r", "44100", "-c", "2", "-b", "16", wav, "synth", "5", "pinknoise", "vol", "0.5"])
+        var (reference, bytes, junkAt) = try mp3WithJunk(from: wav, name: "fake.mp3")
+        for (i, b) in [UInt8(0xFF), 0xFA, 0xC2, 0x50].enumerated() { bytes[junkAt + 3000 + i] = b }
+        let path = try Fixtures.writeBytes(bytes, to: dir["fake-junk.mp3"])
+        let got = try salvage(path)
+        let report = try #require(got.report)
+        #expect(report.losses.contains { $0.cause == SalvageReport.Cause.lostSync && $0.filled })
+        #expect(abs(got.samples.count - reference.count) <= 2 * 2 * 1152, "\(got.samples.count) vs \(reference.count)")
+        let from = reference.count * 2 / 3
+        let tailDiff = maxAbsDifference(Array(got.samples[from..<(from + 40000)]), Array(reference[from..<(from + 40000)]))
+        #expect(tailDiff < 1e-3, "the end is shifted or differs: \(tailDiff)")
+    }
+
     /// Junk holding a chain of MPEG-2 frame headers (another rate): libmpg123 takes them for
     /// the start of another stream and ends there; salvage resumes at the next frames of the
     /// stream, silence in between, so the rest keeps its time (about 1 in 30 noise MP3s with
