@@ -2,22 +2,30 @@ import Foundation
 
 /// Topic boundaries in a transcript by lexical cohesion, in the manner of TextTiling (Hearst 1997,
 /// "TextTiling: Segmenting Text into Multi-paragraph Subtopic Passages"): the words are cut into
-/// token sequences of `sequenceWords`; at each gap between sequences the `blockSequences` before
+/// token sequences of `sequenceWords`; at each gap between sequences the blocks of sequences before
 /// and after are compared by the cosine of their word counts (stop words left out, plurals folded);
 /// each word weighted by its inverse sequence frequency in the recording (a word in every part of
-/// the talk, "press" on a phone line or the lecturer's "slide", says nothing of its topic); the scores are smoothed; a gap's depth is how far the score falls below the peaks on either
-/// side; gaps deeper than mean − sd/2 of all depths are boundaries, deepest first, none leaving a
-/// chapter shorter than `min`; each is snapped to the longest silence between words within a
-/// sequence either side when the engine gave word times, else to the nearest segment start. No network, no language model. Times in source seconds.
+/// the talk, "press" on a phone line or the lecturer's "slide", says nothing of its topic); the
+/// scores are smoothed; a gap's depth is how far the score falls below the peaks on either side.
+/// This is done for each block size of `blockSizes`; each size's deepest gaps (local maxima of
+/// depth) are scored in standard deviations from that size's mean depth and snapped to the
+/// longest silence between words within a sequence either side when the engine gave word times,
+/// else to the nearest segment start; candidates of the sizes within `groupSeconds` of each other
+/// are one, scored by their mean (a size that found none there counts as its mean depth). Those
+/// above the mean are boundaries, highest first, none leaving a chapter shorter than `min`. No
+/// network, no language model. Times in source seconds.
 public enum TopicTiling {
     /// Words per token sequence (Hearst's w, 20 in her paper and NLTK): the step between the
     /// gaps a boundary can fall in, about 5 s of speech.
     public static let sequenceWords = 12
-    /// Token sequences per block on each side of a gap (Hearst's k, 10 in NLTK). A block of 60
-    /// words, under half a minute of speech, so a passage of a minute (about 150 words) fills one.
-    /// Both chosen on development recordings apart from those `make quality` scores (decision
-    /// 0082, amended: 15 × 4 before).
-    public static let blockSequences = 5
+    /// Token sequences per block on each side of a gap (Hearst's k, 10 in NLTK): blocks of 48, 60
+    /// and 72 words, under half a minute of speech each, so a passage of a minute (about 150
+    /// words) fills one; their depths averaged, so no one block size decides. Chosen on
+    /// development recordings apart from those `make quality` scores (decision 0082, amended:
+    /// 15 × 4, then 12 × 5 alone before).
+    public static let blockSizes = [4, 5, 6]
+    /// Candidates of the block sizes this close (seconds) are the same boundary.
+    public static let groupSeconds = 5.0
 
     /// A word of the transcript with the time it was said (interpolated inside its segment).
     struct Token {
@@ -72,8 +80,9 @@ public enum TopicTiling {
     }
 
     /// The source times of the topic boundaries, in order: each a gap's time snapped to the longest
-    /// silence between words near it (word times) or to the nearest segment start, none within `min` seconds of 0, of `duration` or of another. Empty when the
-    /// transcript is shorter than two blocks or no gap is deep enough.
+    /// silence between words near it (word times) or to the nearest segment start, none within
+    /// `min` seconds of 0, of `duration` or of another. Empty when the transcript is shorter than
+    /// four token sequences or no gap is deep enough. Called once per recording by `ChapterMaking`.
     public static func boundaries(_ said: [ChapterMaking.Said], duration: Double, min: Double, stopWords: Set<String>) -> [Double] {
         let toks = tokens(said)
         let w = sequenceWords
@@ -84,31 +93,36 @@ public enum TopicTiling {
             for t in toks[(i * w)..<((i + 1) * w)] where !stopWords.contains(t.word) && t.word.count > 1 { c[term(t.word), default: 0] += 1 }
             return c
         }
-        let k = Swift.min(blockSequences, n / 2)
         let weights = inverseFrequencies(seqs)
-        // Gap g lies between sequence g and g + 1.
-        let raw: [Double] = (0..<(n - 1)).map { g in
-            cosine(sum(seqs[Swift.max(0, g - k + 1)...g]), sum(seqs[(g + 1)...Swift.min(n - 1, g + k)]), weights: weights)
-        }
-        let scores = smoothed(raw)
-        let depths = depthScores(scores)
-        let mean = depths.reduce(0, +) / Double(depths.count)
-        let sd = (depths.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(depths.count)).squareRoot()
-        let cutoff = mean - sd / 2
         let starts = said.map(\.start).filter { $0 > 0 }.sorted()
         let wordTimes = said.contains { !$0.words.isEmpty }
-        var candidates: [(depth: Double, time: Double)] = []
-        for g in depths.indices where depths[g] > cutoff && depths[g] > 0 {
-            // A local maximum of depth only (the neighbours of a deep gap are deep too).
-            if g > 0, depths[g - 1] > depths[g] { continue }
-            if g + 1 < depths.count, depths[g + 1] >= depths[g] { continue }
-            let t = (toks[(g + 1) * w - 1].time + toks[(g + 1) * w].time) / 2
-            candidates.append((depths[g], wordTimes ? silence(near: (g + 1) * w, in: toks, within: w) : snap(t, to: starts)))
+        var candidates: [(z: Double, time: Double)] = []
+        for size in blockSizes {
+            let k = Swift.min(size, n / 2)
+            // Gap g lies between sequence g and g + 1.
+            let raw: [Double] = (0..<(n - 1)).map { g in
+                cosine(sum(seqs[Swift.max(0, g - k + 1)...g]), sum(seqs[(g + 1)...Swift.min(n - 1, g + k)]), weights: weights)
+            }
+            let depths = depthScores(smoothed(raw))
+            let mean = depths.reduce(0, +) / Double(depths.count)
+            let sd = (depths.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(depths.count)).squareRoot()
+            for g in depths.indices {
+                // A local maximum of depth only (the neighbours of a deep gap are deep too).
+                if g > 0, depths[g - 1] > depths[g] { continue }
+                if g + 1 < depths.count, depths[g + 1] >= depths[g] { continue }
+                let t = (toks[(g + 1) * w - 1].time + toks[(g + 1) * w].time) / 2
+                candidates.append(((depths[g] - mean) / (sd > 0 ? sd : 1),
+                                   wordTimes ? silence(near: (g + 1) * w, in: toks, within: w) : snap(t, to: starts)))
+            }
+        }
+        var groups: [(time: Double, z: Double)] = []
+        for c in candidates.sorted(by: { $0.z > $1.z }) {
+            if let i = groups.firstIndex(where: { abs($0.time - c.time) <= groupSeconds }) { groups[i].z += c.z } else { groups.append((c.time, c.z)) }
         }
         var cuts: [Double] = []
-        for c in candidates.sorted(by: { $0.depth > $1.depth }) {
-            guard c.time >= min, duration - c.time >= min, cuts.allSatisfy({ abs($0 - c.time) >= min }) else { continue }
-            cuts.append(c.time)
+        for g in groups.sorted(by: { $0.z > $1.z }) where g.z / Double(blockSizes.count) > 0 {
+            guard g.time >= min, duration - g.time >= min, cuts.allSatisfy({ abs($0 - g.time) >= min }) else { continue }
+            cuts.append(g.time)
         }
         return cuts.sorted()
     }
