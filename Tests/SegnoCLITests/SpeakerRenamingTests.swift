@@ -46,7 +46,7 @@ struct SpeakerRenamingFlow {
 
         try NamedVoices.write(NamedVoices.enrollment, to: ws["allison.wav"])
         #expect(try ws.segno(["speakers", "enroll", "spec.yaml", "Allison", "allison.wav"]).exited(0))
-        try SpeakerRenamingFlow.zeroInPlace(ws["in/meeting.wav"])
+        try Meetings.zeroInPlace(ws["in/meeting.wav"])
         let second = try ws.segno(["run", "spec.yaml"], timeout: 480)
         #expect(second.exited(0), "\(second.stderr)")
         #expect(!second.stderr.contains("segno: warning"), "\(second.stderr)")
@@ -101,19 +101,6 @@ struct SpeakerRenamingFlow {
         #expect(after.exited(0), "\(after.stderr)")
         let (forgotVTT, forgotTurns) = (try text("meeting.vtt"), try text("meeting.speakers.json"))
         #expect(!forgotVTT.contains("Allison") && !forgotTurns.contains("Allison"), "\(forgotVTT)\n\(forgotTurns)")
-    }
-
-    /// Overwrites the file's bytes with zeros in place and puts its modification time back.
-    static func zeroInPlace(_ path: String) throws {
-        var st = stat()
-        guard stat(path, &st) == 0 else { throw CLITestError("stat \(path)") }
-        let fd = open(path, O_WRONLY)
-        guard fd >= 0 else { throw CLITestError("open \(path)") }
-        let zeros = [UInt8](repeating: 0, count: Int(st.st_size))
-        _ = zeros.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        close(fd)
-        var times = [st.st_atim, st.st_mtim]
-        guard utimensat(AT_FDCWD, path, &times, 0) == 0 else { throw CLITestError("utimensat \(path)") }
     }
 }
 

@@ -113,7 +113,7 @@ struct SpeakersCommandFlow {
 
         try NamedVoices.write(NamedVoices.enrollment, to: ws["allison.wav"])
         #expect(try ws.segno(["speakers", "enroll", "spec.yaml", "Allison", "allison.wav"]).exited(0))
-        try zeroInPlace(ws["in/meeting.wav"])
+        try Meetings.zeroInPlace(ws["in/meeting.wav"])
         let second = try ws.segno(["run", "spec.yaml", "--quiet"])
         #expect(second.exited(0), "\(second.stderr)")
         let after = try turns("meeting")
@@ -145,19 +145,6 @@ struct SpeakersCommandFlow {
 
     private func soxLength(_ path: String) -> Double {
         Double((try? CLI.tool("soxi", ["-D", path]))?.stdout.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
-    }
-
-    /// Overwrites the file's bytes with zeros in place and puts its modification time back.
-    private func zeroInPlace(_ path: String) throws {
-        var st = stat()
-        guard stat(path, &st) == 0 else { throw CLITestError("stat \(path)") }
-        let fd = open(path, O_WRONLY)
-        guard fd >= 0 else { throw CLITestError("open \(path)") }
-        let zeros = [UInt8](repeating: 0, count: Int(st.st_size))
-        _ = zeros.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        close(fd)
-        var times = [st.st_atim, st.st_mtim]
-        guard utimensat(AT_FDCWD, path, &times, 0) == 0 else { throw CLITestError("utimensat \(path)") }
     }
 }
 

@@ -7,6 +7,20 @@ import SegnoCoreTestSupport
 /// prompts of `alsa-utils` and Asterisk's Allison (`asterisk-core-sounds-en-wav`). Each turn is
 /// one speaker's clips 0.2 s apart, turns 0.4 s apart, 16 kHz mono 16-bit WAV.
 enum Meetings {
+    /// Overwrites the file's bytes with zeros in place and puts its modification time back (a
+    /// run that decoded it again would fail or hear silence: proves a step did not decode).
+    static func zeroInPlace(_ path: String) throws {
+        var st = stat()
+        guard stat(path, &st) == 0 else { throw CLITestError("stat \(path)") }
+        let fd = Glibc.open(path, O_WRONLY)
+        guard fd >= 0 else { throw CLITestError("open \(path)") }
+        let zeros = [UInt8](repeating: 0, count: Int(st.st_size))
+        _ = zeros.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        Glibc.close(fd)
+        var times = [st.st_atim, st.st_mtim]
+        guard utimensat(AT_FDCWD, path, &times, 0) == 0 else { throw CLITestError("utimensat \(path)") }
+    }
+
     static let reader = ["870", "890", "920", "880", "930"].map { "/usr/share/pocketsphinx/test/data/librivox/sense_and_sensibility_01_austen_64kb-0\($0).wav" }
     static let alsa = ["Front_Center", "Front_Left", "Front_Right", "Rear_Center", "Rear_Left", "Rear_Right"].map { "/usr/share/sounds/alsa/\($0).wav" }
     static let allison = ["activated", "added", "agent-alreadyon", "agent-incorrect", "agent-loggedoff", "agent-loginok"]
