@@ -76,10 +76,10 @@ final package class PauseEditor {
         zip(s, s.dropFirst()).compactMap { a, b in a.upperBound < b.lowerBound ? a.upperBound..<b.lowerBound : nil }
     }
 
-    package init(rules: PauseRules, engine: VoiceActivityEngine, locator: SpeechLocator, keepsAudio: Bool) throws {
+    package init(rules: PauseRules, detector: any VoiceDetector, keepsAudio: Bool) {
         self.rules = rules
         self.keepsAudio = keepsAudio
-        detector = try engine.make(locator: locator)
+        self.detector = detector
     }
 
     /// Called once with the stream's format, before the first block.

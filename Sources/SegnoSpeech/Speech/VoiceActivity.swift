@@ -76,7 +76,7 @@ final package class SileroDetector: VoiceDetector {
     private let vad: OpaquePointer
     private let acceptWaveform: Accept
     private let empty: Query, detected: Query
-    private let front: Front, pop: Handle, freeSegment: FreeSegment, flushVAD: Handle, destroy: Handle
+    private let front: Front, pop: Handle, freeSegment: FreeSegment, flushVAD: Handle, destroy: Handle, resetVAD: Handle
     private var fed = 0
     private var reported = 0
     private(set) package var decided = 0
@@ -98,6 +98,7 @@ final package class SileroDetector: VoiceDetector {
         freeSegment = try lib.function("SherpaOnnxDestroySpeechSegment", as: FreeSegment.self)
         flushVAD = try lib.function("SherpaOnnxVoiceActivityDetectorFlush", as: Handle.self)
         destroy = try lib.function("SherpaOnnxDestroyVoiceActivityDetector", as: Handle.self)
+        resetVAD = try lib.function("SherpaOnnxVoiceActivityDetectorReset", as: Handle.self)
         let made: OpaquePointer? = model.withCString { m in
             "cpu".withCString { cpu in
                 var config = SegnoVadModelConfig()
@@ -115,6 +116,18 @@ final package class SileroDetector: VoiceDetector {
     }
 
     deinit { destroy(vad) }
+
+    /// Makes the detector as a freshly loaded one (the model's state, sherpa's queue and this
+    /// object's counts cleared), for the next recording (`VoiceDetectorPool`). Called between
+    /// recordings, never during one.
+    package func reset() {
+        resetVAD(vad)
+        fed = 0
+        reported = 0
+        decided = 0
+        filled = 0
+        found.removeAll(keepingCapacity: true)
+    }
 
     package func accept(_ samples: UnsafePointer<Float>, count: Int) {
         var i = 0

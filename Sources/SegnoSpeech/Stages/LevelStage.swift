@@ -23,6 +23,8 @@ public struct LevelConfig: TransformConfig {
     public let maxGain: Double
     public let engine: VoiceActivityEngine
     package let locator: SpeechLocator
+    /// Loaded voice detectors, kept between recordings.
+    package let detectors = VoiceDetectorPool()
     public var name: String { "level" }
     public var version: Int { 1 }
     public var options: [(String, String)] {
@@ -100,7 +102,7 @@ final package class LevelTransform: AnalysingTransform {
 
     package init(config: LevelConfig) throws {
         self.config = config
-        firstDetector = try config.engine.make(locator: config.locator)
+        firstDetector = try config.detectors.take(config.engine, locator: config.locator)
     }
 
     /// The rider for a pass: measuring only, with the detector, before `input` is known; riding on
@@ -110,7 +112,7 @@ final package class LevelTransform: AnalysingTransform {
         let cap = input.map { ($0.speech ?? $0.integrated) - $0.integrated } ?? 0
         let source: LevelRider.Voice
         if let voice { source = .known(voice) } else {
-            source = .detect(try firstDetector ?? config.engine.make(locator: config.locator))
+            source = .detect(try firstDetector ?? config.detectors.take(config.engine, locator: config.locator))
             firstDetector = nil
         }
         let r = LevelRider(voice: source, reference: reference, maxGain: config.maxGain, pauseCap: cap, offset: offset)

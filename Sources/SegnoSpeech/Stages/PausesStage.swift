@@ -15,6 +15,8 @@ public struct PausesConfig: TransformConfig, CompanionStages {
     /// The cut list's path template.
     public let cuts: PathTemplate
     package let locator: SpeechLocator
+    /// Loaded detectors the recordings of a run hand on (the cut-list tap shares them).
+    package let detectors = VoiceDetectorPool()
     public var name: String { "pauses" }
     public var version: Int { 1 }
     public var movesTime: Bool { true }
@@ -33,7 +35,7 @@ public struct PausesConfig: TransformConfig, CompanionStages {
     }
 
     public func makeTransform() throws -> any Transform {
-        PausesTransform(editor: try PauseEditor(rules: rules, engine: engine, locator: locator, keepsAudio: true))
+        PausesTransform(editor: PauseEditor(rules: rules, detector: try detectors.take(engine, locator: locator), keepsAudio: true))
     }
 
     /// The cut-list tap, observing the same stream just before this stage.
@@ -103,8 +105,9 @@ public struct CutListConfig: TapConfig {
 
     public func makeTap(paths: [String], context: RecordingContext) throws -> any Tap {
         do {
-            return CutListTap(path: paths[0], editor: try PauseEditor(rules: pauses.rules, engine: pauses.engine, locator: pauses.locator, keepsAudio: false))
-        } catch let e as SpeechError { throw e.naming(context.relativePath) }
+            let detector = try pauses.detectors.take(pauses.engine, locator: pauses.locator)
+            return CutListTap(path: paths[0], editor: PauseEditor(rules: pauses.rules, detector: detector, keepsAudio: false))
+        } catch { throw error.naming(context.relativePath) }
     }
 }
 

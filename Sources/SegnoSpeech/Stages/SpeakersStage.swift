@@ -24,6 +24,8 @@ public struct SpeakersConfig: TapConfig, SourceObservingStage {
     package let locator: SpeechLocator
     /// The helpers of this stage, with the weights loaded, kept between recordings.
     package let helpers = SpeakerHelperPool()
+    /// Loaded voice detectors, kept between recordings.
+    package let detectors = VoiceDetectorPool()
     /// The enrolled prints and archive-wide labels, prepared by the runner each pass (decision 0075).
     package let book = VoiceBook()
     public var name: String { "speakers" }
@@ -100,7 +102,7 @@ final package class SpeakersTap: Tap, TimelineUsing, FindingTap {
 
     package func start(_ format: AudioFormat) throws {
         try input.start(sampleRate: format.sampleRate)
-        let detector = try naming { try config.engine.make(locator: config.locator) }
+        let detector = try naming { try config.detectors.take(config.engine, locator: config.locator) }
         let helper = try naming { try config.helpers.take(locator: config.locator) }
         self.helper = helper
         windows = SpeakerWindows(detector: detector, helper: helper)
