@@ -378,6 +378,35 @@ def bench_transcribe_batch(segno, work, rounds, memos=40):
         print(f"{n}: {c / seconds:.3f} CPU-s per audio-s (target ≤ 0.06 with batches), {seconds / w:.1f}× real time "
               f"(target ≥ 25×), word error {100 * wer:.2f} %")
 
+def bench_vad_memos(segno, work, rounds, peer=None, memos=40):
+    """Issue 34 item 3, decision 0089: `pauses` → WAV over 40 memos of 3–7 s (the five LibriVox
+    utterances eight times, each at its own gain), one worker, against the same 198 s joined into
+    one recording (what the audio itself costs), and against --peer (another segno build) on the
+    memos when given. Each round starts from an empty output folder."""
+    import random
+    data = "/usr/share/pocketsphinx/test/data/librivox"
+    keys = sorted(f[:-4] for f in os.listdir(data) if f.endswith(".wav"))
+    src, joined = os.path.join(work, "vad-in"), os.path.join(work, "vad-joined")
+    os.makedirs(src, exist_ok=True)
+    os.makedirs(joined, exist_ok=True)
+    rng = random.Random(89)
+    paths = []
+    for i in range(memos):
+        path = os.path.join(src, f"memo{i:02d}.wav")
+        sox(os.path.join(data, keys[i % len(keys)] + ".wav"), path, "vol", f"{rng.uniform(0.5, 1.5):.3f}")
+        paths.append(path)
+    sox(*paths, os.path.join(joined, "all.wav"))
+    runs = {}
+    for name, binary, folder in [("memos", segno, src), ("joined", segno, joined)] + ([("memos, peer", peer, src)] if peer else []):
+        out = os.path.join(work, "vad-out-" + name.replace(", ", "-"))
+        spec = os.path.join(work, "vad-" + name.replace(", ", "-") + ".yaml")
+        open(spec, "w").write(f"version: 1\ninput: {{ root: {folder}, settle: 0s }}\noutput: {{ root: {out} }}\nparallel: 1\n"
+                              "stages:\n  - pauses: {}\n  - encode: { format: wav, path: \"{stem}.wav\" }\n")
+        runs[name] = ([binary, "run", "--quiet", spec], out)
+    rows = interleave({n: cmd for n, (cmd, _) in runs.items()}, rounds, before=lambda n: shutil.rmtree(runs[n][1], ignore_errors=True))
+    table(f"pauses → WAV, {memos} memos of 3–7 s against the same audio joined, 1 worker (decision 0089; "
+          f"load average {os.getloadavg()[0]:.1f} at the end)", rows, "joined")
+
 def task_clock_ms(cmd):
     """CPU milliseconds of one run of cmd: perf's task-clock when perf is here, else /usr/bin/time's user+sys."""
     if not shutil.which("perf"):
@@ -392,12 +421,12 @@ def task_clock_ms(cmd):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("segno")
-    ap.add_argument("--only", nargs="*", default=["convert", "resample", "folder", "memos", "noop", "chain", "waveform", "phone", "fingerprint", "duplicates", "m4a", "mp3", "fleet", "tags", "scale", "normalize", "normalize-denoise", "split", "transcribe-batch"])
+    ap.add_argument("--only", nargs="*", default=["convert", "resample", "folder", "memos", "noop", "chain", "waveform", "phone", "fingerprint", "duplicates", "m4a", "mp3", "fleet", "tags", "scale", "normalize", "normalize-denoise", "split", "transcribe-batch", "vad-memos"])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--minutes", type=int, default=10)
     ap.add_argument("--split-minutes", type=int, default=30, help="length of the long recording of section split (issue 34: 120)")
     ap.add_argument("--split-chains", choices=["both", "plain"], default="both", help="section split: plain leaves out the normalize pair")
-    ap.add_argument("--peer", help="another segno build (e.g. main's) interleaved with SEGNO in fleet-noop, fleet-memory, tags and normalize")
+    ap.add_argument("--peer", help="another segno build (e.g. main's) interleaved with SEGNO in fleet-noop, fleet-memory, tags, normalize and vad-memos")
     ap.add_argument("--audiowaveform", help="audiowaveform (bench/peers.sh builds 1.10.3) for the waveform WAV ratio")
     a = ap.parse_args()
     segno = os.path.abspath(a.segno)
@@ -418,6 +447,7 @@ def main():
         if "normalize-denoise" in a.only: bench_normalize_denoise(segno, work, a.rounds, a.minutes)
         if "split" in a.only: bench_split(segno, work, a.rounds, a.split_minutes, a.split_chains)
         if "transcribe-batch" in a.only: bench_transcribe_batch(segno, work, a.rounds)
+        if "vad-memos" in a.only: bench_vad_memos(segno, work, a.rounds, peer=a.peer and os.path.abspath(a.peer))
         if "fingerprint" in a.only or "duplicates" in a.only:
             import fingerprint  # bench/fingerprint.py: chromaprint vs fpcalc, duplicates at scale (issue 16)
             if "fingerprint" in a.only: fingerprint.bench_fingerprint(segno, work, a.rounds, a.minutes)
