@@ -200,8 +200,8 @@ extension VoiceStore {
     /// What the taps with identity `stage` kept, by recording path.
     public func keptSpeakers(stage: String) throws -> [KeptSpeakers] { try keptLedger(stage: stage).kept }
 
-    /// Stores a row as it is (its labels already given, as `state rebuild` and the tests know
-    /// them); the labels it carries count as given.
+    /// Stores a row as it is, its labels already decided (tests, tools); the labels it carries
+    /// count as given, so the next number is past them.
     public func keep(_ speakers: KeptSpeakers) throws {
         _ = try keep(stage: speakers.stage, after: .max) { _, _ in speakers }
     }
