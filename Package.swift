@@ -158,10 +158,12 @@ let package = Package(
         .testTarget(name: "SegnoSpeechTests", dependencies: [
             "SegnoSpeech", "SegnoAudio", "SegnoCore", "SegnoDSP", "SegnoCoreTestSupport", "SegnoAudioTestSupport",
         ], swiftSettings: ownSettings),
-        .testTarget(name: "SegnoStateTests", dependencies: ["SegnoState", "SegnoCore", "SegnoCoreTestSupport"], swiftSettings: ownSettings),
+        .testTarget(name: "SegnoStateTests", dependencies: [
+            "SegnoState", "SegnoCore", "SegnoCoreTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+        ], swiftSettings: ownSettings),
         .testTarget(name: "SegnoSourcesTests", dependencies: ["SegnoSources", "SegnoCore", "SegnoCoreTestSupport"], swiftSettings: ownSettings),
         .testTarget(name: "SegnoKitTests", dependencies: [
-            "SegnoKit", "SegnoCore", "SegnoAudio", "SegnoState", "SegnoSources", "SegnoDSP",
+            "SegnoKit", "SegnoCore", "SegnoAudio", "SegnoSpeech", "SegnoState", "SegnoSources", "SegnoDSP",
             "SegnoCoreTestSupport", "SegnoAudioTestSupport", "SegnoTestSupport",
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: ownSettings),

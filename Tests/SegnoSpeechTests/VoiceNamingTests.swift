@@ -14,8 +14,21 @@ final class MemoryVoices: VoiceStore {
     func voicePrints() throws -> [VoicePrint] { prints.withLock { $0.sorted { $0.name < $1.name } } }
     func enroll(_ p: VoicePrint) throws { prints.withLock { $0.removeAll { $0.name == p.name }; $0.append(p) } }
     func forgetVoice(_ name: String) throws -> Bool { prints.withLock { l in let n = l.count; l.removeAll { $0.name == name }; return l.count < n } }
-    func keptSpeakers(stage: String) throws -> [KeptSpeakers] { kept.withLock { $0.values.filter { $0.stage == stage }.sorted { $0.path < $1.path } } }
-    func keep(_ s: KeptSpeakers) throws { kept.withLock { $0[s.path] = s } }
+    /// The position of the last row kept, and the lowest label never given (one tap's).
+    let ledger = Mutex<(position: Int64, next: Int)>((0, 1))
+
+    func keptLedger(stage: String) throws -> KeptLedger {
+        KeptLedger(kept: kept.withLock { $0.values.filter { $0.stage == stage }.sorted { $0.path < $1.path } }, position: ledger.withLock { $0.position })
+    }
+    func keep(stage: String, after position: Int64, _ decide: ([KeptSpeakers], Int) throws -> KeptSpeakers) throws -> Int64 {
+        let (last, next) = ledger.withLock { $0 }
+        let s = try decide([], next)
+        kept.withLock { $0[s.path] = s }
+        return ledger.withLock { l in
+            l = (last + 1, max(next, (s.voices.map(\.label).max() ?? 0) + 1))
+            return l.position
+        }
+    }
     func relabelled(path: String, stage: String, digest: String, steps: [RelabelledStep], spoken: String?) throws {
         kept.withLock { $0[path]?.digest = digest }
         relabels.withLock { r in for s in steps where s.stage == stage { r.append((path, digest, s.outputHash, s.outputSize)) } }
@@ -46,13 +59,21 @@ final class MemoryVoices: VoiceStore {
         let book = VoiceBook()
         let store = MemoryVoices()
         let x: [Float] = [1, 0, 0], y: [Float] = [0, 1, 0], z: [Float] = [0, 0, 1]
-        #expect(book.assign([(x, 1)]) == nil, "not prepared")
+        var written: [[Int]] = []
+        let keep = { (path: String, voices: [(centroid: [Float], seconds: Double)]) in
+            try book.keep(path: path, voices: voices) { labels, _ in written.append(labels); return "{}" }
+        }
+        #expect(try keep("early", [(x, 1)]) == nil, "not prepared")
+        #expect(written.isEmpty)
         book.prepare(store: store, stage: "s", prints: [VoicePrint(name: "Ann", vector: y, files: 1, seconds: 9, enrolledAt: 0)],
-                     kept: [KeptSpeakers(path: "old", stage: "s", voices: [KeptVoice(label: 4, seconds: 3, centroid: x)], turns: "", digest: "")])
-        let a = try #require(book.assign([(y, 5), (x, 2)]))
+                     ledger: KeptLedger(kept: [KeptSpeakers(path: "old", stage: "s", voices: [KeptVoice(label: 4, seconds: 3, centroid: x)], turns: "", digest: "")], position: 0))
+        let a = try #require(try keep("a", [(y, 5), (x, 2)]))
         #expect(a.labels == [5, 4] && a.names == ["Ann", nil])
-        let b = try #require(book.assign([(z, 1), (y, 1)]))
+        let b = try #require(try keep("b", [(z, 1), (y, 1)]))
         #expect(b.labels == [6, 5] && b.names == [nil, "Ann"])
+        // The files were written with the labels the state kept.
+        #expect(written == [[5, 4], [6, 5]])
+        #expect(store.kept.withLock { $0["b"]?.voices.map(\.label) } == [6, 5])
     }
 
     @Test func keptTurnsWriteTheSameFilesWithNamesAdded() throws {

@@ -69,6 +69,14 @@ public enum VoiceVectors {
         return d
     }
 
+    /// The cosine similarity of two vectors (0 when either is zero); scale does not matter, so a
+    /// sum of centroids compares as their mean would.
+    public static func cosine(_ a: [Float], _ b: [Float]) -> Float {
+        var dot: Float = 0, na: Float = 0, nb: Float = 0
+        for i in 0..<min(a.count, b.count) { dot += a[i] * b[i]; na += a[i] * a[i]; nb += b[i] * b[i] }
+        return na > 0 && nb > 0 ? dot / (na.squareRoot() * nb.squareRoot()) : 0
+    }
+
     public static func floats(_ d: Data) -> [Float] {
         d.withUnsafeBytes { raw in
             (0..<(raw.count / 4)).map { Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self))) }
@@ -141,11 +149,20 @@ public protocol VoiceStore: AnyObject, Sendable {
     func enroll(_ print: VoicePrint) throws
     /// Removes the print named `name`; false when there is none.
     func forgetVoice(_ name: String) throws -> Bool
-    /// What the taps with identity `stage` kept, by recording path.
-    func keptSpeakers(stage: String) throws -> [KeptSpeakers]
-    /// Stores what a tap kept of one recording, replacing what it kept before. Called by the tap
-    /// once its files are in place.
-    func keep(_ speakers: KeptSpeakers) throws
+    /// What the taps with identity `stage` kept, by recording path, read together with the
+    /// position of the last row stored: a writer that learnt these rows asks `keep` for the rows
+    /// stored after that position. Called once per pass, before planning.
+    func keptLedger(stage: String) throws -> KeptLedger
+    /// Stores what a tap kept of one recording, replacing what it kept before, in one transaction
+    /// that decides its labels (decision 0094): it takes the allocation of the tap with identity
+    /// `stage` (SQLite: the write transaction; PostgreSQL: the allocation row's lock), so no other
+    /// writer stores a row for that tap until it ends; hands `decide` the rows stored after
+    /// position `after` (by any writer; none when `after` is at least the last position) and the
+    /// lowest label number never given; stores the row `decide` returns at the next position and
+    /// records that its labels are given. `decide` may run again when the transaction is retried
+    /// (a lost connection); a throw from it stores nothing. Returns the row's position.
+    func keep(stage: String, after position: Int64,
+              _ decide: (_ since: [KeptSpeakers], _ nextLabel: Int) throws -> KeptSpeakers) throws -> Int64
     /// After the files of `path` were written again with new names: the digest they were made
     /// with (the row of the tap with identity `stage`), each rewritten step's new combined output
     /// hash and size (the speakers tap's own and those of the taps that write its names, such as
@@ -167,7 +184,28 @@ public struct RelabelledStep: Sendable, Equatable {
     }
 }
 
+/// What a store keeps of one tap's voices, read in one snapshot: every row, and the position of
+/// the last one stored (0 when none was stored since the labels were allocated in the state).
+public struct KeptLedger: Sendable, Equatable {
+    public var kept: [KeptSpeakers]
+    public var position: Int64
+
+    public init(kept: [KeptSpeakers], position: Int64) {
+        self.kept = kept
+        self.position = position
+    }
+}
+
 extension VoiceStore {
+    /// What the taps with identity `stage` kept, by recording path.
+    public func keptSpeakers(stage: String) throws -> [KeptSpeakers] { try keptLedger(stage: stage).kept }
+
+    /// Stores a row as it is, its labels already decided (tests, tools); the labels it carries
+    /// count as given, so the next number is past them.
+    public func keep(_ speakers: KeptSpeakers) throws {
+        _ = try keep(stage: speakers.stage, after: .max) { _, _ in speakers }
+    }
+
     /// The speakers tap's own files alone were written again.
     public func relabelled(path: String, stage: String, digest: String, outputHash: Data, outputSize: Int64) throws {
         try relabelled(path: path, stage: stage, digest: digest, steps: [RelabelledStep(stage: stage, outputHash: outputHash, outputSize: outputSize)], spoken: nil)

@@ -1,4 +1,5 @@
 import Foundation
+import SegnoCore
 
 /// One speaker turn: [start, end) in seconds of the stream the tap heard, the speaker's index
 /// (0, 1, … in order of first appearance) and how close its windows' voice is to its speaker's
@@ -64,11 +65,8 @@ package enum Diarizer {
         return out
     }
 
-    package static func cosine(_ a: [Float], _ b: [Float]) -> Float {
-        var dot: Float = 0, na: Float = 0, nb: Float = 0
-        for i in 0..<min(a.count, b.count) { dot += a[i] * b[i]; na += a[i] * a[i]; nb += b[i] * b[i] }
-        return na > 0 && nb > 0 ? dot / (na.squareRoot() * nb.squareRoot()) : 0
-    }
+    /// The cosine similarity of two embeddings (`VoiceVectors.cosine`).
+    package static func cosine(_ a: [Float], _ b: [Float]) -> Float { VoiceVectors.cosine(a, b) }
 
     /// L2-normed mean of `vectors`.
     package static func centroid(_ vectors: [[Float]]) -> [Float] {

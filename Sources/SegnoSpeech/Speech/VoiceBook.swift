@@ -4,9 +4,10 @@ import Synchronization
 
 /// The voices one `speakers` stage names during a run (decision 0075): the prints enrolled in the
 /// state, and one centroid per archive-wide label (the seconds-weighted mean of the centroids of
-/// every recording's voice that carries it). Prepared once per pass by the runner
-/// (`SpeakersConfig.prepareVoices`); each tap then asks for the names and labels of its voices
-/// and keeps its own in the state. Shared by the stage's taps on every worker, behind a lock.
+/// every recording's voice that carries it, `ArchiveLabels`). Prepared once per pass by the runner
+/// (`SpeakersConfig.prepareVoices`); each tap then keeps its voices in the state, which gives
+/// their labels in the same transaction (decision 0094), and names them. Shared by the stage's
+/// taps on every worker, behind a lock.
 public final class VoiceBook: Sendable {
     /// Cosine similarity from which a recording's voice (its centroid) is the enrolled voice or the
     /// labelled voice of other recordings; measured with `tools/speakers_quality.py` (decision 0075).
@@ -22,21 +23,17 @@ public final class VoiceBook: Sendable {
         var stage: String
         var prints: [VoicePrint]
         var digest: String
-        /// Per label: the sum of its voices' centroids, each weighted by its seconds.
-        var sums: [Int: [Float]]
-        var next: Int
+        var labels: ArchiveLabels
     }
     private let book = Mutex<Book?>(nil)
 
     public init() {}
 
-    /// Loads the prints and the voices kept. Called once per pass, before any tap is made.
-    package func prepare(store: any VoiceStore, stage: String, prints: [VoicePrint], kept: [KeptSpeakers]) {
-        var sums: [Int: [Float]] = [:]
-        for k in kept { for v in k.voices { Self.add(v.centroid, weight: v.seconds, to: &sums[v.label]) } }
-        let next = (sums.keys.max() ?? 0) + 1
-        book.withLock { $0 = Book(store: store, stage: stage, prints: prints, digest: Self.digest(prints),
-                                  sums: sums, next: next) }
+    /// Loads the prints and the voices kept (`ledger`, with the position it was read at). Called
+    /// once per pass, before any tap is made.
+    package func prepare(store: any VoiceStore, stage: String, prints: [VoicePrint], ledger: KeptLedger) {
+        let labels = ArchiveLabels(ledger, threshold: Self.threshold)
+        book.withLock { $0 = Book(store: store, stage: stage, prints: prints, digest: Self.digest(prints), labels: labels) }
     }
 
     /// The digest of `prints` and both thresholds (`VoicePrint.digest`): changing either names the
@@ -48,27 +45,11 @@ public final class VoiceBook: Sendable {
     /// The digest of the prints loaded; nil before `prepare`.
     package var digest: String? { book.withLock { $0?.digest } }
 
-    private static func add(_ v: [Float], weight: Double, to sum: inout [Float]?) {
-        guard !v.isEmpty else { return }
-        var s = sum ?? [Float](repeating: 0, count: v.count)
-        let w = Float(max(weight, 0.1))
-        for i in 0..<min(s.count, v.count) { s[i] += w * v[i] }
-        sum = s
-    }
-
     /// The candidate each of `voices` is most similar to (cosine), when that is at least
     /// `threshold`; nil for a voice like none. Several voices of a recording may take one
     /// candidate: the clustering split a voice that the print (or label) says is one.
     static package func match(_ voices: [[Float]], _ candidates: [[Float]], threshold: Float = VoiceBook.threshold) -> [Int?] {
-        voices.map { a in
-            guard !a.isEmpty else { return nil }
-            var best: (sim: Float, c: Int)? = nil
-            for (c, b) in candidates.enumerated() where !b.isEmpty {
-                let s = Diarizer.cosine(a, b)
-                if s >= threshold && s > (best?.sim ?? -.infinity) { best = (s, c) }
-            }
-            return best?.c
-        }
+        ArchiveLabels.match(voices, candidates, threshold: threshold)
     }
 
     /// The enrolled names of a recording's voices (centroids), nil for a voice that matches none.
@@ -91,31 +72,24 @@ public final class VoiceBook: Sendable {
         }
     }
 
-    /// The archive-wide label number and the name of each of a recording's voices (centroids, with
-    /// their seconds): a voice like a labelled one takes its label, another gets the next number;
-    /// the labels' centroids learn the voices. Nil before `prepare`. Called once per recording.
-    package func assign(_ voices: [(centroid: [Float], seconds: Double)]) -> (labels: [Int], names: [String?], digest: String)? {
-        book.withLock { b -> (labels: [Int], names: [String?], digest: String)? in
+    /// Stores what the tap heard in the recording `path` (decision 0075) and gives its voices
+    /// (centroids, with their seconds) their archive-wide label numbers and names: the labels are
+    /// decided in the state's transaction that stores the row (decision 0094), so a voice another
+    /// writer labelled since this pass began takes that label, and a new number is never given
+    /// twice. `write(labels, names)` writes the tap's files and returns the turns the state keeps;
+    /// it runs inside that transaction, so the row is stored only once the files are in place.
+    /// Nil (and nothing called) before `prepare`. Called once per recording, by the tap's `finish`.
+    package func keep(path: String, voices: [(centroid: [Float], seconds: Double)],
+                      write: (_ labels: [Int], _ names: [String?]) throws -> String) throws -> (labels: [Int], names: [String?], digest: String)? {
+        // Held across the transaction: the stage's taps on this machine store one at a time, as the
+        // state makes every writer do, and each learns from the rows stored before it.
+        try book.withLock { b throws -> (labels: [Int], names: [String?], digest: String)? in
             guard var book = b else { return nil }
-            let labels = book.sums.keys.sorted()
-            let matched = Self.match(voices.map(\.centroid), labels.map { Diarizer.centroid([book.sums[$0]!]) })
-            var out: [Int] = []
-            for (i, v) in voices.enumerated() {
-                let label: Int
-                if let m = matched[i] { label = labels[m] } else { label = book.next; book.next += 1 }
-                Self.add(v.centroid, weight: v.seconds, to: &book.sums[label])
-                out.append(label)
-            }
             let names = Self.names(voices.map(\.centroid), prints: book.prints)
+            let labels = try book.store.keep(path: path, stage: book.stage, voices: voices, digest: book.digest,
+                                             labels: &book.labels, turns: { try write($0, names) })
             b = book
-            return (out, names, book.digest)
+            return (labels, names, book.digest)
         }
-    }
-
-    /// Keeps what the tap heard in one recording (decision 0075). Called by the tap once its files
-    /// are in place; does nothing before `prepare`.
-    package func keep(path: String, voices: [KeptVoice], turns: String, digest: String) throws {
-        guard let target = book.withLock({ b -> (store: any VoiceStore, stage: String)? in b.map { ($0.store, $0.stage) } }) else { return }
-        try target.store.keep(KeptSpeakers(path: path, stage: target.stage, voices: voices, turns: turns, digest: digest))
     }
 }

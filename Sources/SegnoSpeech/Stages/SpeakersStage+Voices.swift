@@ -11,8 +11,9 @@ extension SpeakersConfig: VoiceNamingConfig {
     public func prepareVoices(store: any VoiceStore, stage: String, outputRoot: String, step: (String) -> StepState?,
                               dependents: (String, [String: String], [String: String]) throws -> DependentRelabel) throws -> (rewritten: Int, notes: [String]) {
         let prints = try store.voicePrints()
-        let kept = try store.keptSpeakers(stage: stage)
-        book.prepare(store: store, stage: stage, prints: prints, kept: kept)
+        let ledger = try store.keptLedger(stage: stage)
+        let kept = ledger.kept
+        book.prepare(store: store, stage: stage, prints: prints, ledger: ledger)
         guard let digest = book.digest else { return (0, []) }
         var rewritten = 0
         var notes: [String] = []

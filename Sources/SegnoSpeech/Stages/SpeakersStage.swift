@@ -143,19 +143,17 @@ final package class SpeakersTap: Tap, TimelineUsing, FindingTap {
                                  recording: SpeakerFiles.recordingID(file))
         // Archive-wide labels and enrolled names, when the run keeps voices (decision 0075).
         let voices = Diarizer.voices(turns: turns, windows: found.windows, embeddings: embeddings, rate: rate)
-        let named = config.book.assign(voices)
-        if let named {
-            for (i, l) in named.labels.enumerated() { files.labels[i] = SpeakerFiles.label(l - 1) }
-            for (i, n) in named.names.enumerated() { if let n { files.names[i] = n } }
+        // The state gives the labels in the transaction that keeps the voices; the files are
+        // written inside it, so its row is stored once they are in place (decision 0094).
+        let named = try config.book.keep(path: file, voices: voices) { labels, names in
+            for (i, l) in labels.enumerated() { files.labels[i] = SpeakerFiles.label(l - 1) }
+            for (i, n) in names.enumerated() { if let n { files.names[i] = n } }
+            try write(files)
+            return files.keptText
         }
+        if named == nil { try write(files) }
         // The turns as written (source seconds, labels, names) for the transcript (decision 0077).
         findings = Findings(turns: files.turns.map { Findings.Turn(start: $0.start, end: $0.end, speaker: $0.label ?? SpeakerFiles.label($0.speaker), name: $0.name) })
-        try OutputFile.write(Array(files.json.utf8), to: paths[0])
-        if paths.count > 1 { try OutputFile.write(Array(files.rttm.utf8), to: paths[1]) }
-        if let named {
-            let kept = zip(named.labels, voices).map { KeptVoice(label: $0, seconds: $1.seconds, centroid: $1.centroid) }
-            try config.book.keep(path: file, voices: kept, turns: files.keptText, digest: named.digest)
-        }
         let speakers = Set(turns.map(\.speaker)).count
         var values = ["speakers": String(speakers), "turns": String(turns.count)]
         let names = Set(files.names.values).sorted()
@@ -163,6 +161,11 @@ final package class SpeakersTap: Tap, TimelineUsing, FindingTap {
         var produced = paths.map { ProducedFile(stage: "speakers", path: $0, values: values) }
         produced[0].spoken = SpeakerTurnsFile.parse(Data(files.json.utf8)).map(SpeakerTurnsFile.searchWords)
         return produced
+    }
+
+    private func write(_ files: SpeakerFiles) throws {
+        try OutputFile.write(Array(files.json.utf8), to: paths[0])
+        if paths.count > 1 { try OutputFile.write(Array(files.rttm.utf8), to: paths[1]) }
     }
 
     package func abandon() { helper?.terminate() }

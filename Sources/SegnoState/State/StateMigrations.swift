@@ -185,6 +185,24 @@ package enum StateMigrations {
                 ) WITHOUT ROWID;
                 """)
         }
+        m.registerMigration("v10: speaker labels given in the state") { db in
+            // Decision 0094: a recording's new labels are given in the transaction that keeps its
+            // voices. Per tap, the lowest label never given and the position of the last row kept;
+            // each row's position, so a writer reads only the rows kept since it last read. The
+            // labels the rows already carry count as given.
+            try db.execute(sql: """
+                ALTER TABLE speaker_kept ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;  -- position among the tap's rows, 0 before v10
+                CREATE INDEX speaker_kept_seq ON speaker_kept (stage, seq);
+                CREATE TABLE speaker_label (
+                  stage TEXT PRIMARY KEY,             -- the tap's identity, as in speaker_kept.stage
+                  next_label INTEGER NOT NULL,        -- the lowest label number never given
+                  last_seq INTEGER NOT NULL           -- the position of the last row kept
+                ) WITHOUT ROWID;
+                INSERT INTO speaker_label (stage, next_label, last_seq)
+                  SELECT k.stage, COALESCE(MAX(json_extract(v.value, '$.label')), 0) + 1, 0
+                  FROM speaker_kept k LEFT JOIN json_each(k.voices) v GROUP BY k.stage;
+                """)
+        }
         return m
     }
 }

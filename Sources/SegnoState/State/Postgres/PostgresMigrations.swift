@@ -101,6 +101,16 @@ package enum PostgresMigrations {
               PRIMARY KEY (path, stage))
             """,
         ]),
+        ("pg7: speaker labels given in the state (SQLite's v10)", [
+            "ALTER TABLE speaker_kept ADD COLUMN seq BIGINT NOT NULL DEFAULT 0",
+            "CREATE INDEX speaker_kept_seq ON speaker_kept (stage, seq)",
+            "CREATE TABLE speaker_label (stage TEXT PRIMARY KEY, next_label INTEGER NOT NULL, last_seq BIGINT NOT NULL)",
+            """
+            INSERT INTO speaker_label (stage, next_label, last_seq)
+              SELECT k.stage, COALESCE(MAX((v->>'label')::int), 0) + 1, 0
+              FROM speaker_kept k LEFT JOIN LATERAL jsonb_array_elements(k.voices::jsonb) v ON true GROUP BY k.stage
+            """,
+        ]),
     ]
 
     /// Applies what is missing, under `pg_advisory_lock`. Called when a worker opens the store.

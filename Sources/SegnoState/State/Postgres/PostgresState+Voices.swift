@@ -32,21 +32,50 @@ extension PostgresState: VoiceStore {
         }
     }
 
-    public func keptSpeakers(stage: String) throws -> [KeptSpeakers] {
+    public func keptLedger(stage: String) throws -> KeptLedger {
         try pool.with { conn in
-            try conn.exec("SELECT path, voices, turns, digest FROM speaker_kept WHERE stage = $1 ORDER BY path COLLATE \"C\"", [stage]).compactMap { r in
-                guard let path = r[0], let v = r[1].flatMap(KeptSpeakers.voices(fromText:)), let turns = r[2], let digest = r[3] else { return nil }
-                return KeptSpeakers(path: path, stage: stage, voices: v, turns: turns, digest: digest)
-            }
+            // One snapshot for the rows and the position: a row stored after it is after the position.
+            try conn.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            let position = try conn.exec("SELECT last_seq FROM speaker_label WHERE stage = $1", [stage]).first?[0].flatMap { Int64($0) } ?? 0
+            let kept = try Self.kept(conn, stage: stage, after: nil)
+            try conn.exec("COMMIT")
+            return KeptLedger(kept: kept, position: position)
         }
     }
 
-    public func keep(_ s: KeptSpeakers) throws {
-        try pool.with { conn in
-            _ = try conn.exec("""
-                INSERT INTO speaker_kept (path, stage, voices, turns, digest) VALUES ($1, $2, $3, $4, $5)
-                ON CONFLICT (path, stage) DO UPDATE SET voices = excluded.voices, turns = excluded.turns, digest = excluded.digest
-                """, [s.path, s.stage, s.voicesText, s.turns, s.digest])
+    /// The rows of the tap `stage`, all of them (by path) or those stored after position `after` (in order).
+    private static func kept(_ conn: PGConnection, stage: String, after: Int64?) throws -> [KeptSpeakers] {
+        let sql = after == nil ? "SELECT path, voices, turns, digest FROM speaker_kept WHERE stage = $1 ORDER BY path COLLATE \"C\""
+            : "SELECT path, voices, turns, digest FROM speaker_kept WHERE stage = $1 AND seq > $2 ORDER BY seq"
+        let params: [String?] = [stage] + (after.map { [String($0)] } ?? [])
+        return try conn.exec(sql, params).compactMap { r in
+            guard let path = r[0], let v = r[1].flatMap(KeptSpeakers.voices(fromText:)), let turns = r[2], let digest = r[3] else { return nil }
+            return KeptSpeakers(path: path, stage: stage, voices: v, turns: turns, digest: digest)
+        }
+    }
+
+    /// Decision 0094: the upsert of the tap's `speaker_label` row takes its row lock, held to the
+    /// end of the transaction, so the writers of one tap (any machine) store one at a time; READ
+    /// COMMITTED, so each statement after the lock sees every row the writers before it committed.
+    public func keep(stage: String, after position: Int64,
+                     _ decide: (_ since: [KeptSpeakers], _ nextLabel: Int) throws -> KeptSpeakers) throws -> Int64 {
+        try pool.transaction { conn in
+            try conn.exec("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")
+            let row = try conn.exec("""
+                INSERT INTO speaker_label (stage, next_label, last_seq) VALUES ($1, 1, 0)
+                ON CONFLICT (stage) DO UPDATE SET last_seq = speaker_label.last_seq RETURNING next_label, last_seq
+                """, [stage]).first
+            let next = row?[0].flatMap { Int($0) } ?? 1, last = row?[1].flatMap { Int64($0) } ?? 0
+            let since = try position >= last ? [] : Self.kept(conn, stage: stage, after: position)
+            let s = try decide(since, next)
+            let seq = last + 1
+            try conn.exec("""
+                INSERT INTO speaker_kept (path, stage, voices, turns, digest, seq) VALUES ($1, $2, $3, $4, $5, $6)
+                ON CONFLICT (path, stage) DO UPDATE SET voices = excluded.voices, turns = excluded.turns, digest = excluded.digest, seq = excluded.seq
+                """, [s.path, stage, s.voicesText, s.turns, s.digest, String(seq)])
+            try conn.exec("UPDATE speaker_label SET next_label = GREATEST(next_label, $2::int), last_seq = $3 WHERE stage = $1",
+                          [stage, String(max(next, (s.voices.map(\.label).max() ?? 0) + 1)), String(seq)])
+            return seq
         }
     }
 
