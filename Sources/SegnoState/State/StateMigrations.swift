@@ -185,6 +185,13 @@ package enum StateMigrations {
                 ) WITHOUT ROWID;
                 """)
         }
+        m.registerMigration("v10: chapters in the catalogue") { db in
+            // Each recording's chapters and markers, so `find` prints their times without opening
+            // the file (decision 0096). NULL: catalogued before; `find` reads the file until a run
+            // decodes the recording again. Not searched (their titles are in `tags`): no FTS change.
+            // JSON {"chapters":[{"start","title"}],"markers":[…]}, source seconds (`ChapterList.catalogJSON`).
+            try db.execute(sql: "ALTER TABLE catalog ADD COLUMN chapters TEXT")
+        }
         return m
     }
 }

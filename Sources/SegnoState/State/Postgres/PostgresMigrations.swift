@@ -101,6 +101,10 @@ package enum PostgresMigrations {
               PRIMARY KEY (path, stage))
             """,
         ]),
+        ("pg7: chapters in the catalogue (SQLite's v10)", [
+            // JSON {chapters:[{start,title}],markers:[…]}, source seconds; NULL: catalogued before (decision 0096).
+            "ALTER TABLE catalog ADD COLUMN chapters TEXT",
+        ]),
     ]
 
     /// Applies what is missing, under `pg_advisory_lock`. Called when a worker opens the store.
