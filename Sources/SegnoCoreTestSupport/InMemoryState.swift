@@ -226,7 +226,8 @@ package final class InMemoryState: StateBackend, StateLocation, Sendable {
                 guard matched else { continue }
                 let outputs = c.recordings[path].map { $0.steps.values.flatMap(\.outputs).sorted() } ?? []
                 hits.append((rank, CatalogHit(path: path, title: entry.title, recorded: entry.recorded, latitude: entry.latitude,
-                                              longitude: entry.longitude, duration: entry.duration, rank: rank, outputs: outputs)))
+                                              longitude: entry.longitude, duration: entry.duration, rank: rank, outputs: outputs,
+                                              chapters: entry.chapters)))
             }
             return hits.sorted { $0.rank != $1.rank ? $0.rank > $1.rank : $0.hit.path < $1.hit.path }.prefix(limit).map(\.hit)
         }

@@ -181,7 +181,7 @@ struct FindCommand: ParsableCommand {
                 if !said.isEmpty {
                     o.append(("spoken", .array(said.map { .object([("time", JSONValue.rounded($0.time, places: 3)), ("text", .string($0.text))]) })))
                 }
-                let chapters = ChapterSearch.hits(words: words, root: s.input.root, path: h.path)
+                let chapters = ChapterSearch.hits(words: words, stored: h.chapters, root: s.input.root, path: h.path)
                 if !chapters.isEmpty {
                     o.append(("chapters", .array(chapters.map { .object([("time", JSONValue.rounded($0.start, places: 3)), ("title", .string($0.title))]) })))
                 }
@@ -208,7 +208,7 @@ struct FindCommand: ParsableCommand {
             for said in SpokenSearch.hits(words: words, in: h.outputs.map(output)) {
                 printOut("\(AudioError.quoted(h.path)) \(SpokenSearch.clock(said.time)) \"…\(AudioError.quoted(said.text))…\"")
             }
-            for c in ChapterSearch.hits(words: words, root: s.input.root, path: h.path) {
+            for c in ChapterSearch.hits(words: words, stored: h.chapters, root: s.input.root, path: h.path) {
                 printOut("\(AudioError.quoted(h.path)) \(ChapterTime.text(c.start)) chapter \"\(AudioError.quoted(c.title))\"")
             }
             if let spoke = turns[h.path] {

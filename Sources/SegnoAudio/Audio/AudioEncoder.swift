@@ -14,9 +14,15 @@ public protocol AudioEncoder: AnyObject {
     /// Chapters and markers at their place in this output, in seconds (`ChapterList.mapped`),
     /// written by `finish` (`ChapterWriter`). Set before `finish`; empty: none.
     var chapters: ChapterList { get set }
+    /// The source's iXML with its sync points placed in this output (`IXMLPlacement`), written by
+    /// `finish` over the iXML written before the audio. Set before `finish`; nil: as written.
+    var placedIXML: [UInt8]? { get set }
     /// Drops the unfinished file; nothing appears at the final path. Safe to call twice.
     func abandon()
 }
 
 extension SndFileEncoder: AudioEncoder {}
-extension FFmpegEncoder: AudioEncoder {}
+extension FFmpegEncoder: AudioEncoder {
+    /// M4A carries no iXML.
+    public var placedIXML: [UInt8]? { get { nil } set {} }
+}

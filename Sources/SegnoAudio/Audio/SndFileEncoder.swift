@@ -20,6 +20,8 @@ public final class SndFileEncoder {
     private let tags: TagPlan?
     /// Written at `finish` (`AudioEncoder.chapters`).
     public var chapters = ChapterList()
+    /// Written at `finish` over the iXML chunk, WAV and RF64 only (`AudioEncoder.placedIXML`).
+    public var placedIXML: [UInt8]?
     private let rate: Int
     /// Buffers libsndfile points at until the file is closed (`iXML`).
     private let held = TagWriter.Held()
@@ -194,12 +196,14 @@ public final class SndFileEncoder {
         try output.commit()
     }
 
-    /// Chapters in the formats that do not keep them as comments (those went with the tags).
+    /// Chapters in the formats that do not keep them as comments (those went with the tags), and
+    /// a WAV's or RF64's placed iXML (over its chunk, or appended with the `cue ` chunk).
     private func writeChapters() throws {
-        guard !chapters.isEmpty else { return }
         switch format {
-        case .mp3: try ChapterWriter.id3(temporary: output.tempPath, path: path, chapters)
-        case .wav, .rf64: try ChapterWriter.appendRIFF(temporary: output.tempPath, path: path, chunks: ChapterWriter.riffChunks(chapters, rate: rate))
+        case .mp3 where !chapters.isEmpty: try ChapterWriter.id3(temporary: output.tempPath, path: path, chapters)
+        case .wav, .rf64:
+            let moved = try placedIXML.map { try IXMLPlacement.rewrite(temporary: output.tempPath, path: path, xml: $0) } ?? []
+            try ChapterWriter.appendRIFF(temporary: output.tempPath, path: path, chunks: ChapterWriter.riffChunks(chapters, rate: rate) + moved)
         default: break
         }
     }

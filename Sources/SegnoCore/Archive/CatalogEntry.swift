@@ -19,6 +19,9 @@ public struct CatalogEntry: Sendable, Equatable {
     public var duration: Double?
     /// What was said, from the recording's transcript (`transcribe`); empty when none.
     public var spoken: String = ""
+    /// The recording's chapters and markers (source seconds), kept so `find` prints their times
+    /// without opening the file (decision 0096); nil when not known (stored as NULL).
+    public var chapters: ChapterList?
 
     public init(title: String, tags: String, name: String, recorded: String, latitude: Double? = nil, longitude: Double? = nil,
                 duration: Double? = nil) {
@@ -46,6 +49,7 @@ public struct CatalogEntry: Sendable, Equatable {
         // The name as searched: bytes that are not UTF-8 read as Latin-1, so "cafe" finds caf\xe9.wav.
         self.init(title: context.title, tags: words.joined(separator: "\n"), name: FileNameBytes.latin1Reading(context.relativePath), recorded: context.recorded,
                   latitude: place?.latitude, longitude: place?.longitude, duration: duration)
+        chapters = context.metadata.chapterList
     }
 
     /// Latitude and longitude in degrees from an ISO 6709 point: "+37.5665+126.9780/",

@@ -53,9 +53,14 @@ public struct CatalogHit: Sendable {
     public var rank: Double?
     /// Every output recorded for it: files relative to output.root, uploaded objects.
     public var outputs: [String]
+    /// Its chapters and markers as the catalogue keeps them (`ChapterList.catalogJSON`, source
+    /// seconds); nil when it was catalogued before they were kept (decision 0096).
+    public var chapters: ChapterList?
 
     /// Every stored property: the initializer the other modules of segno use.
-    package init(path: String, title: String, recorded: String, latitude: Double? = nil, longitude: Double? = nil, duration: Double? = nil, distanceKm: Double? = nil, rank: Double? = nil, outputs: [String]) {
+    package init(path: String, title: String, recorded: String, latitude: Double? = nil, longitude: Double? = nil, duration: Double? = nil, distanceKm: Double? = nil, rank: Double? = nil, outputs: [String],
+                 chapters: ChapterList? = nil) {
+        self.chapters = chapters
         self.path = path
         self.title = title
         self.recorded = recorded

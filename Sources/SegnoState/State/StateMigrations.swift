@@ -203,6 +203,13 @@ package enum StateMigrations {
                   FROM speaker_kept k LEFT JOIN json_each(k.voices) v GROUP BY k.stage;
                 """)
         }
+        m.registerMigration("v11: chapters in the catalogue") { db in
+            // Each recording's chapters and markers, so `find` prints their times without opening
+            // the file (decision 0096). NULL: catalogued before; `find` reads the file until a run
+            // decodes the recording again. Not searched (their titles are in `tags`): no FTS change.
+            // JSON {"chapters":[{"start","title"}],"markers":[…]}, source seconds (`ChapterList.catalogJSON`).
+            try db.execute(sql: "ALTER TABLE catalog ADD COLUMN chapters TEXT")
+        }
         return m
     }
 }

@@ -14,14 +14,14 @@ extension StateStore {
             let fields = CatalogEntry.searchFields
             let columns = fields.map(\.column)
             let sets = columns.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
-            var arguments: [(any DatabaseValueConvertible)?] = [rid, c.recorded, c.latitude, c.longitude, c.duration]
+            var arguments: [(any DatabaseValueConvertible)?] = [rid, c.recorded, c.latitude, c.longitude, c.duration, c.chapters?.catalogJSON]
             arguments += fields.map { $0.text(c) }
             try db.execute(sql: """
-                INSERT INTO catalog (recording_id, recorded, latitude, longitude, duration, \(columns.joined(separator: ", ")))
-                VALUES (?, ?, ?, ?, ?\(String(repeating: ", ?", count: columns.count)))
+                INSERT INTO catalog (recording_id, recorded, latitude, longitude, duration, chapters, \(columns.joined(separator: ", ")))
+                VALUES (?, ?, ?, ?, ?, ?\(String(repeating: ", ?", count: columns.count)))
                 ON CONFLICT(recording_id) DO UPDATE SET \(sets),
                   recorded = excluded.recorded, latitude = excluded.latitude, longitude = excluded.longitude,
-                  duration = COALESCE(excluded.duration, catalog.duration)
+                  duration = COALESCE(excluded.duration, catalog.duration), chapters = excluded.chapters
                 """, arguments: StatementArguments(arguments))
         }
     }
@@ -83,14 +83,14 @@ extension StateStore {
         let rank = match != nil ? "bm25(catalog_fts, \(weights))" : "NULL"
         let whereSQL = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         let order = match != nil ? "ORDER BY 8, r.path" : "ORDER BY c.recorded DESC, r.path"
-        let sql = "SELECT r.id, r.path, c.title, c.recorded, c.latitude, c.longitude, c.duration, \(rank) FROM \(from) \(whereSQL) \(order) LIMIT ?"
+        let sql = "SELECT r.id, r.path, c.title, c.recorded, c.latitude, c.longitude, c.duration, \(rank), c.chapters FROM \(from) \(whereSQL) \(order) LIMIT ?"
         args.append(limit)
         return try dbReader.read { db in
             var hits: [CatalogHit] = []
             let outputs = try db.cachedStatement(sql: "SELECT output FROM step WHERE recording_id = ? ORDER BY stage")
             for r in try Row.fetchAll(db, sql: sql, arguments: StatementArguments(args)) {
                 var hit = CatalogHit(path: r[1], title: r[2], recorded: r[3], latitude: r[4], longitude: r[5], duration: r[6],
-                                     distanceKm: nil, rank: r[7], outputs: [])
+                                     distanceKm: nil, rank: r[7], outputs: [], chapters: (r[8] as String?).flatMap(ChapterList.init(catalogJSON:)))
                 if let near = query.near {
                     guard let lat = hit.latitude, let lon = hit.longitude else { continue }
                     let d = CatalogEntry.distanceKm(near.latitude, near.longitude, lat, lon)

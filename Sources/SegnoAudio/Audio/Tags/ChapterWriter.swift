@@ -120,7 +120,8 @@ package enum ChapterWriter {
     }
 
     private static func le32(_ v: UInt32) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 24)] }
-    private static func chunk(_ id: String, _ body: [UInt8]) -> [UInt8] {
+    /// A RIFF chunk: id, little-endian size, body, a pad byte after an odd body.
+    static package func chunk(_ id: String, _ body: [UInt8]) -> [UInt8] {
         Array(id.utf8) + le32(UInt32(body.count)) + body + (body.count & 1 == 1 ? [0] : [])
     }
 }

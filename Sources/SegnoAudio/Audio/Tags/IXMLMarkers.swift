@@ -56,7 +56,7 @@ package enum IXMLMarkers {
     }
 
     /// The file's start in samples since midnight as iXML states it, when `bext` does not.
-    private static func reference(in xml: [UInt8]) -> UInt64? {
+    static package func reference(in xml: [UInt8]) -> UInt64? {
         for (hi, lo) in [IXMLRate.timeReference, ("TIMESTAMP_SAMPLES_SINCE_MIDNIGHT_HI", "TIMESTAMP_SAMPLES_SINCE_MIDNIGHT_LO")] {
             func value(_ name: String) -> UInt32? {
                 IXMLRate.range(of: name, in: xml).flatMap { UInt32(String(decoding: xml[$0], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) }

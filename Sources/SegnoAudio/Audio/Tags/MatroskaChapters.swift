@@ -5,8 +5,10 @@ import SegnoCore
 /// ChapterAtom` with `ChapterTimeStart`/`ChapterTimeEnd` (nanoseconds, not scaled by the segment's
 /// timestamp scale) and the first `ChapterDisplay/ChapString`. Called by `ChapterReader` once per
 /// Matroska or WebM file. A small EBML reader with bounded reads: it walks the segment's top-level
-/// elements up to the first `Cluster` (at most `elements` of them), follows the `SeekHead` to
-/// `Chapters` when they come later, and reads no `Chapters` element larger than `limit` bytes.
+/// elements (at most `elements` of them), follows the `SeekHead` to `Chapters` when they come after
+/// the first `Cluster`, and without such a pointer steps over the clusters by their sizes (one
+/// 12-byte header read each, never their audio) until `Chapters`, a cluster of unknown size or the
+/// end (decision 0078, amended); it reads no `Chapters` element larger than `limit` bytes.
 /// The default edition is read (else the first); hidden or disabled chapters and nested
 /// sub-chapters are left out, as players show them. Damage is a warning.
 package enum MatroskaChapters {
@@ -32,7 +34,8 @@ package enum MatroskaChapters {
         let end = seg.size.map { min(seg.body + $0, file.size) } ?? file.size
         var at = seg.body, later: Int64? = nil
         for _ in 0..<elements {
-            guard at < end, let e = header(file, at: at), e.id != cluster, let size = e.size else { break }
+            // At the audio, a SeekHead's pointer is followed; without one the clusters are stepped over.
+            guard at < end, let e = header(file, at: at), !(e.id == cluster && later != nil), let size = e.size else { break }
             if e.id == chapters { return parse(file, at: e.body, size, into: &m) }
             if e.id == seekHead, size <= 1 << 16, let b = file.read(e.body, Int(size)) { later = later ?? seekTarget(b, base: seg.body) }
             at = e.body + size

@@ -114,6 +114,9 @@ final package class EncodeTap: Tap, TimelineUsing, FindingsUsingTap {
         self.bitrate = bitrate
     }
 
+    /// The plan the encoder got, its counts at the output's rate (`TagPlan.retimed`).
+    private var retimed: TagPlan?
+
     /// Opus at a rate it cannot code (22.05 kHz): the stream is resampled to 48 kHz inside the tap,
     /// as `convert`, opusenc and ffmpeg do, and said in a note (decision 0065).
     private var opusResampler: (any Transform)?
@@ -130,6 +133,7 @@ final package class EncodeTap: Tap, TimelineUsing, FindingsUsingTap {
             notes.append("encode: Opus is coded at \(Self.opusRate) Hz; resampled from \(stream.sampleRate) Hz for \(AudioError.quoted(path)) (a resample stage before encode to 8000, 12000, 16000, 24000 or 48000 Hz chooses another)")
         }
         let plan: TagPlan? = tags.isEmpty ? nil : tags.retimed(to: format.sampleRate)
+        retimed = plan
         if self.format.needsFFmpeg {
             // Looked up per recording (a few `stat` calls), so installing ffmpeg helps the next run.
             let ffmpeg = FFmpegTools.find("ffmpeg", in: searchPath)
@@ -174,6 +178,13 @@ final package class EncodeTap: Tap, TimelineUsing, FindingsUsingTap {
             // WAV and RF64 keep markers apart; other formats get them as chapters, each to the next start.
             let list = keptMarkers ? chapters : ChapterWriter.chaptersOnly(chapters)
             e.chapters = list.mapped(timeline(), length: Double(framesSeen) / Double(streamRate))
+        }
+        // The iXML's sync points go where its markers went (decision 0096).
+        if format == .wav || format == .rf64, let x = retimed?.ixml, streamRate > 0 {
+            let placed = IXMLPlacement.mapped(x, rate: streamRate, timeReference: retimed?.broadcast?.timeReference, maps: timeline(),
+                                              length: Double(framesSeen) / Double(streamRate), file: path)
+            if placed.xml != x { e.placedIXML = placed.xml }
+            notes += placed.notes
         }
         try e.finish()
         encoder = nil

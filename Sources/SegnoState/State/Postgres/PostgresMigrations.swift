@@ -111,6 +111,10 @@ package enum PostgresMigrations {
               FROM speaker_kept k LEFT JOIN LATERAL jsonb_array_elements(k.voices::jsonb) v ON true GROUP BY k.stage
             """,
         ]),
+        ("pg8: chapters in the catalogue (SQLite's v11)", [
+            // JSON {chapters:[{start,title}],markers:[…]}, source seconds; NULL: catalogued before (decision 0096).
+            "ALTER TABLE catalog ADD COLUMN chapters TEXT",
+        ]),
     ]
 
     /// Applies what is missing, under `pg_advisory_lock`. Called when a worker opens the store.

@@ -20,7 +20,7 @@ extension PostgresState {
     package func writeArchive(_ updates: [(path: String, fingerprints: [String: AudioFingerprint], catalog: CatalogEntry?)]) throws {
         var fpPath: [String?] = [], fpStage: [String?] = [], fpAlgorithm: [Int?] = [], fpDuration: [Double?] = [], fpItems: [String?] = []
         var cPath: [String?] = [], cTitle: [String?] = [], cRecorded: [String?] = [], cLat: [Double?] = [], cLon: [Double?] = []
-        var cDuration: [Double?] = [], cWords: [String?] = []
+        var cDuration: [Double?] = [], cWords: [String?] = [], cChapters: [String?] = []
         var latest: [String: Int] = [:]
         for u in updates {
             for (stage, fp) in u.fingerprints.sorted(by: { $0.key < $1.key }) {
@@ -31,12 +31,12 @@ extension PostgresState {
                 if let i = latest[u.path] {
                     // One statement may not change a row twice: the later entry wins.
                     cTitle[i] = c.title; cRecorded[i] = c.recorded; cLat[i] = c.latitude; cLon[i] = c.longitude
-                    cDuration[i] = c.duration; cWords[i] = Self.words(c)
+                    cDuration[i] = c.duration; cWords[i] = Self.words(c); cChapters[i] = c.chapters?.catalogJSON
                     continue
                 }
                 latest[u.path] = cPath.count
                 cPath.append(u.path); cTitle.append(c.title); cRecorded.append(c.recorded); cLat.append(c.latitude); cLon.append(c.longitude)
-                cDuration.append(c.duration); cWords.append(Self.words(c))
+                cDuration.append(c.duration); cWords.append(Self.words(c)); cChapters.append(c.chapters?.catalogJSON)
             }
         }
         if !fpPath.isEmpty {
@@ -53,16 +53,16 @@ extension PostgresState {
         if !cPath.isEmpty {
             try pool.with {
                 try $0.exec("""
-                    INSERT INTO catalog (recording_id, title, recorded, latitude, longitude, duration, words)
-                    SELECT r.id, c.title, c.recorded, c.latitude, c.longitude, c.duration, c.words
-                    FROM unnest($1::text[], $2::text[], $3::text[], $4::float8[], $5::float8[], $6::float8[], $7::text[])
-                      AS c(path, title, recorded, latitude, longitude, duration, words)
+                    INSERT INTO catalog (recording_id, title, recorded, latitude, longitude, duration, words, chapters)
+                    SELECT r.id, c.title, c.recorded, c.latitude, c.longitude, c.duration, c.words, c.chapters
+                    FROM unnest($1::text[], $2::text[], $3::text[], $4::float8[], $5::float8[], $6::float8[], $7::text[], $8::text[])
+                      AS c(path, title, recorded, latitude, longitude, duration, words, chapters)
                     JOIN recording r ON r.path = c.path
                     ON CONFLICT (recording_id) DO UPDATE SET title = excluded.title, recorded = excluded.recorded,
                       latitude = excluded.latitude, longitude = excluded.longitude,
-                      duration = COALESCE(excluded.duration, catalog.duration), words = excluded.words
+                      duration = COALESCE(excluded.duration, catalog.duration), words = excluded.words, chapters = excluded.chapters
                     """, [PGArray.text(cPath), PGArray.text(cTitle), PGArray.text(cRecorded), PGArray.numbers(cLat), PGArray.numbers(cLon),
-                          PGArray.numbers(cDuration), PGArray.text(cWords)])
+                          PGArray.numbers(cDuration), PGArray.text(cWords), PGArray.text(cChapters)])
             }
         }
     }
@@ -139,7 +139,7 @@ extension PostgresState {
         let rank = terms.isEmpty ? "NULL::float8" : "-(" + score.joined(separator: " + ") + ")::float8"
         let whereSQL = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         let order = terms.isEmpty ? "ORDER BY c.recorded COLLATE \"C\" DESC, r.path COLLATE \"C\"" : "ORDER BY 8, r.path COLLATE \"C\""
-        let sql = "SELECT r.id, r.path, c.title, c.recorded, c.latitude, c.longitude, c.duration, \(rank) FROM catalog c JOIN recording r ON r.id = c.recording_id \(whereSQL) \(order) LIMIT \(arg(String(limit)))"
+        let sql = "SELECT r.id, r.path, c.title, c.recorded, c.latitude, c.longitude, c.duration, \(rank), c.chapters FROM catalog c JOIN recording r ON r.id = c.recording_id \(whereSQL) \(order) LIMIT \(arg(String(limit)))"
         return try pool.with { conn in
             try conn.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             defer { _ = try? conn.exec("COMMIT") }
@@ -147,7 +147,7 @@ extension PostgresState {
             for r in try conn.exec(sql, args) {
                 var hit = CatalogHit(path: r[1] ?? "", title: r[2] ?? "", recorded: r[3] ?? "", latitude: r[4].flatMap(Double.init),
                                      longitude: r[5].flatMap(Double.init), duration: r[6].flatMap(Double.init), distanceKm: nil,
-                                     rank: r[7].flatMap(Double.init), outputs: [])
+                                     rank: r[7].flatMap(Double.init), outputs: [], chapters: r[8].flatMap(ChapterList.init(catalogJSON:)))
                 if let near = query.near {
                     guard let lat = hit.latitude, let lon = hit.longitude else { continue }
                     let d = CatalogEntry.distanceKm(near.latitude, near.longitude, lat, lon)
