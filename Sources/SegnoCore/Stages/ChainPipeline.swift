@@ -2,8 +2,9 @@ import Foundation
 import SegnoDSP
 
 /// One recording's pass on three threads (decision 0085): the decoder reads ahead on its own
-/// thread (`PrefetchingDecoder`), the transforms run on the worker's thread (`StageChain` as
-/// ever), and the taps observe on a third (`TapLane`). Between them, bounded queues of
+/// thread (`PrefetchingDecoder`), together with the chain's first transform when `elements`
+/// moves it there; the other transforms run on the worker's thread (`StageChain` as ever), and
+/// the taps observe on a third (`TapLane`). Between them, bounded queues of
 /// `queueBlocks` blocks whose buffers are reused, so memory stays flat with the recording's
 /// length and the steady state allocates nothing. Every stage sees the same blocks in the same
 /// order as in the one-thread pass, so the outputs are byte-identical.
@@ -17,20 +18,32 @@ package final class ChainPipeline {
 
     private let lane = TapLane(capacity: ChainPipeline.queueBlocks)
     private var prefetchers: [PrefetchingDecoder] = []
+    /// The transforms `elements` gave the decoder's thread (at most the chain's first).
+    private var ahead: [any Transform] = []
 
     package init() {}
 
     /// The decoder read ahead on a thread of its own, in blocks of `blockFrames`
-    /// (`StageChain.blockFrames`, which every read of the chain asks for).
+    /// (`StageChain.blockFrames`, which every read of the chain asks for), each block already
+    /// through the transforms `elements` moved to that thread. Called after `elements`.
     package func decoder(_ decoder: any AudioDecoder, blockFrames: Int) -> any AudioDecoder {
-        let p = PrefetchingDecoder(decoder, blockFrames: blockFrames, queueBlocks: Self.queueBlocks)
+        let p = PrefetchingDecoder(decoder, blockFrames: blockFrames, queueBlocks: Self.queueBlocks, ahead: ahead)
         prefetchers.append(p)
         return p
     }
 
     /// The elements with every tap moved onto the taps' thread (`LaneTap`); transforms unchanged.
+    /// When the chain begins with a transform that does not analyse and another transform follows
+    /// it, that first transform will run on the decoder's thread (`decoder`): with the decoder
+    /// alone that thread would idle beside the worker's (a 48 kHz FLAC decodes in a fraction of a
+    /// filter's time in a debug build), and the worker keeps the transforms after it. Called once,
+    /// while the chain is being made.
     package func elements(_ elements: [ChainElement]) -> [ChainElement] {
-        elements.map { e in
+        let transforms = elements.compactMap { e -> (any Transform)? in if case .transform(let t) = e { t } else { nil } }
+        if case .transform(let first) = elements.first, !(first is any AnalysingTransform), transforms.count > 1 {
+            ahead = [first]
+        }
+        return elements.map { e in
             guard case .tap(let t) = e else { return e }
             return .tap(LaneTap(t, lane: lane))
         }
@@ -44,13 +57,19 @@ package final class ChainPipeline {
     }
 }
 
-/// A decoder read ahead on its own thread: blocks of a fixed size go into a ring of
-/// `queueBlocks` slots and `read` swaps the next one out (the caller's buffer goes back to the
-/// ring, so no block is allocated after the first round). A decoder error reaches `read` after the
-/// blocks decoded before it, as it would without the thread. The thread starts on the first `read`
-/// and is stopped by `stop` or `close`.
+/// A decoder read ahead on its own thread: blocks of a fixed size, each run through the transforms
+/// `ahead` (in order, as `StageChain.push` would), go into a ring of `queueBlocks` slots and
+/// `read` swaps the next one out (the caller's buffer goes back to the ring, so no block is
+/// allocated after the first round). `read` returns the frames decoded, the block holds what the
+/// transforms made of them; `StageChain` pushes it on from the element after `ahead`. A decoder or
+/// transform error reaches `read` after the blocks made before it, as it would without the thread.
+/// The thread starts on the first `read` and is stopped by `stop` or `close`; once it has ended
+/// (the last `read` returned 0 or threw, or `stop` returned) the transforms are the caller's again
+/// (their tails: `StageChain` drains them on the worker's thread).
 final class PrefetchingDecoder: AudioDecoder, @unchecked Sendable {
     private let inner: any AudioDecoder
+    /// The chain's first transforms, run on this decoder's thread (their `start` was called before the first `read`).
+    let ahead: [any Transform]
     let info: SourceInfo
     private let blockFrames: Int
     private let condition = NSCondition()
@@ -65,8 +84,9 @@ final class PrefetchingDecoder: AudioDecoder, @unchecked Sendable {
     private var started = false
     private var exited = false
 
-    init(_ inner: any AudioDecoder, blockFrames: Int, queueBlocks: Int) {
+    init(_ inner: any AudioDecoder, blockFrames: Int, queueBlocks: Int, ahead: [any Transform] = []) {
         self.inner = inner
+        self.ahead = ahead
         self.info = inner.info
         self.blockFrames = blockFrames
         slots = (0..<queueBlocks).map { _ in AudioBlock(channels: max(1, inner.info.channels), capacity: blockFrames) }
@@ -107,6 +127,12 @@ final class PrefetchingDecoder: AudioDecoder, @unchecked Sendable {
                 return
             }
             if n == 0 { finishProducing(nil); return }
+            do {
+                for t in ahead { try t.process(&block) }
+            } catch {
+                finishProducing(error)
+                return
+            }
             condition.lock()
             while count == slots.count && !stopping { condition.wait() }
             if stopping {
