@@ -2,8 +2,9 @@ import Foundation
 import SegnoDSP
 
 /// One recording's pass on three threads (decision 0085): the decoder reads ahead on its own
-/// thread (`PrefetchingDecoder`), the transforms run on the worker's thread (`StageChain` as
-/// ever), and the taps observe on a third (`TapLane`). Between them, bounded queues of
+/// thread (`PrefetchingDecoder`), together with the chain's first transform when `elements`
+/// moves it there; the other transforms run on the worker's thread (`StageChain` as ever), and
+/// the taps observe on a third (`TapLane`). Between them, bounded queues of
 /// `queueBlocks` blocks whose buffers are reused, so memory stays flat with the recording's
 /// length and the steady state allocates nothing. Every stage sees the same blocks in the same
 /// order as in the one-thread pass, so the outputs are byte-identical.
@@ -11,26 +12,43 @@ import SegnoDSP
 /// Made by `ChainRecipe` when the runner split the recording (`SplitRule`); `shutdown` is called
 /// once the pass is over (also on failure or interruption) and joins every thread it started.
 package final class ChainPipeline {
-    /// Blocks each queue holds (the decoder's read-ahead, the taps' backlog): 8 × 4096 frames,
-    /// about 128 KiB per queue for mono, 256 KiB for stereo.
-    package static let queueBlocks = 8
+    /// Blocks each queue holds (the decoder's read-ahead, the taps' backlog): 64 × 4096 frames,
+    /// 1 MiB per queue for mono, 2 MiB for stereo. A thread that waits on a queue (empty for its
+    /// reader, full for its writer) sleeps until half of it is ready (`handOff`), so a block costs
+    /// no wake-up of its own: with 8 blocks and a wake-up per block the split made 2 context
+    /// switches per block and its threads idled between them.
+    package static let queueBlocks = 64
+    /// Blocks a waiting thread waits for (to read, or free to write): half a queue.
+    static let handOff = queueBlocks / 2
 
     private let lane = TapLane(capacity: ChainPipeline.queueBlocks)
     private var prefetchers: [PrefetchingDecoder] = []
+    /// The transforms `elements` gave the decoder's thread (at most the chain's first).
+    private var ahead: [any Transform] = []
 
     package init() {}
 
     /// The decoder read ahead on a thread of its own, in blocks of `blockFrames`
-    /// (`StageChain.blockFrames`, which every read of the chain asks for).
+    /// (`StageChain.blockFrames`, which every read of the chain asks for), each block already
+    /// through the transforms `elements` moved to that thread. Called after `elements`.
     package func decoder(_ decoder: any AudioDecoder, blockFrames: Int) -> any AudioDecoder {
-        let p = PrefetchingDecoder(decoder, blockFrames: blockFrames, queueBlocks: Self.queueBlocks)
+        let p = PrefetchingDecoder(decoder, blockFrames: blockFrames, queueBlocks: Self.queueBlocks, ahead: ahead)
         prefetchers.append(p)
         return p
     }
 
     /// The elements with every tap moved onto the taps' thread (`LaneTap`); transforms unchanged.
+    /// When the chain begins with a transform that does not analyse and another transform follows
+    /// it, that first transform will run on the decoder's thread (`decoder`): with the decoder
+    /// alone that thread would idle beside the worker's (a 48 kHz FLAC decodes in a fraction of a
+    /// filter's time in a debug build), and the worker keeps the transforms after it. Called once,
+    /// while the chain is being made.
     package func elements(_ elements: [ChainElement]) -> [ChainElement] {
-        elements.map { e in
+        let transforms = elements.compactMap { e -> (any Transform)? in if case .transform(let t) = e { t } else { nil } }
+        if case .transform(let first) = elements.first, !(first is any AnalysingTransform), transforms.count > 1 {
+            ahead = [first]
+        }
+        return elements.map { e in
             guard case .tap(let t) = e else { return e }
             return .tap(LaneTap(t, lane: lane))
         }
@@ -44,13 +62,19 @@ package final class ChainPipeline {
     }
 }
 
-/// A decoder read ahead on its own thread: blocks of a fixed size go into a ring of
-/// `queueBlocks` slots and `read` swaps the next one out (the caller's buffer goes back to the
-/// ring, so no block is allocated after the first round). A decoder error reaches `read` after the
-/// blocks decoded before it, as it would without the thread. The thread starts on the first `read`
-/// and is stopped by `stop` or `close`.
+/// A decoder read ahead on its own thread: blocks of a fixed size, each run through the transforms
+/// `ahead` (in order, as `StageChain.push` would), go into a ring of `queueBlocks` slots and
+/// `read` swaps the next one out (the caller's buffer goes back to the ring, so no block is
+/// allocated after the first round). `read` returns the frames decoded, the block holds what the
+/// transforms made of them; `StageChain` pushes it on from the element after `ahead`. A decoder or
+/// transform error reaches `read` after the blocks made before it, as it would without the thread.
+/// The thread starts on the first `read` and is stopped by `stop` or `close`; once it has ended
+/// (the last `read` returned 0 or threw, or `stop` returned) the transforms are the caller's again
+/// (their tails: `StageChain` drains them on the worker's thread).
 final class PrefetchingDecoder: AudioDecoder, @unchecked Sendable {
     private let inner: any AudioDecoder
+    /// The chain's first transforms, run on this decoder's thread (their `start` was called before the first `read`).
+    let ahead: [any Transform]
     let info: SourceInfo
     private let blockFrames: Int
     private let condition = NSCondition()
@@ -64,13 +88,18 @@ final class PrefetchingDecoder: AudioDecoder, @unchecked Sendable {
     private var stopping = false
     private var started = false
     private var exited = false
+    private var readerWaits = false    // `read` sleeps until `handOff` blocks are queued (or the end)
+    private var producerWaits = false  // the thread sleeps until `handOff` slots are free (or `stop`)
+    private let handOff: Int
 
-    init(_ inner: any AudioDecoder, blockFrames: Int, queueBlocks: Int) {
+    init(_ inner: any AudioDecoder, blockFrames: Int, queueBlocks: Int, ahead: [any Transform] = []) {
         self.inner = inner
+        self.ahead = ahead
         self.info = inner.info
         self.blockFrames = blockFrames
         slots = (0..<queueBlocks).map { _ in AudioBlock(channels: max(1, inner.info.channels), capacity: blockFrames) }
         sizes = Array(repeating: 0, count: queueBlocks)
+        handOff = max(1, min(queueBlocks, ChainPipeline.handOff))
     }
 
     /// Swaps the next decoded block into `block`; 0 at the end. `maxFrames` is the chain's block
@@ -82,7 +111,11 @@ final class PrefetchingDecoder: AudioDecoder, @unchecked Sendable {
             started = true
             Thread.detachNewThread { [self] in produce() }
         }
-        while count == 0 && !ended { condition.wait() }
+        if count == 0 && !ended {
+            readerWaits = true
+            while count < handOff && !ended { condition.wait() }
+            readerWaits = false
+        }
         if count == 0 {
             if let failure { throw failure }
             return 0
@@ -91,7 +124,7 @@ final class PrefetchingDecoder: AudioDecoder, @unchecked Sendable {
         let n = sizes[head]
         head = (head + 1) % slots.count
         count -= 1
-        condition.broadcast()
+        if producerWaits && count <= slots.count - handOff { condition.broadcast() }
         return n
     }
 
@@ -107,8 +140,18 @@ final class PrefetchingDecoder: AudioDecoder, @unchecked Sendable {
                 return
             }
             if n == 0 { finishProducing(nil); return }
+            do {
+                for t in ahead { try t.process(&block) }
+            } catch {
+                finishProducing(error)
+                return
+            }
             condition.lock()
-            while count == slots.count && !stopping { condition.wait() }
+            if count == slots.count && !stopping {
+                producerWaits = true
+                while count > slots.count - handOff && !stopping { condition.wait() }
+                producerWaits = false
+            }
             if stopping {
                 exited = true
                 condition.broadcast()
@@ -119,7 +162,7 @@ final class PrefetchingDecoder: AudioDecoder, @unchecked Sendable {
             swap(&slots[i], &block)
             sizes[i] = n
             count += 1
-            condition.broadcast()
+            if readerWaits && count >= handOff { condition.broadcast() }
             condition.unlock()
         }
     }
@@ -171,10 +214,15 @@ final class TapLane: @unchecked Sendable {
     private var stopping = false
     private var started = false
     private var exited = false
+    private var laneWaits = false      // the lane sleeps until `handOff` blocks are queued (or a drain, or shutdown)
+    private var submitterWaits = false // `submit` sleeps until `handOff` slots are free
+    private var draining = 0           // `drain` calls waiting for the lane to catch up
+    private let handOff: Int
 
     init(capacity: Int) {
         slots = Array(repeating: AudioBlock(channels: 1, capacity: 0), count: capacity)
         owners = Array(repeating: 0, count: capacity)
+        handOff = max(1, min(capacity, ChainPipeline.handOff))
     }
 
     /// Registers a tap; returns its number on the lane. Called while the chain is being made.
@@ -196,7 +244,11 @@ final class TapLane: @unchecked Sendable {
             started = true
             Thread.detachNewThread { [self] in consume() }
         }
-        while count == slots.count && !stopping { condition.wait() }
+        if count == slots.count && !stopping {
+            submitterWaits = true
+            while count > slots.count - handOff && !stopping { condition.wait() }
+            submitterWaits = false
+        }
         if stopping { return }
         let i = (head + count) % slots.count
         let n = block.frames * block.channels
@@ -211,7 +263,7 @@ final class TapLane: @unchecked Sendable {
         slots[i].frames = block.frames
         owners[i] = id
         count += 1
-        condition.broadcast()
+        if laneWaits && count >= handOff { condition.broadcast() }
     }
 
     /// Waits until every block queued so far has been observed; returns tap `id`'s failure on
@@ -219,7 +271,10 @@ final class TapLane: @unchecked Sendable {
     func drain(_ id: Int) -> (any Error)? {
         condition.lock()
         defer { condition.unlock() }
+        draining += 1
+        condition.broadcast()  // the lane goes on with fewer than `handOff` blocks queued
         while count > 0 || busy { condition.wait() }
+        draining -= 1
         return failures[id]
     }
 
@@ -245,7 +300,11 @@ final class TapLane: @unchecked Sendable {
         var block = AudioBlock(channels: 1, capacity: 0)
         condition.lock()
         while true {
-            while count == 0 && !stopping { condition.wait() }
+            if count == 0 && !stopping {
+                laneWaits = true
+                while !stopping && count < handOff && !(count > 0 && draining > 0) { condition.wait() }
+                laneWaits = false
+            }
             if count == 0 { break }
             swap(&slots[head], &block)
             let id = owners[head]
@@ -254,7 +313,7 @@ final class TapLane: @unchecked Sendable {
             let tap = taps[id]
             let run = !skipped[id] && failures[id] == nil
             busy = run
-            condition.broadcast()
+            wakeSubmitter()
             guard run else { continue }
             condition.unlock()
             var failure: (any Error)?
@@ -262,11 +321,19 @@ final class TapLane: @unchecked Sendable {
             condition.lock()
             if let failure { failures[id] = failure }
             busy = false
-            condition.broadcast()
+            wakeSubmitter()
         }
         exited = true
         condition.broadcast()
         condition.unlock()
+    }
+
+    /// Wakes the worker's thread when what it waits for is there: room in the ring for `submit`,
+    /// an idle, empty lane for `drain`. Called by the lane with the lock held.
+    private func wakeSubmitter() {
+        if (submitterWaits && count <= slots.count - handOff) || (draining > 0 && count == 0 && !busy) {
+            condition.broadcast()
+        }
     }
 }
 

@@ -201,6 +201,9 @@ public final class StageChain {
         let tapCount = elements.reduce(0) { if case .tap = $1 { return $0 + 1 }; return $0 }
         var block = AudioBlock(channels: spool?.channels ?? decoder.info.channels, capacity: blockFrames)
         var total = 0
+        // A split pass's decoder ran the chain's first transforms on its thread (`ChainPipeline`).
+        let prefetcher = spool == nil ? decoder as? PrefetchingDecoder : nil
+        let from = range.lowerBound + (prefetcher?.ahead.count ?? 0)
         while tapCount == 0 || failed.count < tapCount {
             if isCancelled() { throw Interrupted() }
             let made: Int
@@ -212,7 +215,7 @@ public final class StageChain {
                 if n == 0 { break }
                 made = total + n
             }
-            try push(&block, from: range.lowerBound, to: range.upperBound)
+            try push(&block, from: from, to: range.upperBound)
             try sink?(block, made)
             // A replay reports what the decoding pass reported: once per source block, rising.
             if made > total {
@@ -220,6 +223,9 @@ public final class StageChain {
                 if reporting { progress(total) }
             }
         }
+        // Its thread ended before the transforms it ran are drained here or by the caller (it
+        // still reads ahead when every tap failed).
+        prefetcher?.stop()
         guard let sink else { return }
         for i in range {
             guard case .transform(let t) = elements[i] else { continue }

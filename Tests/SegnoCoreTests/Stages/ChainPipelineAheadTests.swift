@@ -1,0 +1,241 @@
+import Foundation
+@testable import SegnoCore
+import SegnoCoreTestSupport
+import SegnoDSP
+import Synchronization
+import Testing
+
+/// A split pass whose chain begins with transforms (decision 0085, amended): the first transform
+/// runs on the decoder's thread, the others on the worker's, the taps on their own; every tap
+/// still sees the samples and blocks of the one-thread pass, tails and measuring passes included,
+/// and a failure of that transform fails the recording as on one thread.
+@Suite struct ChainPipelineAheadTests {
+    /// A one-pole lowpass (state across blocks) that notes the threads it processed on; fails at
+    /// its `failAt`th block when set.
+    final class Smooth: Transform {
+        var y: [Float] = []
+        var blocks = 0
+        var failAt: Int?
+        var threads = Set<String>()
+        var tailThread: String?
+        func start(_ input: AudioFormat) throws -> AudioFormat { y = Array(repeating: 0, count: input.channels); return input }
+        func process(_ block: inout AudioBlock) throws {
+            blocks += 1
+            threads.insert(ChainPipelineAheadTests.thread())
+            if let failAt, blocks >= failAt { throw AudioError.decodeFailed(path: "a.wav", detail: "filter failure injected") }
+            let ch = block.channels
+            for f in 0..<block.frames {
+                for c in 0..<ch {
+                    y[c] += 0.1 * (block.samples[f * ch + c] - y[c])
+                    block.samples[f * ch + c] = y[c]
+                }
+            }
+        }
+        func finish(_ block: inout AudioBlock) throws {
+            tailThread = ChainPipelineAheadTests.thread()
+            // A tail of two frames carrying the state, as a filter's ringing would.
+            block.reset(channels: y.count, capacity: 2)
+            for f in 0..<2 { for c in 0..<y.count { block.samples[f * y.count + c] = y[c] * 0.5 } }
+            block.frames = 2
+        }
+    }
+
+    /// Keeps every third frame into its own buffer swapped with the block's (the frame count and
+    /// the storage change, as in resample), with a one-frame tail.
+    final class Decimate: Transform {
+        var phase = 0
+        var out = AudioBlock(channels: 1, capacity: 0)
+        func start(_ input: AudioFormat) throws -> AudioFormat { input }
+        func process(_ block: inout AudioBlock) throws {
+            let ch = block.channels
+            out.reset(channels: ch, capacity: block.frames / 3 + 1)
+            var n = 0
+            for f in 0..<block.frames {
+                if phase == 0 {
+                    for c in 0..<ch { out.samples[n * ch + c] = block.samples[f * ch + c] }
+                    n += 1
+                }
+                phase = (phase + 1) % 3
+            }
+            out.frames = n
+            swap(&out, &block)
+        }
+        func finish(_ block: inout AudioBlock) throws {
+            block.reset(channels: block.channels, capacity: 1)
+            for c in 0..<block.channels { block.samples[c] = 0.25 }
+            block.frames = 1
+        }
+    }
+
+    /// Scales to a peak of 0.5 measured over the whole stream (an analysing transform).
+    final class PeakNormalize: AnalysingTransform {
+        var peak: Float = 0
+        var gain: Float = 1
+        func start(_ input: AudioFormat) throws -> AudioFormat { input }
+        func startAnalysis(_ format: AudioFormat) throws { peak = 0 }
+        func analyse(_ block: AudioBlock) throws {
+            for i in 0..<(block.frames * block.channels) { peak = max(peak, abs(block.samples[i])) }
+        }
+        func endAnalysis() throws { gain = peak > 0 ? 0.5 / peak : 1 }
+        func process(_ block: inout AudioBlock) throws {
+            for i in 0..<(block.frames * block.channels) { block.samples[i] *= gain }
+        }
+    }
+
+    /// Records every sample it sees and the threads it saw them on; fails at its `failAt`th block.
+    final class Recorder: Tap {
+        var samples: [Float] = []
+        var blocks = 0
+        var failAt: Int?
+        var finished = false
+        var abandoned = false
+        var threads = Set<String>()
+        func start(_ format: AudioFormat) throws {}
+        func observe(_ block: AudioBlock) throws {
+            blocks += 1
+            threads.insert(ChainPipelineAheadTests.thread())
+            if let failAt, blocks >= failAt { throw AudioError.io(path: "out/rec.flac", detail: "disk full (injected)", code: 28) }
+            samples.append(contentsOf: block.samples[0..<(block.frames * block.channels)])
+        }
+        func finish() throws -> [ProducedFile] { finished = true; return [ProducedFile(stage: "rec", path: "")] }
+        func abandon() { abandoned = true }
+    }
+
+    /// A name for the calling thread, unique for the test run (a thread's address can be reused
+    /// once it has ended, as the decoder's is when it reads a short recording to the end).
+    static func thread() -> String {
+        let key = "ChainPipelineAheadTests.thread"
+        if let name = Thread.current.threadDictionary[key] as? String { return name }
+        let name = UUID().uuidString
+        Thread.current.threadDictionary[key] = name
+        return name
+    }
+
+    /// `elements` of the chain (a tap after each transform unless `tapsAfter` says otherwise), split
+    /// or not, through `StageChain.runEach` as `ChainRecipe` runs it.
+    func pass(split: Bool, measuring: Bool = false, frames: Int = 100_003, channels: Int = 2, isolating: Bool = true,
+              failAt: [Int: Int] = [:], _ make: () -> [any Transform]) throws
+        -> (taps: [Recorder], transforms: [any Transform], results: [Result<[ProducedFile], any Error>]) {
+        var elements: [ChainElement] = []
+        var taps: [Recorder] = []
+        let transforms = make()
+        for t in transforms {
+            elements.append(.transform(t))
+            let r = Recorder()
+            r.failAt = failAt[taps.count]
+            taps.append(r)
+            elements.append(.tap(r))
+        }
+        let decoder = MemoryDecoder(ChainPipelineTests.signal(frames: frames, channels: channels), channels: channels, rate: 48000)
+        let spool = try TempDir()
+        let m = measuring ? StageChain.Measuring(spoolFolder: spool.path, recording: "a.wav", onPass: nil, notes: nil) : nil
+        let pipeline = split ? ChainPipeline() : nil
+        defer { pipeline?.shutdown() }
+        let chain = StageChain(elements: pipeline?.elements(elements) ?? elements)
+        let results = try chain.runEach(decoder: pipeline?.decoder(decoder, blockFrames: chain.blockFrames) ?? decoder, isolatingTaps: isolating,
+                                        measuring: m, isCancelled: { false }, progress: { _ in })
+        pipeline?.shutdown()
+        return (taps, transforms, results)
+    }
+
+    func expectSame(_ one: [Recorder], _ split: [Recorder]) {
+        #expect(one.count == split.count)
+        for (a, b) in zip(one, split) {
+            #expect(a.samples.count > 0)
+            #expect(a.samples.map(\.bitPattern) == b.samples.map(\.bitPattern))
+            #expect(a.blocks == b.blocks, "the same blocks, tails included")
+            #expect(b.finished && !b.abandoned)
+        }
+    }
+
+    @Test func theFirstTransformRunsOnTheDecodersThreadAndEveryTapSeesTheOneThreadSamples() throws {
+        let one = try pass(split: false) { [Smooth(), Decimate(), Smooth()] }
+        let split = try pass(split: true) { [Smooth(), Decimate(), Smooth()] }
+        expectSame(one.taps, split.taps)
+        let here = Self.thread()
+        let first = split.transforms[0] as! Smooth, last = split.transforms[2] as! Smooth
+        #expect(first.threads.count == 1 && !first.threads.contains(here), "the first transform ran on another thread: \(first.threads)")
+        #expect(first.tailThread == here, "its tail is drained on the worker's thread")
+        #expect(last.threads == [here], "the transforms after it stay on the worker's thread")
+        #expect(first.threads.isDisjoint(with: split.taps[0].threads), "not on the taps' thread")
+        #expect((one.transforms[0] as! Smooth).threads == [here])
+    }
+
+    @Test func aFirstTransformWithATailThatChangesTheFrameCountGivesTheSameBlocks() throws {
+        for channels in [1, 2] {
+            let one = try pass(split: false, channels: channels) { [Decimate(), Smooth()] }
+            let split = try pass(split: true, channels: channels) { [Decimate(), Smooth()] }
+            expectSame(one.taps, split.taps)
+        }
+    }
+
+    @Test func theStreamAnAnalysingTransformMeasuresIsTheSame() throws {
+        // The first transform ahead of the measuring pass, and the analysing transform itself first (stays on the worker).
+        let chains: [() -> [any Transform]] = [{ [Smooth(), Decimate(), PeakNormalize(), Smooth()] }, { [PeakNormalize(), Smooth()] }]
+        for make in chains {
+            let one = try pass(split: false, measuring: true, make)
+            let split = try pass(split: true, measuring: true, make)
+            expectSame(one.taps, split.taps)
+            #expect(one.taps.last?.samples.map { abs($0) }.max() ?? 0 > 0.3)
+        }
+        let split = try pass(split: true, measuring: true) { [PeakNormalize(), Smooth()] }
+        #expect((split.transforms[1] as! Smooth).threads == [Self.thread()], "an analysing first transform keeps the others on the worker")
+    }
+
+    @Test func aLoneTransformStaysOnTheWorkersThread() throws {
+        let split = try pass(split: true) { [Smooth()] }
+        #expect((split.transforms[0] as! Smooth).threads == [Self.thread()])
+        let one = try pass(split: false) { [Smooth()] }
+        expectSame(one.taps, split.taps)
+    }
+
+    @Test func aFailureOfTheFirstTransformOnTheDecodersThreadFailsThePassAsOnOneThread() throws {
+        func run(_ split: Bool) -> String {
+            do {
+                _ = try pass(split: split) {
+                    let s = Smooth()
+                    s.failAt = 7
+                    return [s, Smooth()]
+                }
+                Issue.record("the pass should have failed")
+                return ""
+            } catch {
+                return "\(error)"
+            }
+        }
+        let split = run(true), one = run(false)
+        #expect(split.contains("filter failure injected"), "\(split)")
+        #expect(split == one)
+    }
+
+    @Test func theTapsSeeTheBlocksBeforeTheFailureAndAreAbandoned() throws {
+        let decoder = MemoryDecoder(ChainPipelineTests.signal(frames: 100_003, channels: 1), channels: 1, rate: 48000)
+        let first = Smooth()
+        first.failAt = 7
+        let rec = Recorder(), after = Recorder()
+        let pipeline = ChainPipeline()
+        let chain = StageChain(elements: pipeline.elements([.transform(first), .tap(rec), .transform(Smooth()), .tap(after)]))
+        #expect(throws: AudioError.self) {
+            try chain.runEach(decoder: pipeline.decoder(decoder, blockFrames: chain.blockFrames), isolatingTaps: true, measuring: nil,
+                              isCancelled: { false }, progress: { _ in })
+        }
+        pipeline.shutdown()
+        #expect(rec.abandoned && after.abandoned && !rec.finished && !after.finished)
+        // At most the six blocks made before the failure (the lane drops what it had not observed yet).
+        #expect(rec.blocks <= 6 && after.blocks <= 6, "\(rec.blocks), \(after.blocks)")
+        #expect(first.blocks == 7, "the failing block was the last it was given: \(first.blocks)")
+    }
+
+    @Test func whenEveryTapFailsThePassEndsWithTheirFailuresAndTheDecodersThreadStops() throws {
+        let blocks = 4 * ChainPipeline.queueBlocks
+        let split = try pass(split: true, frames: blocks * 4096, channels: 1, failAt: [0: 3, 1: 4]) { [Smooth(), Smooth()] }
+        #expect(split.taps.allSatisfy { $0.abandoned && !$0.finished })
+        for r in split.results {
+            if case .failure(let e) = r { #expect("\(e)".contains("disk full (injected)")) } else { Issue.record("every tap failed") }
+        }
+        let first = split.transforms[0] as! Smooth
+        let processed = first.blocks
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(first.blocks == processed && processed <= 4 + 2 * ChainPipeline.queueBlocks + 2, "the read-ahead stopped early: \(processed) blocks")
+    }
+}
