@@ -40,47 +40,9 @@ import Testing
         }
     }
 
-    /// Keeps every third frame into its own buffer swapped with the block's (the frame count and
-    /// the storage change, as in resample), with a one-frame tail.
-    final class Decimate: Transform {
-        var phase = 0
-        var out = AudioBlock(channels: 1, capacity: 0)
-        func start(_ input: AudioFormat) throws -> AudioFormat { input }
-        func process(_ block: inout AudioBlock) throws {
-            let ch = block.channels
-            out.reset(channels: ch, capacity: block.frames / 3 + 1)
-            var n = 0
-            for f in 0..<block.frames {
-                if phase == 0 {
-                    for c in 0..<ch { out.samples[n * ch + c] = block.samples[f * ch + c] }
-                    n += 1
-                }
-                phase = (phase + 1) % 3
-            }
-            out.frames = n
-            swap(&out, &block)
-        }
-        func finish(_ block: inout AudioBlock) throws {
-            block.reset(channels: block.channels, capacity: 1)
-            for c in 0..<block.channels { block.samples[c] = 0.25 }
-            block.frames = 1
-        }
-    }
-
-    /// Scales to a peak of 0.5 measured over the whole stream (an analysing transform).
-    final class PeakNormalize: AnalysingTransform {
-        var peak: Float = 0
-        var gain: Float = 1
-        func start(_ input: AudioFormat) throws -> AudioFormat { input }
-        func startAnalysis(_ format: AudioFormat) throws { peak = 0 }
-        func analyse(_ block: AudioBlock) throws {
-            for i in 0..<(block.frames * block.channels) { peak = max(peak, abs(block.samples[i])) }
-        }
-        func endAnalysis() throws { gain = peak > 0 ? 0.5 / peak : 1 }
-        func process(_ block: inout AudioBlock) throws {
-            for i in 0..<(block.frames * block.channels) { block.samples[i] *= gain }
-        }
-    }
+    /// The frame-count-changing and the analysing transforms of `ChainPipelineTests`.
+    typealias Decimate = ChainPipelineTests.Decimate
+    typealias PeakNormalize = ChainPipelineTests.PeakNormalize
 
     /// Records every sample it sees and the threads it saw them on; fails at its `failAt`th block.
     final class Recorder: Tap {
