@@ -56,6 +56,23 @@ public struct BiquadCascade: Sendable {
         phase = 0
     }
 
+    /// Writes the running state (every channel's section state, the flush phase) after the last
+    /// block processed. Called between two blocks, for a checkpoint (decision 0095).
+    public func save(into w: inout StateBytes.Writer) {
+        w.doubles(state)
+        w.int(phase)
+    }
+
+    /// Takes the state `save` wrote from a cascade of the same sections and channels. Called on a
+    /// fresh cascade before its first block.
+    public mutating func restore(from r: inout StateBytes.Reader) throws(StateBytes.Mismatch) {
+        let s = try r.doubles("filter state", count: state.count)
+        let p = try r.int("filter phase")
+        guard (0..<Self.flushInterval).contains(p) else { throw StateBytes.Mismatch("filter phase \(p)") }
+        state = s
+        phase = p
+    }
+
     /// Filters `block.frames` frames of `block` in place. `block.channels` must equal `channels`.
     /// Called once per block, in stream order; allocates nothing.
     public mutating func process(_ block: inout AudioBlock) {

@@ -165,4 +165,25 @@ struct PlanarFIFO: Sendable {
         block.frames = at + n
         return n
     }
+
+    /// Writes the frames held and where they start (planar, from the front). For a checkpoint.
+    func save(into w: inout StateBytes.Writer) {
+        w.int(start)
+        w.int(count)
+        for c in 0..<channels { w.floats(storage[(c * capacity + head)..<(c * capacity + head + count)]) }
+    }
+
+    /// Replaces the contents with what `save` wrote from a FIFO of as many channels.
+    mutating func restore(from r: inout StateBytes.Reader) throws(StateBytes.Mismatch) {
+        let first = try r.int("queue start")
+        let n = try r.int("queue length")
+        guard n >= 0 else { throw StateBytes.Mismatch("queue length \(n)") }
+        var planes: [[Float]] = []
+        for _ in 0..<channels { planes.append(try r.floats("queued frames", count: n)) }
+        self = PlanarFIFO(channels: channels, capacity: max(capacity, n), start: first)
+        for (c, plane) in planes.enumerated() {
+            for (i, v) in plane.enumerated() { storage[c * capacity + i] = v }
+        }
+        count = n
+    }
 }

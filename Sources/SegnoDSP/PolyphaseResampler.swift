@@ -57,6 +57,27 @@ public struct PolyphaseResampler: Sendable {
         drain(into: &block, limit: total - framesOut)
     }
 
+    /// Writes the running state (the interpolator's next output, both queues, the frame counts)
+    /// after the last block processed. Called between two blocks, for a checkpoint (decision 0095).
+    public func save(into w: inout StateBytes.Writer) {
+        w.int(resampler.next)
+        input.save(into: &w)
+        output.save(into: &w)
+        w.int(framesIn)
+        w.int(framesOut)
+    }
+
+    /// Takes the state `save` wrote from a resampler of the same rates and channels. Called on a
+    /// fresh resampler before its first block.
+    public mutating func restore(from r: inout StateBytes.Reader) throws(StateBytes.Mismatch) {
+        let next = try r.int("resampler position")
+        try input.restore(from: &r)
+        try output.restore(from: &r)
+        framesIn = try r.int("frames in")
+        framesOut = try r.int("frames out")
+        resampler.next = next
+    }
+
     private mutating func drain(into block: inout AudioBlock, limit: Int) {
         framesOut += output.pop(into: &block, limit: limit)
     }

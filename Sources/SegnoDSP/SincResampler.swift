@@ -33,7 +33,7 @@ struct SincResampler: Sendable {
     /// m ≡ k·inverseP (mod q).
     private let inverseP: Int
     /// Absolute index of the next output frame.
-    private(set) var next: Int
+    var next: Int
 
     /// The fraction `p/q` (`q ≤ 1024`) with the smallest `q` within 2·10⁻⁵ (relative) of
     /// `x`, if any: a pitch ratio that close is off by less than 0.035 cent. Every whole

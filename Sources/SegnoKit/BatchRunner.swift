@@ -43,6 +43,10 @@ public struct RunOptions: Sendable {
     package var cores: Int? = nil
     /// The length from which a recording may be split; nil: `SplitRule.minimumSeconds`. Tests lower it.
     package var splitMinimumSeconds: Double? = nil
+    /// The length from which a recording keeps checkpoints, and their interval; nil:
+    /// `CheckpointRule`'s. Tests lower them.
+    package var checkpointMinimumSeconds: Double? = nil
+    package var checkpointIntervalSeconds: Double? = nil
     public init() {}
 }
 
@@ -402,6 +406,11 @@ public final class BatchRunner: Sendable {
     }
 
     /// The rule that decides whether a recording runs on more than one core (decision 0085).
+    package var checkpointRule: CheckpointRule {
+        CheckpointRule(mode: job.spec.checkpoints, minimumSeconds: options.checkpointMinimumSeconds ?? CheckpointRule.minimumSeconds,
+                       intervalSeconds: options.checkpointIntervalSeconds ?? CheckpointRule.intervalSeconds)
+    }
+
     package var splitRule: SplitRule {
         SplitRule(mode: job.spec.split, cores: options.cores ?? ProcessInfo.processInfo.activeProcessorCount,
                   minimumSeconds: options.splitMinimumSeconds ?? SplitRule.minimumSeconds)
@@ -446,6 +455,7 @@ public final class BatchRunner: Sendable {
         runner.parking = parking
         let rule = splitRule
         runner.split = { seconds, hasTransform in rule.decide(seconds: seconds, pending: pending(), hasTransform: hasTransform) }
+        runner.checkpoints = checkpointRule
         let path = plan.file.relativePath
         progress.begin(path)
         defer { progress.end(path) }

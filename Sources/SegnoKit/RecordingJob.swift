@@ -63,6 +63,8 @@ package struct RecordingJob {
     /// Decides whether the pass is split (`SplitRule`), given the length from the header (nil when
     /// unknown) and whether the chain has a transform; asked once per pass. Nil: never split.
     package var split: ((_ seconds: Double?, _ hasTransform: Bool) -> SplitRule.Decision)?
+    /// Whether a long recording keeps checkpoints (decision 0095); nil: never.
+    package var checkpoints: CheckpointRule?
     /// The run's worker pool (`RecordingContext.parking`); nil outside a run's pool.
     package var parking: WorkerParking?
 
@@ -163,6 +165,15 @@ package struct RecordingJob {
             let hasTransform = items.contains { if case .transform = $0 { true } else { false } }
             recipe.pipelined = split?(total, hasTransform).split ?? false
             outcome.split = recipe.pipelined
+            if let rule = checkpoints, rule.applies(seconds: total) {
+                let chain = items.map { item -> String in
+                    switch item {
+                    case .transform(let t): return t.canonical
+                    case .tap(let t, let paths): return ([t.canonical] + paths).joined(separator: "\u{1}")
+                    }
+                }
+                recipe.checkpoints = rule.plan(outputRoot: spec.outputRoot, relativePath: file.relativePath, sourceKey: file.identity.key, chain: chain)
+            }
             // A sensor series (.csv/.jsonl) has no loudness to speak of: normalize still scales
             // it, but its notes about LUFS and true peak would only alarm (issue 22: the demo).
             let sensor = decoder.info.codec == "sensor series"

@@ -7,7 +7,7 @@ import SegnoDSP
 /// Ogg Vorbis/Opus; MP3 only where the sniffer did not see MPEG audio, since `Mpg123Decoder`
 /// decodes MP3 with libmpg123 silenced). The format comes from the content; the name is only
 /// used in messages.
-public final class SndFileDecoder: Int16Decoding {
+public final class SndFileDecoder: Int16Decoding, ExactSeeking {
     public let info: SourceInfo
     private let path: String
     private var handle: OpaquePointer?
@@ -15,6 +15,9 @@ public final class SndFileDecoder: Int16Decoding {
     /// Formats whose declared frame count is exact, so reading fewer frames means damage.
     private let exactLength: Bool
     public let readsExactInt16: Bool
+    /// True for integer and float PCM and FLAC (decision 0095): `sf_seek` lands on the very frame
+    /// and reads after it fill whole blocks. Lossy codecs, ALAC and headerless data are left out.
+    public let seeksExactly: Bool
 
     /// Headerless samples (audiowaveform's `--input-format raw`): rate, channels and one of
     /// `s8 u8 s16le s16be s24le s24be s32le s32be f32le f32be f64le f64be`.
@@ -115,6 +118,7 @@ public final class SndFileDecoder: Int16Decoding {
         }
         exactLength = major != Int32(SF_FORMAT_MPEG)  // MP3 lengths are estimates
         readsExactInt16 = Self.int16Subtypes.contains(Int(sub))
+        seeksExactly = raw == nil && kind != .lossy && exactLength && Self.exactSeekSubtypes.contains(Int(sub))
         info = SourceInfo(container: container, codec: codec, sampleRate: Int(sfinfo.samplerate),
                           channels: Int(sfinfo.channels), frames: Int(sfinfo.frames), sampleKind: kind)
         if sfinfo.channels < 1 || sfinfo.samplerate < 1 {
@@ -170,6 +174,20 @@ public final class SndFileDecoder: Int16Decoding {
         }
         return frames
     }
+
+    /// Positions the stream at `frame` for a resumed checkpoint. Called once, before the first read.
+    public func seek(toFrame frame: Int) throws {
+        guard let h = handle else { throw AudioError.decodeFailed(path: path, detail: "closed before seeking") }
+        if sf_seek(h, sf_count_t(frame), SEEK_SET) != sf_count_t(frame) {
+            throw AudioError.decodeFailed(path: path, detail: "cannot seek to frame \(frame) of \(info.frames): \(String(cString: sf_strerror(h)))")
+        }
+        framesRead = frame
+    }
+
+    /// Subtypes whose seeks are exact (`seeksExactly`): PCM of every width, float, FLAC.
+    static package let exactSeekSubtypes: Set<Int> = [
+        SF_FORMAT_PCM_S8, SF_FORMAT_PCM_U8, SF_FORMAT_PCM_16, SF_FORMAT_PCM_24, SF_FORMAT_PCM_32, SF_FORMAT_FLOAT, SF_FORMAT_DOUBLE,
+    ]
 
     /// Subtypes libsndfile stores or decodes as integers, so `sf_readf_short` gives exact values
     /// (what audiowaveform reads); float and lossy codecs are left to the Float32 path.

@@ -84,6 +84,8 @@ public struct JobSpec: Sendable {
     public var parallel: Int?
     /// `split:`: whether a long recording may use more than one core (`SplitRule`, decision 0085).
     public var split: SplitMode = .auto
+    /// `checkpoints:`: whether long recordings keep checkpoints (`CheckpointRule`, decision 0095).
+    public var checkpoints: CheckpointMode = .auto
     /// Extra attempts per recording for transient (I/O) failures.
     public var retries: Int
     /// With PostgreSQL state: seconds a worker's claim lasts without its heartbeat (`lease:`, 60 s).

@@ -43,7 +43,7 @@ public enum SpecLoader {
         let context = SpecContext(file: file, environment: environment)
         try checkTags(root, file: file, budget: 200_000)
         let doc = SpecValue(node: root, path: "", context: context)
-        let o = try doc.options(allowed: ["version", "name", "input", "output", "state", "lease", "parallel", "split", "retries", "stages", "report"],
+        let o = try doc.options(allowed: ["version", "name", "input", "output", "state", "lease", "parallel", "split", "checkpoints", "retries", "stages", "report"],
                                 required: ["version", "input", "output", "stages"])
         let version = try o["version"]!.int()
         guard version == 1 else { throw o["version"]!.error("unsupported spec version \(version); this segno reads version 1") }
@@ -91,6 +91,8 @@ public enum SpecLoader {
         }
         // `split: off` keeps every recording on one thread (decision 0085); `auto` lets `SplitRule` decide.
         let split = try o["split"]?.choice(SplitMode.self) ?? .auto
+        // `checkpoints: off` lets an interrupted long recording start again from its beginning (decision 0095).
+        let checkpoints = try o["checkpoints"]?.choice(CheckpointMode.self) ?? .auto
         let retries = try o["retries"]?.int(in: 0...10) ?? 2
         var reportPath: String? = nil
         if let r = o["report"] {
@@ -160,6 +162,7 @@ public enum SpecLoader {
                        parallel: parallel, retries: retries, stages: placed, reportPath: reportPath)
         spec.leaseSeconds = lease
         spec.split = split
+        spec.checkpoints = checkpoints
         spec.sharedStateFolder = sharedStateFolder
         spec.tapDeclarations = registry.declarationsByTapKind
         return spec

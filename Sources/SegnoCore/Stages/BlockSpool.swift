@@ -18,6 +18,8 @@ final package class BlockSpool {
     /// The recording and the folder, for errors.
     private let recording: String
     private let folder: String
+    /// What the spool is, for errors: "the spool of the measuring passes".
+    private let purpose: String
     /// A record's head: the block's frame count and the source frames read when it was made.
     private static let headerBytes = MemoryLayout<(Int64, Int64)>.size
 
@@ -31,6 +33,7 @@ final package class BlockSpool {
         self.channels = channels
         self.recording = recording
         self.folder = folder
+        self.purpose = "the spool of the measuring passes"
         var fd = open(folder, Self.tmpfileFlag | O_RDWR | O_CLOEXEC, 0o600)
         if fd < 0 && errno == ENOENT {
             try OutputFile.makeFolders(folder, for: recording)
@@ -47,10 +50,42 @@ final package class BlockSpool {
         self.fd = fd
     }
 
+    /// A spool kept under a name, `path` (a checkpoint's stream, decision 0095): created when
+    /// missing, cut to its first `keeping` bytes (the blocks a checkpoint vouches for; 0 for a new
+    /// stream), read from its start. Reads up to `keeping` replay those blocks, and writes then go
+    /// on after them.
+    package init(path: String, channels: Int, recording: String, keeping: Int64) throws(AudioError) {
+        self.channels = channels
+        self.recording = recording
+        self.folder = (path as NSString).deletingLastPathComponent
+        self.purpose = "the checkpoint stream"
+        let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        if fd < 0 { throw AudioError.system(recording, "cannot open the checkpoint stream \(AudioError.quoted(path))", errno: errno) }
+        if ftruncate(fd, off_t(keeping)) != 0 {
+            let e = errno
+            close(fd)
+            throw AudioError.system(recording, "cannot cut the checkpoint stream \(AudioError.quoted(path))", errno: e)
+        }
+        self.fd = fd
+    }
+
+    /// Bytes before the next read or write: after the last block written, the stream's length.
+    package var offset: Int64 { Int64(lseek(fd, 0, SEEK_CUR)) }
+
+    /// Puts what was written on the disk (`fdatasync`), before a checkpoint vouches for it.
+    package func sync() throws(AudioError) {
+        if fdatasync(fd) != 0 { throw error("write", errno) }
+    }
+
     deinit { close(fd) }
 
-    private static func error(_ recording: String, _ what: String, _ folder: String, _ code: Int32) -> AudioError {
-        .system(recording, "cannot \(what) the spool of the measuring passes in \(AudioError.quoted(folder))", errno: code)
+    private static func error(_ recording: String, _ what: String, _ folder: String, _ code: Int32,
+                              purpose: String = "the spool of the measuring passes") -> AudioError {
+        .system(recording, "cannot \(what) \(purpose) in \(AudioError.quoted(folder))", errno: code)
+    }
+
+    private func error(_ what: String, _ code: Int32) -> AudioError {
+        Self.error(recording, what, folder, code, purpose: purpose)
     }
 
     /// Appends `block` (of `channels`), made when `sourceFrames` source frames had been read.
@@ -62,12 +97,12 @@ final package class BlockSpool {
             let bytes = block.frames * channels * MemoryLayout<Float>.size
             failure = block.samples.withUnsafeBytes { OutputFile.writeAll(fd, UnsafeRawBufferPointer(rebasing: $0[0..<bytes]).bindMemory(to: UInt8.self)) }
         }
-        if failure != 0 { throw Self.error(recording, "write", folder, failure) }
+        if failure != 0 { throw error("write", failure) }
     }
 
     /// Goes back to the first block, for another pass.
     package func rewind() throws(AudioError) {
-        if lseek(fd, 0, SEEK_SET) < 0 { throw Self.error(recording, "read", folder, errno) }
+        if lseek(fd, 0, SEEK_SET) < 0 { throw error("read", errno) }
     }
 
     /// Reads the next block into `block` (its storage reused when large enough); returns the source
@@ -89,7 +124,7 @@ final package class BlockSpool {
     }
 
     private func truncated(_ got: Int) -> AudioError {
-        got < 0 ? Self.error(recording, "read", folder, Int32(-got)) : Self.error(recording, "read", folder, EIO)
+        got < 0 ? error("read", Int32(-got)) : error("read", EIO)
     }
 
     /// Fills `buffer` unless the file ends first: the bytes read, or minus `errno`.

@@ -43,9 +43,9 @@ package final class ChainPipeline {
     /// alone that thread would idle beside the worker's (a 48 kHz FLAC decodes in a fraction of a
     /// filter's time in a debug build), and the worker keeps the transforms after it. Called once,
     /// while the chain is being made.
-    package func elements(_ elements: [ChainElement]) -> [ChainElement] {
+    package func elements(_ elements: [ChainElement], movingFirst: Bool = true) -> [ChainElement] {
         let transforms = elements.compactMap { e -> (any Transform)? in if case .transform(let t) = e { t } else { nil } }
-        if case .transform(let first) = elements.first, !(first is any AnalysingTransform), transforms.count > 1 {
+        if movingFirst, case .transform(let first) = elements.first, !(first is any AnalysingTransform), transforms.count > 1 {
             ahead = [first]
         }
         return elements.map { e in
@@ -71,7 +71,7 @@ package final class ChainPipeline {
 /// The thread starts on the first `read` and is stopped by `stop` or `close`; once it has ended
 /// (the last `read` returned 0 or threw, or `stop` returned) the transforms are the caller's again
 /// (their tails: `StageChain` drains them on the worker's thread).
-final class PrefetchingDecoder: AudioDecoder, @unchecked Sendable {
+final class PrefetchingDecoder: AudioDecoder, TransformingDecoder, @unchecked Sendable {
     private let inner: any AudioDecoder
     /// The chain's first transforms, run on this decoder's thread (their `start` was called before the first `read`).
     let ahead: [any Transform]
@@ -91,6 +91,9 @@ final class PrefetchingDecoder: AudioDecoder, @unchecked Sendable {
     private var readerWaits = false    // `read` sleeps until `handOff` blocks are queued (or the end)
     private var producerWaits = false  // the thread sleeps until `handOff` slots are free (or `stop`)
     private let handOff: Int
+
+    /// The transforms run on this decoder's thread: its own and those its inner decoder runs.
+    var aheadCount: Int { ahead.count + ((inner as? any TransformingDecoder)?.aheadCount ?? 0) }
 
     init(_ inner: any AudioDecoder, blockFrames: Int, queueBlocks: Int, ahead: [any Transform] = []) {
         self.inner = inner

@@ -20,7 +20,10 @@ public final class StageChain {
     /// Frames per block read from the decoder.
     public let blockFrames: Int
 
-    public init(elements: [ChainElement], blockFrames: Int = 4096) {
+    /// Frames per block unless a chain says otherwise.
+    public static let standardBlockFrames = 4096
+
+    public init(elements: [ChainElement], blockFrames: Int = StageChain.standardBlockFrames) {
         self.elements = elements
         self.blockFrames = blockFrames
     }
@@ -201,9 +204,10 @@ public final class StageChain {
         let tapCount = elements.reduce(0) { if case .tap = $1 { return $0 + 1 }; return $0 }
         var block = AudioBlock(channels: spool?.channels ?? decoder.info.channels, capacity: blockFrames)
         var total = 0
-        // A split pass's decoder ran the chain's first transforms on its thread (`ChainPipeline`).
-        let prefetcher = spool == nil ? decoder as? PrefetchingDecoder : nil
-        let from = range.lowerBound + (prefetcher?.ahead.count ?? 0)
+        // A split pass's decoder ran the chain's first transforms on its thread (`ChainPipeline`), a
+        // checkpointed pass's its leading checkpointing transforms (`CheckpointingDecoder`).
+        let prefetcher = spool == nil ? decoder as? any TransformingDecoder : nil
+        let from = range.lowerBound + (prefetcher?.aheadCount ?? 0)
         while tapCount == 0 || failed.count < tapCount {
             if isCancelled() { throw Interrupted() }
             let made: Int
@@ -331,6 +335,11 @@ public struct ChainRecipe {
     /// True when the runner split this recording (`SplitRule`): a chain with a transform then runs
     /// on three threads (`ChainPipeline`), with byte-identical outputs. False: one thread.
     public var pipelined = false
+    /// Where the recording keeps checkpoints (`CheckpointRule`, decision 0095): nil for none. Used
+    /// when the source seeks exactly and the chain begins with a checkpointing transform.
+    public var checkpoints: CheckpointPlan?
+    /// Sees the source frame a checkpointed pass resumed from (0 for the start), once the pass ended.
+    public var onResumed: ((Int) -> Void)?
     public init(items: [Item]) { self.items = items }
 
     /// Runs all passes. `open` opens the source (called once: later passes read spools); `progress` sees the
@@ -345,6 +354,27 @@ public struct ChainRecipe {
     /// (`StageChain.runEach`): one result per tap, in order.
     public func runEach(open: () throws -> any AudioDecoder, context: RecordingContext, isolatingTaps: Bool = true,
                         isCancelled: () -> Bool, progress: (Int) -> Void) throws -> [Result<[ProducedFile], any Error>] {
+        do {
+            let results = try runOnce(open: open, context: context, isolatingTaps: isolatingTaps, isCancelled: isCancelled, progress: progress)
+            checkpoints?.discard()
+            return results
+        } catch let e as CheckpointUnusable {
+            // Found but not usable (its stream cut short): nothing was read yet; from the start.
+            checkpoints?.discard()
+            notes?(e.reason.isEmpty ? "checkpoint not used" : "checkpoint not used: \(e.reason)")
+            var again = self
+            again.checkpoints = nil
+            return try again.runEach(open: open, context: context, isolatingTaps: isolatingTaps, isCancelled: isCancelled, progress: progress)
+        } catch let e as Interrupted {
+            throw e  // the checkpoint stays for the next run
+        } catch {
+            checkpoints?.discard()
+            throw error
+        }
+    }
+
+    private func runOnce(open: () throws -> any AudioDecoder, context: RecordingContext, isolatingTaps: Bool,
+                         isCancelled: () -> Bool, progress: (Int) -> Void) throws -> [Result<[ProducedFile], any Error>] {
         // Instantiate once; analysing transforms keep their measurement for the real pass.
         // A tap that cannot be made (a name too long, a format the stream does not fit) fails alone.
         var instances: [ChainElement] = []
@@ -370,13 +400,29 @@ public struct ChainRecipe {
         let measuring = StageChain.Measuring(spoolFolder: spoolFolder ?? context.outputRoot, recording: context.relativePath,
                                              onPass: onPass, notes: notes)
         // Split (decision 0085): the same chain, its decoder read ahead and its taps on threads of their own.
+        // Checkpoints (decision 0095): the chain's leading checkpointing transforms run in the
+        // decoder, which keeps what they make and their states.
+        var checkpointing: CheckpointingDecoder? = nil
+        if let plan = checkpoints, let seekable = decoder as? any ExactSeeking, seekable.seeksExactly {
+            var leading: [any CheckpointingTransform] = []
+            for case .transform(let t) in instances.prefix(while: { if case .transform = $0 { true } else { false } }) {
+                guard let c = t as? any CheckpointingTransform, !(t is any AnalysingTransform) else { break }
+                leading.append(c)
+            }
+            if !leading.isEmpty {
+                checkpointing = CheckpointingDecoder(seekable, transforms: leading, plan: plan, recording: context.relativePath,
+                                                     blockFrames: StageChain.standardBlockFrames)
+            }
+        }
+        let source: any AudioDecoder = checkpointing ?? decoder
         let pipeline = pipelined && instances.contains(where: { if case .transform = $0 { true } else { false } }) ? ChainPipeline() : nil
         defer { pipeline?.shutdown() }
-        let chain = StageChain(elements: pipeline?.elements(instances) ?? instances)
-        var made = try chain.runEach(decoder: pipeline?.decoder(decoder, blockFrames: chain.blockFrames) ?? decoder, isolatingTaps: isolatingTaps,
+        let chain = StageChain(elements: pipeline?.elements(instances, movingFirst: checkpointing == nil) ?? instances)
+        var made = try chain.runEach(decoder: pipeline?.decoder(source, blockFrames: chain.blockFrames) ?? source, isolatingTaps: isolatingTaps,
                                      measuring: measuring, isCancelled: isCancelled, progress: progress)[...]
         pipeline?.shutdown()
-        decoder.notes.forEach { notes?($0) }
+        source.notes.forEach { notes?($0) }
+        if let checkpointing { onResumed?(checkpointing.resumedAt) }
         for case .tap(let tap) in instances { tap.notes.forEach { notes?($0) } }
         var results: [Result<[ProducedFile], any Error>] = []
         for k in 0..<tapCount {

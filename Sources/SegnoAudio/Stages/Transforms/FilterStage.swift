@@ -89,7 +89,7 @@ public struct FilterConfig: TransformConfig {
 }
 
 /// Runs a biquad cascade designed when the stream's rate is known. Shared by the filter and EQ stages.
-final package class BiquadTransform: Transform {
+final package class BiquadTransform: CheckpointingTransform {
     package let name: String
     package let design: (Double) throws(FilterDesignError) -> [Biquad]
     package var cascade: BiquadCascade?
@@ -111,6 +111,9 @@ final package class BiquadTransform: Transform {
     package func process(_ block: inout AudioBlock) throws {
         cascade?.process(&block)
     }
+
+    package func save(into w: inout StateBytes.Writer) { cascade?.save(into: &w) }
+    package func restore(from r: inout StateBytes.Reader) throws { try cascade?.restore(from: &r) }
 }
 
 extension FilterConfig {

@@ -20,11 +20,14 @@ public struct GainConfig: TransformConfig {
     public func makeTransform() throws -> any Transform { GainTransform(gain: Gain(decibels: db)) }
 }
 
-final package class GainTransform: Transform {
+final package class GainTransform: CheckpointingTransform {
     package let gain: Gain
     package init(gain: Gain) { self.gain = gain }
     package func start(_ input: AudioFormat) throws -> AudioFormat { input }
     package func process(_ block: inout AudioBlock) throws { gain.apply(to: &block) }
+    /// A gain keeps no state between blocks.
+    package func save(into w: inout StateBytes.Writer) {}
+    package func restore(from r: inout StateBytes.Reader) throws {}
 }
 
 

@@ -23,7 +23,7 @@ public struct MixConfig: TransformConfig {
     public func makeTransform() throws -> any Transform { MixTransform(target: target) }
 }
 
-final package class MixTransform: Transform {
+final package class MixTransform: CheckpointingTransform {
     package let target: MixConfig.Target
     package var inChannels = 1
     package var outChannels = 1
@@ -84,6 +84,10 @@ final package class MixTransform: Transform {
         block.channels = outC
         block.frames = frames
     }
+
+    /// A mix keeps no state between blocks.
+    package func save(into w: inout StateBytes.Writer) {}
+    package func restore(from r: inout StateBytes.Reader) throws {}
 }
 
 extension MixConfig {

@@ -146,7 +146,7 @@ final package class ResampleTransform: Transform {
 }
 
 /// `quality: polyphase`: SegnoDSP's `PolyphaseResampler`.
-final package class PolyphaseResampleTransform: Transform {
+final package class PolyphaseResampleTransform: CheckpointingTransform {
     package let rate: Int
     package var resampler: PolyphaseResampler?
     package var output = AudioBlock(channels: 1)
@@ -175,6 +175,9 @@ final package class PolyphaseResampleTransform: Transform {
     package func finish(_ block: inout AudioBlock) throws {
         resampler?.finish(into: &block)
     }
+
+    package func save(into w: inout StateBytes.Writer) { resampler?.save(into: &w) }
+    package func restore(from r: inout StateBytes.Reader) throws { try resampler?.restore(from: &r) }
 }
 
 extension ResampleConfig {
