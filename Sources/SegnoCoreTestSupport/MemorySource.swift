@@ -13,20 +13,27 @@ package final class MemorySource: RecordingSource, @unchecked Sendable {
         package var openError: AudioError? = nil
         /// Decoding throws after this many frames (a file damaged in the middle); nil: never.
         package var failAfter: Int? = nil
+        /// Once this many frames were read, `stop` is set (a run interrupted in the middle); nil: never.
+        package var interruptAt: (frames: Int, stop: StopFlag)? = nil
     }
     package init() {}
 
     private let items = Mutex<[String: Item]>([:])
     private let opened = Mutex(0)
+    private let decoded = Mutex(0)
+
+    /// Frames read from every decoder so far (what a resumed run did not decode again).
+    package var framesDecoded: Int { decoded.withLock { $0 } }
 
     /// Adds or replaces a recording; `version` makes a new identity (a changed file).
-    package func put(_ name: String, seconds: Double = 0.25, channels: Int = 1, version: Int64 = 1, openError: AudioError? = nil, failAfter: Int? = nil) {
+    package func put(_ name: String, seconds: Double = 0.25, channels: Int = 1, version: Int64 = 1, openError: AudioError? = nil, failAfter: Int? = nil,
+                     interruptAt: (frames: Int, stop: StopFlag)? = nil) {
         let frames = Int(seconds * 8000)
         let samples = Signal.sine(frequency: 440, rate: 8000, frames: frames, channels: channels).map { $0 * 0.5 }
         items.withLock {
             $0[name] = Item(samples: samples, channels: channels,
                             identity: FileIdentity(size: Int64(frames), mtimeNs: version, inode: Int64(abs(name.hashValue % 100_000))),
-                            openError: openError, failAfter: failAfter)
+                            openError: openError, failAfter: failAfter, interruptAt: interruptAt)
         }
     }
 
@@ -44,7 +51,13 @@ package final class MemorySource: RecordingSource, @unchecked Sendable {
         guard let item = items.withLock({ $0[file.relativePath] }) else { throw AudioError.missing(path: file.relativePath) }
         opened.withLock { $0 += 1 }
         if let e = item.openError { throw e }
-        return MemoryDecoder(item.samples, channels: item.channels, rate: item.rate, failAfter: item.failAfter)
+        let decoder = MemoryDecoder(item.samples, channels: item.channels, rate: item.rate, failAfter: item.failAfter)
+        let interrupt = item.interruptAt
+        decoder.onRead = { [weak self] position, n in
+            self?.decoded.withLock { $0 += n }
+            if let interrupt, position >= interrupt.frames { interrupt.stop.stop(SIGTERM) }
+        }
+        return decoder
     }
 
     package func contentHash(_ file: ScannedFile) throws -> Data { Data(file.relativePath.utf8) }

@@ -6,12 +6,15 @@ import SegnoDSP
 
 /// A decoder that yields a fixed interleaved signal (for stage and chain tests without files).
 /// Optionally throws after `failAfter` frames, like a file damaged in the middle.
-package final class MemoryDecoder: AudioDecoder {
+package final class MemoryDecoder: ExactSeeking {
     package let info: SourceInfo
     package let samples: [Float]
     package let failAfter: Int?
     private var position = 0
     private(set) package var closed = false
+    /// Sees the position after each read and the frames it read.
+    package var onRead: ((_ position: Int, _ frames: Int) -> Void)?
+    package var seeksExactly: Bool { true }
 
     package init(_ samples: [Float], channels: Int, rate: Int, failAfter: Int? = nil) {
         self.samples = samples
@@ -33,8 +36,11 @@ package final class MemoryDecoder: AudioDecoder {
         }
         block.frames = max(0, n)
         position += block.frames
+        onRead?(position, block.frames)
         return block.frames
     }
+
+    package func seek(toFrame frame: Int) throws { position = min(frame, info.frames) }
 
     package func close() { closed = true }
 }

@@ -1,0 +1,178 @@
+import Foundation
+import Logging
+import SegnoAudioTestSupport
+@testable import SegnoCore
+import SegnoCoreTestSupport
+@testable import SegnoKit
+import SegnoTestSupport
+import Testing
+
+/// Checkpoints inside a long recording (decision 0095) through the real runner and the stages
+/// segno ships: a run stopped in the middle of a recording leaves its checkpoint, the next run
+/// decodes only from there, and every output is byte for byte the uninterrupted run's. The rule's
+/// length and interval are lowered for short test recordings (`RunOptions.checkpoint…`).
+@Suite struct CheckpointRunTests {
+    let source = MemorySource()
+
+    final class Notes: RunObserver, @unchecked Sendable {
+        let lock = NSLock()
+        var lines: [String] = []
+        func workStarted(_ progress: RunProgress) {}
+        func workEnded(_ progress: RunProgress) {}
+        func failure(_ line: String) { lock.lock(); lines.append(line); lock.unlock() }
+        func warning(_ line: String) { lock.lock(); lines.append(line); lock.unlock() }
+    }
+
+    /// One run of `stages` into `dir` (its own output folder and state, kept between runs).
+    func run(_ stages: [String], in dir: TempDir, state: MemoryStateLocation, stop: StopFlag = StopFlag(),
+             extra: String = "", split: Bool = false, notes: Notes = Notes()) throws -> RunSummary {
+        let text = "version: 1\ninput: { root: \(dir.path)/in, settle: 0s }\noutput: { root: \(dir.path)/out }\n\(extra)stages:\n"
+            + stages.map { "  - \($0)\n" }.joined()
+        let job = Job(spec: try SpecLoader.parse(text, file: "test.yaml", baseDirectory: dir.path, registry: .forTests))
+        var options = RunOptions()
+        options.cores = split ? 8 : 1
+        options.splitMinimumSeconds = split ? 0 : 1e9
+        options.checkpointMinimumSeconds = 10
+        options.checkpointIntervalSeconds = 2
+        options.observer = notes
+        return try BatchRunner(job: job, options: options, stop: stop, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
+                               tools: .forTests, source: source, state: state).run()
+    }
+
+    /// Every output file's bytes, segno's own folder left out.
+    func outputs(_ dir: TempDir) throws -> [String: Data] {
+        let root = dir.path + "/out"
+        var out: [String: Data] = [:]
+        for rel in FileManager.default.subpaths(atPath: root) ?? [] where !rel.hasPrefix(".segno") {
+            var isDir: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: root + "/" + rel, isDirectory: &isDir), !isDir.boolValue else { continue }
+            out[rel] = try Data(contentsOf: URL(fileURLWithPath: root + "/" + rel))
+        }
+        return out
+    }
+
+    func checkpointFolders(_ dir: TempDir) -> [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: dir.path + "/out/.segno/" + CheckpointRule.folderName)) ?? []
+    }
+
+    /// Filters and the polyphase resampler lead (they keep checkpoints); encoders and waveform
+    /// data replay the kept stream.
+    static let chain = [
+        "highpass: { frequency: 80 }",
+        "lowpass: { frequency: 3000 }",
+        "resample: { rate: 16000, quality: polyphase }",
+        "encode: { path: \"{stem}.flac\" }",
+        "encode: { path: \"{stem}.wav\", bits: 24 }",
+        "waveform: { path: \"{stem}.json\" }",
+    ]
+
+    /// Runs `stages` uninterrupted in one folder, and stopped at `stopAt` source frames then run
+    /// again in another; returns both outputs, the second run's summary, notes and decoded frames.
+    func interruptedAndResumed(_ stages: [String], seconds: Double = 30, stopAt: Int = 150_000, split: Bool = false)
+        throws -> (whole: [String: Data], resumed: [String: Data], second: RunSummary, notes: [String], decodedAgain: Int, folders: [String]) {
+        let clean = try TempDir()
+        source.put("long.wav", seconds: seconds)
+        let whole = try run(stages, in: clean, state: try MemoryStateLocation(), split: split)
+        #expect(whole.done == 1, "\(whole.results)")
+
+        let dir = try TempDir()
+        let state = try MemoryStateLocation()
+        let stop = StopFlag()
+        source.put("long.wav", seconds: seconds, interruptAt: (stopAt, stop))
+        let first = try run(stages, in: dir, state: state, stop: stop, split: split)
+        #expect(first.results.first?.status == .interrupted, "\(first.results)")
+        #expect(checkpointFolders(dir).count == 1, "the stopped run keeps its checkpoint")
+        #expect(try outputs(dir).isEmpty, "nothing half-written is visible")
+        source.put("long.wav", seconds: seconds)
+        let before = source.framesDecoded
+        let notes = Notes()
+        let second = try run(stages, in: dir, state: state, split: split, notes: notes)
+        #expect(second.done == 1, "\(second.results)")
+        return (try outputs(clean), try outputs(dir), second, notes.lines, source.framesDecoded - before, checkpointFolders(dir))
+    }
+
+    @Test(arguments: [false, true])
+    func aStoppedRunResumesFromItsCheckpointWithByteIdenticalOutputs(split: Bool) throws {
+        let r = try interruptedAndResumed(Self.chain, split: split)
+        #expect(r.second.results.first?.split == split)
+        #expect(r.whole.keys.sorted() == ["long.flac", "long.json", "long.wav"])
+        for (name, bytes) in r.whole {
+            #expect(bytes.count > 100, "\(name)")
+            #expect(r.resumed[name] == bytes, "\(name) differs between the resumed and the uninterrupted run")
+        }
+        // 30 s at 8 kHz, stopped at 150 000 frames (18.75 s): checkpoints every 2 s (4 blocks of
+        // 4096 frames, 16 384 frames), so the last before the stop is at 147 456 frames. Split, the
+        // decoder's thread reads up to 64 blocks ahead of the stop, keeping checkpoints as it goes.
+        if split {
+            #expect(r.notes.contains { $0.contains("long.wav") && $0.contains("from its checkpoint: the first 3 stages start there") }, "\(r.notes)")
+            #expect(r.decodedAgain <= 240_000 - 147_456 && (240_000 - r.decodedAgain) % 16_384 == 0, "\(r.decodedAgain)")
+        } else {
+            #expect(r.notes.contains { $0.contains("long.wav") && $0.contains("resumed at 18 s from its checkpoint: the first 3 stages start there") }, "\(r.notes)")
+            #expect(r.decodedAgain == 240_000 - 147_456, "only what follows the checkpoint is decoded again")
+        }
+        #expect(r.folders.isEmpty, "the checkpoint is removed once the recording is done")
+    }
+
+    @Test func normalizeAfterTheCheckpointedStagesMeasuresTheWholeStreamAgain() throws {
+        let stages = ["highpass: { frequency: 80 }", "normalize: { loudness: -20 }", "encode: { path: \"{stem}.flac\" }"]
+        let r = try interruptedAndResumed(stages)
+        #expect(r.whole["long.flac"] != nil)
+        #expect(r.resumed["long.flac"] == r.whole["long.flac"])
+        #expect(r.notes.contains { $0.contains("the first stage starts there") }, "\(r.notes)")
+        #expect(r.decodedAgain < 240_000)
+    }
+
+    @Test func aChainLedByAStageWithoutCheckpointsOrCheckpointsOffStartsAgainFromTheBeginning() throws {
+        for (stages, extra) in [(["pitch: { semitones: 2 }"] + Self.chain, ""), (Self.chain, "checkpoints: off\n")] {
+            let dir = try TempDir()
+            let state = try MemoryStateLocation()
+            let stop = StopFlag()
+            source.put("long.wav", seconds: 30, interruptAt: (150_000, stop))
+            let first = try run(stages, in: dir, state: state, stop: stop, extra: extra)
+            #expect(first.results.first?.status == .interrupted)
+            #expect(checkpointFolders(dir).isEmpty, "\(stages.first!) \(extra)")
+            source.put("long.wav", seconds: 30)
+            let before = source.framesDecoded
+            #expect(try run(stages, in: dir, state: state, extra: extra).done == 1)
+            #expect(source.framesDecoded - before == 240_000)
+        }
+    }
+
+    @Test func aRecordingShorterThanTheRuleKeepsNoCheckpoint() throws {
+        let dir = try TempDir()
+        let stop = StopFlag()
+        source.put("short.wav", seconds: 8, interruptAt: (40_000, stop))
+        let first = try run(Self.chain, in: dir, state: try MemoryStateLocation(), stop: stop)
+        #expect(first.results.first?.status == .interrupted)
+        #expect(checkpointFolders(dir).isEmpty)
+    }
+
+    @Test func aChangedSourceOrAShortenedStreamIsNotResumed() throws {
+        let clean = try TempDir()
+        source.put("long.wav", seconds: 30, version: 2)
+        #expect(try run(Self.chain, in: clean, state: try MemoryStateLocation()).done == 1)
+
+        for damage in ["changed source", "shortened stream"] {
+            let dir = try TempDir()
+            let state = try MemoryStateLocation()
+            let stop = StopFlag()
+            source.put("long.wav", seconds: 30, interruptAt: (150_000, stop))
+            _ = try run(Self.chain, in: dir, state: state, stop: stop)
+            let folder = dir.path + "/out/.segno/" + CheckpointRule.folderName + "/" + checkpointFolders(dir)[0]
+            if damage == "shortened stream" {
+                #expect(truncate(folder + "/stream", 1000) == 0)
+            }
+            source.put("long.wav", seconds: 30, version: damage == "changed source" ? 2 : 1)
+            let notes = Notes()
+            let before = source.framesDecoded
+            #expect(try run(Self.chain, in: dir, state: state, notes: notes).done == 1)
+            #expect(!notes.lines.contains { $0.contains("resumed at") }, "\(damage): \(notes.lines)")
+            #expect(source.framesDecoded - before == 240_000, "\(damage)")
+            if damage == "shortened stream" {
+                #expect(notes.lines.contains { $0.contains("checkpoint not used: ") && $0.contains("shorter than its checkpoint") }, "\(notes.lines)")
+            }
+            #expect(try outputs(dir) == outputs(clean), "\(damage)")
+            #expect(checkpointFolders(dir).isEmpty)
+        }
+    }
+}
