@@ -279,6 +279,7 @@ public final class BatchRunner: Sendable {
     /// Sets up uploads, prunes, runs the plan's recordings on the worker pool and records the run.
     package func execute(_ plan: RunPlan, state: StateIndex, store: any StateBackend, deadline: Date?, journal: CrashJournal?,
                          into summary: inout RunSummary) throws(RunError) {
+        let runStarted = Date()
         var uploaders: [any RecordingUploader] = []
         do {
             for up in job.uploads {
@@ -320,6 +321,10 @@ public final class BatchRunner: Sendable {
             !w.forcedOnly && (!finishedPaths.contains(w.file.relativePath) || interrupted.contains(w.file.relativePath))
         }.count
         summary.results = (refused + finished).sorted { $0.path < $1.path }
+        // Every planned recording finished, each removing its own checkpoint: what is left belongs
+        // to recordings gone or changed since (decision 0095). A shared state's other machines may
+        // still be writing theirs.
+        if summary.leftForNextRun == 0 && !job.spec.stateIsShared { CheckpointPlan.sweep(outputRoot: job.spec.outputRoot, before: runStarted) }
         summarise(&summary, timeUp: timeUp)
         try? store.finishRun(id: runId, status: runStatus(summary), planned: summary.planned, done: summary.done,
                              failed: summary.failed, skipped: summary.skipped, pruned: summary.pruned.count)

@@ -54,6 +54,31 @@ public struct CheckpointPlan: Sendable {
         }
         rmdir(folder)
     }
+
+    /// Removes the checkpoints under `outputRoot` whose files were all last written before
+    /// `before` (recordings deleted or renamed since, or whose chain no longer keeps checkpoints).
+    /// Called at the end of a run that left nothing for the next (every planned recording
+    /// finished), with the run's start. Returns how many were removed.
+    @discardableResult
+    public static func sweep(outputRoot: String, before: Date) -> Int {
+        let root = outputRoot + "/.segno/" + CheckpointRule.folderName
+        var removed = 0
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [] {
+            let plan = CheckpointPlan(folder: root + "/" + name, key: "")
+            let names = [CheckpointingDecoder.recordName, CheckpointingDecoder.recordName + ".new", CheckpointingDecoder.streamName]
+            let stale = names.allSatisfy { n in
+                var st = stat()
+                guard lstat(plan.folder + "/" + n, &st) == 0 else { return true }
+                return Double(st.st_mtim.tv_sec) < before.timeIntervalSince1970
+            }
+            if stale {
+                plan.discard()
+                removed += 1
+            }
+        }
+        rmdir(root)
+        return removed
+    }
 }
 
 /// What a checkpoint record says: where the source stood, how much of the kept stream it vouches

@@ -176,3 +176,23 @@ import Testing
         }
     }
 }
+
+extension CheckpointRunTests {
+    @Test func aCheckpointWhoseRecordingIsGoneIsRemovedByTheNextCompleteRun() throws {
+        let dir = try TempDir()
+        let state = try MemoryStateLocation()
+        let stop = StopFlag()
+        source.put("gone.wav", seconds: 30, interruptAt: (150_000, stop))
+        _ = try run(Self.chain, in: dir, state: state, stop: stop)
+        #expect(checkpointFolders(dir).count == 1)
+        // A file segno did not write, put in the folder by hand, is left alone.
+        let folder = dir.path + "/out/.segno/" + CheckpointRule.folderName + "/" + checkpointFolders(dir)[0]
+        try Data("mine".utf8).write(to: URL(fileURLWithPath: folder + "/notes.txt"))
+        source.remove("gone.wav")
+        source.put("other.wav", seconds: 2)
+        Thread.sleep(forTimeInterval: 1.1)  // file times have whole seconds here
+        #expect(try run(Self.chain, in: dir, state: state).done == 1)
+        #expect(FileManager.default.contents(atPath: folder + "/notes.txt") == Data("mine".utf8))
+        #expect(!FileManager.default.fileExists(atPath: folder + "/stream") && !FileManager.default.fileExists(atPath: folder + "/checkpoint"))
+    }
+}
