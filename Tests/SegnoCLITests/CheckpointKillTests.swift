@@ -60,4 +60,12 @@ import Testing
         #expect(try RunWorkspace.temporaries(ws["out"]).isEmpty)
         #expect((try? FileManager.default.contentsOfDirectory(atPath: folder))?.isEmpty ?? true, "the checkpoint is gone once the recording is done")
     }
+
+    /// The spec page quotes the rule's numbers as the code has them (one number, one constant).
+    @Test func theSpecPageQuotesTheRulesNumbers() throws {
+        let page = try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs/reference/spec.md"), encoding: .utf8)
+        #expect(page.contains("checkpoint every \(SplitRule.duration(CheckpointRule.intervalSeconds)) (`CheckpointRule.intervalSeconds`)"))
+        #expect(page.contains("at least \(SplitRule.duration(CheckpointRule.minimumSeconds)) (`CheckpointRule.minimumSeconds`)"))
+    }
 }
