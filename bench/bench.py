@@ -421,10 +421,11 @@ def task_clock_ms(cmd):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("segno")
-    ap.add_argument("--only", nargs="*", default=["convert", "resample", "folder", "memos", "noop", "chain", "waveform", "phone", "fingerprint", "duplicates", "m4a", "mp3", "fleet", "tags", "scale", "normalize", "normalize-denoise", "split", "transcribe-batch", "vad-memos"])
+    ap.add_argument("--only", nargs="*", default=["convert", "resample", "folder", "memos", "noop", "chain", "waveform", "phone", "fingerprint", "duplicates", "m4a", "mp3", "fleet", "tags", "scale", "normalize", "normalize-denoise", "split", "transcribe-batch", "vad-memos", "checkpoint"])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--minutes", type=int, default=10)
     ap.add_argument("--split-minutes", type=int, default=30, help="length of the long recording of section split (issue 34: 120)")
+    ap.add_argument("--checkpoint-minutes", type=int, default=180, help="length of the recording of section checkpoint (killed at 5/6 of it)")
     ap.add_argument("--split-chains", choices=["both", "plain"], default="both", help="section split: plain leaves out the normalize pair")
     ap.add_argument("--peer", help="another segno build (e.g. main's) interleaved with SEGNO in fleet-noop, fleet-memory, tags, normalize and vad-memos")
     ap.add_argument("--audiowaveform", help="audiowaveform (bench/peers.sh builds 1.10.3) for the waveform WAV ratio")
@@ -446,6 +447,9 @@ def main():
         if "normalize" in a.only: bench_normalize(segno, work, a.rounds, a.minutes, peer=a.peer and os.path.abspath(a.peer))
         if "normalize-denoise" in a.only: bench_normalize_denoise(segno, work, a.rounds, a.minutes)
         if "split" in a.only: bench_split(segno, work, a.rounds, a.split_minutes, a.split_chains)
+        if "checkpoint" in a.only:
+            from checkpoint import bench_checkpoint  # bench/checkpoint.py: kill and resume inside a recording (issue 34 item 2)
+            bench_checkpoint(segno, work, a.rounds, a.checkpoint_minutes, a.checkpoint_minutes * 5 // 6)
         if "transcribe-batch" in a.only: bench_transcribe_batch(segno, work, a.rounds)
         if "vad-memos" in a.only: bench_vad_memos(segno, work, a.rounds, peer=a.peer and os.path.abspath(a.peer))
         if "fingerprint" in a.only or "duplicates" in a.only:
