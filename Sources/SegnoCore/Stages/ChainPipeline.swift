@@ -71,7 +71,7 @@ package final class ChainPipeline {
 /// The thread starts on the first `read` and is stopped by `stop` or `close`; once it has ended
 /// (the last `read` returned 0 or threw, or `stop` returned) the transforms are the caller's again
 /// (their tails: `StageChain` drains them on the worker's thread).
-final class PrefetchingDecoder: AudioDecoder, TransformingDecoder, @unchecked Sendable {
+final class PrefetchingDecoder: ExactSeeking, TransformingDecoder, @unchecked Sendable {
     private let inner: any AudioDecoder
     /// The chain's first transforms, run on this decoder's thread (their `start` was called before the first `read`).
     let ahead: [any Transform]
@@ -191,6 +191,19 @@ final class PrefetchingDecoder: AudioDecoder, TransformingDecoder, @unchecked Se
     func close() {
         stop()
         inner.close()
+    }
+
+    /// As exact as the decoder it reads ahead (a checkpoint's resumed pass, decision 0095).
+    var seeksExactly: Bool { ahead.isEmpty && (inner as? any ExactSeeking)?.seeksExactly == true }
+
+    /// Seeks the decoder before the thread starts. Called once, before the first `read`.
+    func seek(toFrame frame: Int) throws {
+        condition.lock()
+        let running = started
+        condition.unlock()
+        precondition(!running, "seek after the read-ahead started")
+        guard let seekable = inner as? any ExactSeeking else { throw AudioError.decodeFailed(path: "", detail: "the source cannot seek") }
+        try seekable.seek(toFrame: frame)
     }
 
     /// Read after the last block (the thread is stopped first, so it reads a settled decoder).

@@ -155,7 +155,7 @@ final class CheckpointingDecoder: AudioDecoder, TransformingDecoder {
     /// Source frames the pass resumed from (0: from the start). Read after the pass.
     private(set) var resumedAt = 0
 
-    var aheadCount: Int { transforms.count }
+    var aheadCount: Int { transforms.count + ((inner as? any TransformingDecoder)?.aheadCount ?? 0) }
     var notes: [String] { ownNotes + inner.notes }
     var salvage: SalvageReport? { inner.salvage }
 
@@ -175,7 +175,8 @@ final class CheckpointingDecoder: AudioDecoder, TransformingDecoder {
     }
 
     func close() { inner.close() }
-    func stop() {}
+    /// Stops the read-ahead under it, when split.
+    func stop() { (inner as? any TransformingDecoder)?.stop() }
 
     /// Called on the first read, after the chain started every transform.
     private func begin() throws {

@@ -402,23 +402,24 @@ public struct ChainRecipe {
         // Split (decision 0085): the same chain, its decoder read ahead and its taps on threads of their own.
         // Checkpoints (decision 0095): the chain's leading checkpointing transforms run in the
         // decoder, which keeps what they make and their states.
-        var checkpointing: CheckpointingDecoder? = nil
-        if let plan = checkpoints, let seekable = decoder as? any ExactSeeking, seekable.seeksExactly {
-            var leading: [any CheckpointingTransform] = []
+        // Split, they run on the worker's thread, the decoder reading ahead alone on its own.
+        var leading: [any CheckpointingTransform] = []
+        if checkpoints != nil, (decoder as? any ExactSeeking)?.seeksExactly == true {
             for case .transform(let t) in instances.prefix(while: { if case .transform = $0 { true } else { false } }) {
                 guard let c = t as? any CheckpointingTransform, !(t is any AnalysingTransform) else { break }
                 leading.append(c)
             }
-            if !leading.isEmpty {
-                checkpointing = CheckpointingDecoder(seekable, transforms: leading, plan: plan, recording: context.relativePath,
-                                                     blockFrames: StageChain.standardBlockFrames)
-            }
         }
-        let source: any AudioDecoder = checkpointing ?? decoder
         let pipeline = pipelined && instances.contains(where: { if case .transform = $0 { true } else { false } }) ? ChainPipeline() : nil
         defer { pipeline?.shutdown() }
-        let chain = StageChain(elements: pipeline?.elements(instances, movingFirst: checkpointing == nil) ?? instances)
-        var made = try chain.runEach(decoder: pipeline?.decoder(source, blockFrames: chain.blockFrames) ?? source, isolatingTaps: isolatingTaps,
+        let chain = StageChain(elements: pipeline?.elements(instances, movingFirst: leading.isEmpty) ?? instances)
+        var source: any AudioDecoder = pipeline?.decoder(decoder, blockFrames: chain.blockFrames) ?? decoder
+        var checkpointing: CheckpointingDecoder? = nil
+        if let plan = checkpoints, !leading.isEmpty, let seekable = source as? any ExactSeeking {
+            checkpointing = CheckpointingDecoder(seekable, transforms: leading, plan: plan, recording: context.relativePath, blockFrames: chain.blockFrames)
+            source = checkpointing!
+        }
+        var made = try chain.runEach(decoder: source, isolatingTaps: isolatingTaps,
                                      measuring: measuring, isCancelled: isCancelled, progress: progress)[...]
         pipeline?.shutdown()
         source.notes.forEach { notes?($0) }
