@@ -9,8 +9,8 @@ public enum CheckpointMode: String, Sendable, CaseIterable {
 }
 
 /// When a recording keeps checkpoints (issue 34 item 2, decision 0095): every `intervalSeconds` of
-/// source audio, the state of the chain's leading checkpointing transforms (filters, EQ, gain, mix,
-/// `resample` with `quality: polyphase`) and the stream they made so far, so that a run killed in
+/// source audio, the state of the chain's transforms before `normalize` when all of them can save
+/// it (filters, EQ, gain, mix, `resample` with `quality: polyphase`) and the stream they made so far, so that a run killed in
 /// the middle of a long recording resumes there: those stages redo at most `intervalSeconds`, the
 /// rest of the chain replays the kept stream. Asked once per recording by its worker.
 public struct CheckpointRule: Sendable {

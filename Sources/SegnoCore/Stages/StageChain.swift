@@ -373,6 +373,22 @@ public struct ChainRecipe {
         }
     }
 
+    /// The transforms a checkpoint keeps (decision 0095): the chain's leading transforms, when
+    /// every transform before its first analysing one (or its end) is among them and saves its
+    /// state. Otherwise none: a stage that cannot save its state, after the kept stream, would run
+    /// again in full on a resume, so the stream would cost its disk for little.
+    static func checkpointLead(_ elements: [ChainElement]) -> [any CheckpointingTransform] {
+        var lead: [any CheckpointingTransform] = []
+        var leading = true
+        for e in elements {
+            guard case .transform(let t) = e else { leading = false; continue }
+            if t is any AnalysingTransform { break }
+            guard leading, let c = t as? any CheckpointingTransform else { return [] }
+            lead.append(c)
+        }
+        return lead
+    }
+
     private func runOnce(open: () throws -> any AudioDecoder, context: RecordingContext, isolatingTaps: Bool,
                          isCancelled: () -> Bool, progress: (Int) -> Void) throws -> [Result<[ProducedFile], any Error>] {
         // Instantiate once; analysing transforms keep their measurement for the real pass.
@@ -403,13 +419,7 @@ public struct ChainRecipe {
         // Checkpoints (decision 0095): the chain's leading checkpointing transforms run in the
         // decoder, which keeps what they make and their states.
         // Split, they run on the worker's thread, the decoder reading ahead alone on its own.
-        var leading: [any CheckpointingTransform] = []
-        if checkpoints != nil, (decoder as? any ExactSeeking)?.seeksExactly == true {
-            for case .transform(let t) in instances.prefix(while: { if case .transform = $0 { true } else { false } }) {
-                guard let c = t as? any CheckpointingTransform, !(t is any AnalysingTransform) else { break }
-                leading.append(c)
-            }
-        }
+        let leading = checkpoints != nil && (decoder as? any ExactSeeking)?.seeksExactly == true ? Self.checkpointLead(instances) : []
         let pipeline = pipelined && instances.contains(where: { if case .transform = $0 { true } else { false } }) ? ChainPipeline() : nil
         defer { pipeline?.shutdown() }
         let chain = StageChain(elements: pipeline?.elements(instances, movingFirst: leading.isEmpty) ?? instances)
