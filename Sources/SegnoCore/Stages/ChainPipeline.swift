@@ -1,5 +1,6 @@
 import Foundation
 import SegnoDSP
+import Synchronization
 
 /// One recording's pass on three threads (decision 0085): the decoder reads ahead on its own
 /// thread (`PrefetchingDecoder`), together with the chain's first transform when `elements`
@@ -43,9 +44,9 @@ package final class ChainPipeline {
     /// alone that thread would idle beside the worker's (a 48 kHz FLAC decodes in a fraction of a
     /// filter's time in a debug build), and the worker keeps the transforms after it. Called once,
     /// while the chain is being made.
-    package func elements(_ elements: [ChainElement], movingFirst: Bool = true) -> [ChainElement] {
+    package func elements(_ elements: [ChainElement]) -> [ChainElement] {
         let transforms = elements.compactMap { e -> (any Transform)? in if case .transform(let t) = e { t } else { nil } }
-        if movingFirst, case .transform(let first) = elements.first, !(first is any AnalysingTransform), transforms.count > 1 {
+        if case .transform(let first) = elements.first, !(first is any AnalysingTransform), transforms.count > 1 {
             ahead = [first]
         }
         return elements.map { e in
@@ -149,6 +150,15 @@ final class PrefetchingDecoder: ExactSeeking, TransformingDecoder, @unchecked Se
                 finishProducing(error)
                 return
             }
+            produced += 1
+            if checkpointEvery > 0 && produced % checkpointEvery == 0 {
+                let states = ahead.map { t in
+                    var w = StateBytes.Writer()
+                    (t as? any CheckpointingTransform)?.save(into: &w)
+                    return w.bytes
+                }
+                savedAhead.withLock { $0[produced] = states }
+            }
             condition.lock()
             if count == slots.count && !stopping {
                 producerWaits = true
@@ -193,8 +203,33 @@ final class PrefetchingDecoder: ExactSeeking, TransformingDecoder, @unchecked Se
         inner.close()
     }
 
-    /// As exact as the decoder it reads ahead (a checkpoint's resumed pass, decision 0095).
-    var seeksExactly: Bool { ahead.isEmpty && (inner as? any ExactSeeking)?.seeksExactly == true }
+    /// As exact as the decoder it reads ahead (a checkpoint's resumed pass, decision 0095); the
+    /// `ahead` transforms' states are the checkpoint's to restore.
+    var seeksExactly: Bool { (inner as? any ExactSeeking)?.seeksExactly == true }
+
+    // Checkpoints (decision 0095): every `checkpointEvery` blocks the thread saves the states of
+    // its `ahead` transforms, by the number of blocks made so far, for the `CheckpointingDecoder`
+    // reading it to put in its record once it has that block. 0: never.
+    private var checkpointEvery = 0
+    /// Blocks made (the thread's own once started; from a resumed checkpoint's count).
+    private var produced = 0
+    private let savedAhead = Mutex<[Int: [[UInt8]]]>([:])
+
+    /// Saves `ahead`'s states after every `every` blocks, counting from `blocks` (a resumed
+    /// checkpoint's). Called once, before the first `read`.
+    func keepAheadStates(every: Int, from blocks: Int) {
+        checkpointEvery = ahead.isEmpty ? 0 : every
+        produced = blocks
+    }
+
+    /// The `ahead` transforms' states after block `blocks`, once (nil when not saved there).
+    /// Called on the reader's thread once it has read that block.
+    func aheadStates(after blocks: Int) -> [[UInt8]]? {
+        savedAhead.withLock { saved in
+            for k in saved.keys where k < blocks { saved[k] = nil }
+            return saved.removeValue(forKey: blocks)
+        }
+    }
 
     /// Seeks the decoder before the thread starts. Called once, before the first `read`.
     func seek(toFrame frame: Int) throws {

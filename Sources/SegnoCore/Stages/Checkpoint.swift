@@ -155,7 +155,10 @@ final class CheckpointingDecoder: AudioDecoder, TransformingDecoder {
     /// Source frames the pass resumed from (0: from the start). Read after the pass.
     private(set) var resumedAt = 0
 
-    var aheadCount: Int { transforms.count + ((inner as? any TransformingDecoder)?.aheadCount ?? 0) }
+    /// The whole lead: the first `innerAhead` of them run in the read-ahead under it (split).
+    var aheadCount: Int { transforms.count }
+    /// How many of `transforms` the decoder under it runs (the split's first transform).
+    private var innerAhead: Int { (inner as? any TransformingDecoder)?.aheadCount ?? 0 }
     var notes: [String] { ownNotes + inner.notes }
     var salvage: SalvageReport? { inner.salvage }
 
@@ -181,7 +184,11 @@ final class CheckpointingDecoder: AudioDecoder, TransformingDecoder {
     /// Called on the first read, after the chain started every transform.
     private func begin() throws {
         begun = true
-        guard let s = saved else { return }
+        let prefetcher = inner as? PrefetchingDecoder
+        guard let s = saved else {
+            prefetcher?.keepAheadStates(every: blocksPerCheckpoint, from: 0)
+            return
+        }
         saved = nil
         do {
             var st = stat()
@@ -193,6 +200,7 @@ final class CheckpointingDecoder: AudioDecoder, TransformingDecoder {
                 guard r.atEnd else { throw StateBytes.Mismatch("a transform's state is longer than it reads") }
             }
             try inner.seek(toFrame: s.sourceFrames)
+            prefetcher?.keepAheadStates(every: blocksPerCheckpoint, from: s.blocks)
             stream = try BlockSpool(path: path, channels: s.channels, recording: recording, keeping: s.streamBytes)
         } catch {
             // Nothing was read yet: the transforms were only restored, so start afresh.
@@ -220,7 +228,7 @@ final class CheckpointingDecoder: AudioDecoder, TransformingDecoder {
         let n = try inner.read(into: &block, maxFrames: maxFrames)
         if n == 0 { return 0 }
         sourceFrames += n
-        for t in transforms { try t.process(&block) }
+        for t in transforms.dropFirst(innerAhead) { try t.process(&block) }
         blocks += 1
         keep(block)
         return n
@@ -237,8 +245,11 @@ final class CheckpointingDecoder: AudioDecoder, TransformingDecoder {
             guard let stream else { return }
             try stream.write(block, sourceFrames: sourceFrames)
             if blocks % blocksPerCheckpoint == 0 {
+                let ahead = innerAhead
+                // The read-ahead saved its transforms' states when it made this block.
+                guard let first = ahead == 0 ? [] : (inner as? PrefetchingDecoder)?.aheadStates(after: blocks) else { return }
                 try stream.sync()
-                let states = transforms.map { t in
+                let states = first + transforms.dropFirst(ahead).map { t in
                     var w = StateBytes.Writer()
                     t.save(into: &w)
                     return w.bytes
