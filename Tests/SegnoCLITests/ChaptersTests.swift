@@ -166,20 +166,10 @@ import Testing
         #expect(run.exited(0), "\(run.stderr)")
         // The expected places, from the cut list's kept stretches by hand: inside a stretch,
         // output_start + (t − source_start); in a removed stretch, the next stretch's output_start.
-        let cuts = try RunWorkspace.json(String(contentsOfFile: ws["out/memo.cuts.json"], encoding: .utf8))
-        let kept = (cuts["kept"] as? [[String: Any]] ?? []).map {
-            (($0["source_start"] as? NSNumber)?.doubleValue ?? 0, ($0["source_end"] as? NSNumber)?.doubleValue ?? 0, ($0["output_start"] as? NSNumber)?.doubleValue ?? 0)
-        }
-        #expect(kept.count > 1, "the memo has pauses to cut: \(cuts)")
-        func place(_ t: Double) -> Double {
-            for k in kept {
-                if t < k.0 { return k.2 }
-                if t <= k.1 { return k.2 + t - k.0 }
-            }
-            return kept.last.map { $0.2 + $0.1 - $0.0 } ?? t
-        }
-        let sourceLength = (cuts["source_duration"] as? NSNumber)?.doubleValue ?? 0
-        let outputLength = (cuts["output_duration"] as? NSNumber)?.doubleValue ?? 0
+        let list = try CutListFile(path: ws["out/memo.cuts.json"])
+        let cuts = list.json, place = list.place
+        #expect(list.kept.count > 1, "the memo has pauses to cut: \(cuts)")
+        let sourceLength = list.sourceDuration, outputLength = list.outputDuration
         #expect(outputLength < sourceLength - 1, "\(cuts)")
         var want: [(Double, String)] = []
         for k in 0..<6 where Double(k) * 2.5 < sourceLength {

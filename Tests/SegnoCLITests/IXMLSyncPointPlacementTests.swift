@@ -104,19 +104,10 @@ import Testing
         // The expected places from the cut list's kept stretches, by hand: inside a stretch,
         // output_start + (t − source_start); in a removed stretch, the next stretch's output_start;
         // at or after the output's end, removed.
-        let cuts = try RunWorkspace.json(String(contentsOfFile: ws["out/memo.cuts.json"], encoding: .utf8))
-        let kept = (cuts["kept"] as? [[String: Any]] ?? []).map {
-            (($0["source_start"] as? NSNumber)?.doubleValue ?? 0, ($0["source_end"] as? NSNumber)?.doubleValue ?? 0, ($0["output_start"] as? NSNumber)?.doubleValue ?? 0)
-        }
-        #expect(kept.count > 1, "the memo has pauses to cut: \(cuts)")
-        func place(_ t: Double) -> Double {
-            for k in kept {
-                if t < k.0 { return k.2 }
-                if t <= k.1 { return k.2 + t - k.0 }
-            }
-            return kept.last.map { $0.2 + $0.1 - $0.0 } ?? t
-        }
-        let outputLength = (cuts["output_duration"] as? NSNumber)?.doubleValue ?? 0
+        let list = try CutListFile(path: ws["out/memo.cuts.json"])
+        let cuts = list.json, place = list.place
+        #expect(list.kept.count > 1, "the memo has pauses to cut: \(cuts)")
+        let outputLength = list.outputDuration
         let reference = 3600 * 16000
         var want: [(String, Int)] = []
         for (i, s) in seconds.enumerated() where place(s) < outputLength {

@@ -44,34 +44,8 @@ import Testing
     typealias Decimate = ChainPipelineTests.Decimate
     typealias PeakNormalize = ChainPipelineTests.PeakNormalize
 
-    /// Records every sample it sees and the threads it saw them on; fails at its `failAt`th block.
-    final class Recorder: Tap {
-        var samples: [Float] = []
-        var blocks = 0
-        var failAt: Int?
-        var finished = false
-        var abandoned = false
-        var threads = Set<String>()
-        func start(_ format: AudioFormat) throws {}
-        func observe(_ block: AudioBlock) throws {
-            blocks += 1
-            threads.insert(ChainPipelineAheadTests.thread())
-            if let failAt, blocks >= failAt { throw AudioError.io(path: "out/rec.flac", detail: "disk full (injected)", code: 28) }
-            samples.append(contentsOf: block.samples[0..<(block.frames * block.channels)])
-        }
-        func finish() throws -> [ProducedFile] { finished = true; return [ProducedFile(stage: "rec", path: "")] }
-        func abandon() { abandoned = true }
-    }
-
-    /// A name for the calling thread, unique for the test run (a thread's address can be reused
-    /// once it has ended, as the decoder's is when it reads a short recording to the end).
-    static func thread() -> String {
-        let key = "ChainPipelineAheadTests.thread"
-        if let name = Thread.current.threadDictionary[key] as? String { return name }
-        let name = UUID().uuidString
-        Thread.current.threadDictionary[key] = name
-        return name
-    }
+    typealias Recorder = ChainPipelineTests.Recorder
+    static func thread() -> String { ChainPipelineTests.thread() }
 
     /// `elements` of the chain (a tap after each transform unless `tapsAfter` says otherwise), split
     /// or not, through `StageChain.runEach` as `ChainRecipe` runs it.

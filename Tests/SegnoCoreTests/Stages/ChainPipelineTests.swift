@@ -82,12 +82,22 @@ import Testing
         func observe(_ block: AudioBlock) throws {
             blocks += 1
             observed.withLock { $0 += 1 }
-            threads.insert(Thread.isMainThread ? "main" : "\(Unmanaged.passUnretained(Thread.current).toOpaque())")
+            threads.insert(ChainPipelineTests.thread())
             if let failAt, blocks >= failAt { throw AudioError.io(path: "out/rec.flac", detail: "disk full (injected)", code: 28) }
             samples.append(contentsOf: block.samples[0..<(block.frames * block.channels)])
         }
         func finish() throws -> [ProducedFile] { finished = true; return [ProducedFile(stage: "rec", path: "")] }
         func abandon() { abandoned = true }
+    }
+
+    /// A name for the calling thread, unique for the test run (a thread's address can be reused
+    /// once it has ended, as the decoder's is when it reads a short recording to the end).
+    static func thread() -> String {
+        let key = "ChainPipelineTests.thread"
+        if let name = Thread.current.threadDictionary[key] as? String { return name }
+        let name = UUID().uuidString
+        Thread.current.threadDictionary[key] = name
+        return name
     }
 
     /// A decoder that never ends; counts its reads (from whichever thread reads it).
@@ -150,7 +160,7 @@ import Testing
             #expect(b.finished && !b.abandoned)
         }
         // The taps really ran off the worker's thread: on one other thread, the same for all.
-        let here = "\(Unmanaged.passUnretained(Thread.current).toOpaque())"
+        let here = Self.thread()
         #expect(split.taps.allSatisfy { $0.threads.count == 1 && !$0.threads.contains(here) })
         #expect(one.taps.allSatisfy { $0.threads == [here] })
     }
