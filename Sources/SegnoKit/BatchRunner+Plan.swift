@@ -83,28 +83,46 @@ extension BatchRunner {
         let pending = plan.work.count
         let lastTap = job.spec.stages.lastIndex { $0.config is any TapConfig } ?? -1
         let hasTransform = job.spec.stages.prefix(lastTap + 1).contains { $0.config is any TransformConfig }
-        var extra: [Int: String] = [:]
+        let checkpoints = checkpointRule
+        let lead = CheckpointRule.lead(of: job.spec.stages.prefix(lastTap + 1).map(\.config))
+        var extra: [Int: [String]] = [:]
         for p in plan.work {
             guard let at = runLines[p.file.relativePath] else { continue }
             var seconds = p.prior?.duration
+            var exact: Bool? = nil
             if seconds == nil, hasTransform, pending < rule.cores, let d = try? source.open(p.file) {
                 let info = d.info
+                exact = (d as? any ExactSeeking)?.seeksExactly == true
                 d.close()
                 if info.sampleRate > 0 && info.frames > 0 { seconds = Double(info.frames) / Double(info.sampleRate) }
             }
             let decision = rule.decide(seconds: seconds, pending: pending, hasTransform: hasTransform)
             let name = AudioError.quoted(p.file.relativePath)
             if decision.split {
-                extra[at] = "split \(name): \(decision.reason)"
+                extra[at, default: []].append("split \(name): \(decision.reason)")
             } else if let seconds, seconds >= rule.minimumSeconds {
-                extra[at] = "one core \(name): \(decision.reason)"
+                extra[at, default: []].append("one core \(name): \(decision.reason)")
             }
+            // Checkpoints (decision 0095), for a recording known to be long enough.
+            guard let seconds, seconds >= checkpoints.minimumSeconds else { continue }
+            var why = checkpoints.mode == .off ? "the spec pins checkpoints: off" : lead.blocker
+            if why == nil {
+                if exact == nil, let d = try? source.open(p.file) {
+                    exact = (d as? any ExactSeeking)?.seeksExactly == true
+                    d.close()
+                }
+                if exact != true { why = "its source does not seek exactly (PCM and FLAC do)" }
+            }
+            let length = "\(SplitRule.duration(seconds)) ≥ \(SplitRule.duration(checkpoints.minimumSeconds))"
+            extra[at, default: []].append(why.map { "no checkpoints \(name): \($0)" }
+                ?? "checkpoints \(name): every \(SplitRule.duration(checkpoints.intervalSeconds)) of source, \(length); "
+                + (lead.count == 1 ? "the first stage keeps its state" : "the first \(lead.count) stages keep their state"))
         }
         guard !extra.isEmpty else { return }
         var lines = TextList()
         for (i, line) in plan.lines.enumerated() {
             lines.append(line)
-            if let e = extra[i] { lines.append(e) }
+            for e in extra[i] ?? [] { lines.append(e) }
         }
         plan.lines = lines
     }

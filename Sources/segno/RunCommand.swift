@@ -22,7 +22,7 @@ struct RunFlags: ParsableArguments {
     @Flag(help: "Print what would run; change nothing.")
     var dryRun = false
 
-    @Flag(help: ArgumentHelp("With the plan, say why each step runs, and which recordings run on more than one core (split: at least \(SplitRule.duration(SplitRule.minimumSeconds)) long, more cores than recordings pending, spec split: auto) and why."))
+    @Flag(help: ArgumentHelp("With the plan, say why each step runs, which recordings run on more than one core (split: at least \(SplitRule.duration(SplitRule.minimumSeconds)) long, more cores than recordings pending, spec split: auto) and which keep checkpoints (at least \(SplitRule.duration(CheckpointRule.minimumSeconds)) long, one every \(SplitRule.duration(CheckpointRule.intervalSeconds)), spec checkpoints: auto), and why."))
     var explain = false
 
     @Option(name: .customLong("force"), help: ArgumentHelp("Rerun every tap (--force) or one stage kind (--force=waveform).", valueName: "stage"))

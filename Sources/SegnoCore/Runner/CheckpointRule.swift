@@ -39,6 +39,23 @@ public struct CheckpointRule: Sendable {
         self.intervalSeconds = intervalSeconds
     }
 
+    /// How many of `configs`' transforms (a chain's stages up to its last tap) a checkpoint would
+    /// keep, or why it keeps none: a transform before `normalize` that cannot save its state or
+    /// follows a tap, or no transform there at all. What `--explain` says; the pass decides from
+    /// the transforms themselves (`CheckpointingTransform`).
+    public static func lead(of configs: [any StageConfig]) -> (count: Int, blocker: String?) {
+        var count = 0
+        var leading = true
+        for c in configs {
+            guard let t = c as? any TransformConfig else { leading = false; continue }
+            if t.setsLevel { break }
+            if !t.savesState { return (0, "\(t.name) cannot save its state") }
+            if !leading { return (0, "\(t.name) follows a tap") }
+            count += 1
+        }
+        return count == 0 ? (0, "no transform before normalize keeps a state") : (count, nil)
+    }
+
     /// True when a recording of `seconds` (nil: unknown before decoding) keeps checkpoints.
     public func applies(seconds: Double?) -> Bool {
         guard mode == .auto, let seconds else { return false }

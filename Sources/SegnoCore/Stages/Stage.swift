@@ -61,6 +61,14 @@ extension StageConfig {
 public protocol TransformConfig: StageConfig {
     /// A fresh transform for one recording. Called once per recording, on its worker.
     func makeTransform() throws -> any Transform
+    /// True when the transforms it makes save their state for a checkpoint
+    /// (`CheckpointingTransform`, decision 0095): what `--explain` says before any is made.
+    /// Default false.
+    var savesState: Bool { get }
+}
+
+extension TransformConfig {
+    public var savesState: Bool { false }
 }
 
 /// A stage config that makes taps.

@@ -25,7 +25,7 @@ import Testing
 
     /// One run of `stages` into `dir` (its own output folder and state, kept between runs).
     func run(_ stages: [String], in dir: TempDir, state: MemoryStateLocation, stop: StopFlag = StopFlag(),
-             extra: String = "", split: Bool = false, notes: Notes = Notes()) throws -> RunSummary {
+             extra: String = "", split: Bool = false, explain: Bool = false, notes: Notes = Notes()) throws -> RunSummary {
         let text = "version: 1\ninput: { root: \(dir.path)/in, settle: 0s }\noutput: { root: \(dir.path)/out }\n\(extra)stages:\n"
             + stages.map { "  - \($0)\n" }.joined()
         let job = Job(spec: try SpecLoader.parse(text, file: "test.yaml", baseDirectory: dir.path, registry: .forTests))
@@ -35,6 +35,8 @@ import Testing
         options.checkpointMinimumSeconds = 10
         options.checkpointIntervalSeconds = 2
         options.observer = notes
+        options.explain = explain
+        options.dryRun = explain
         return try BatchRunner(job: job, options: options, stop: stop, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
                                tools: .forTests, source: source, state: state).run()
     }
@@ -201,5 +203,43 @@ extension CheckpointRunTests {
         #expect(try run(Self.chain, in: dir, state: state).done == 1)
         #expect(FileManager.default.contents(atPath: folder + "/notes.txt") == Data("mine".utf8))
         #expect(!FileManager.default.fileExists(atPath: folder + "/stream") && !FileManager.default.fileExists(atPath: folder + "/checkpoint"))
+    }
+}
+
+extension CheckpointRunTests {
+    @Test func explainSaysWhichRecordingsKeepCheckpointsAndWhyNot() throws {
+        source.put("long.wav", seconds: 30)
+        source.put("short.wav", seconds: 2)
+        let soxr = ["highpass: { frequency: 80 }", "resample: 16000", "encode: { path: \"{stem}.flac\" }"]
+        let afterTap = ["highpass: { frequency: 80 }", "encode: { path: \"{stem}.wav\" }", "lowpass: 3000", "encode: { path: \"{stem}.flac\" }"]
+        for (stages, extra, want) in [
+            (Self.chain, "", "checkpoints long.wav: every 2 s of source, 30 s ≥ 10 s; the first 3 stages keep their state"),
+            (["highpass: { frequency: 80 }", "normalize: { loudness: -20 }", "encode: { path: \"{stem}.flac\" }"], "",
+             "checkpoints long.wav: every 2 s of source, 30 s ≥ 10 s; the first stage keeps its state"),
+            (soxr, "", "no checkpoints long.wav: resample cannot save its state"),
+            (afterTap, "", "no checkpoints long.wav: lowpass follows a tap"),
+            (Self.chain, "checkpoints: off\n", "no checkpoints long.wav: the spec pins checkpoints: off"),
+        ] {
+            let summary = try run(stages, in: try TempDir(), state: try MemoryStateLocation(), extra: extra, split: true, explain: true)
+            #expect(summary.plan.contains(want), "\(summary.plan)")
+            #expect(!summary.plan.contains { $0.contains("checkpoints short.wav") }, "too short: no line")
+        }
+    }
+
+    /// What `--explain` says of a stage (`savesState`) is what its transforms do.
+    @Test func aStageSaysItSavesStateExactlyWhenItsTransformsDo() throws {
+        let stages = ["highpass: 80", "lowpass: 3000", "bandpass: 1000", "bandstop: 50", "eq: { bands: [{ type: parametric, frequency: 1000, bandwidth: 1, gain: -6 }] }",
+                      "gain: -3", "mix: mono", "resample: { rate: 16000, quality: polyphase }", "resample: 16000", "resample: { rate: 16000, quality: best }",
+                      "resample: { rate: 16000, quality: soxr-hq }", "pitch: { semitones: 2 }", "normalize: { loudness: -16 }", "encode: { path: \"{stem}.wav\" }"]
+        let dir = try TempDir()
+        let text = "version: 1\ninput: { root: \(dir.path)/in }\noutput: { root: \(dir.path)/out }\nstages:\n" + stages.map { "  - \($0)\n" }.joined()
+        let spec = try SpecLoader.parse(text, file: "test.yaml", baseDirectory: dir.path, registry: .forTests)
+        var saving = 0
+        for case let t as any TransformConfig in spec.stages.map(\.config) {
+            let made = try t.makeTransform()
+            #expect(t.savesState == (made is any CheckpointingTransform), "\(t.canonical)")
+            if t.savesState { saving += 1 }
+        }
+        #expect(saving == 8)
     }
 }

@@ -11,6 +11,7 @@ public struct EQConfig: TransformConfig {
     public var changesLevel: Bool { true }
     public let bands: [EQBand]
     public var name: String { "eq" }
+    public var savesState: Bool { true }
     public var version: Int { 1 }
     public var options: [(String, String)] {
         bands.enumerated().map { i, b in

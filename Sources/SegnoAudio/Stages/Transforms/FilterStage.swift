@@ -8,6 +8,7 @@ import SegnoDSP
 /// at the stage's place: checked when the spec loads if an upstream resample fixes the rate,
 /// else when each recording's chain starts.
 public struct FilterConfig: TransformConfig {
+    public var savesState: Bool { true }
     public var changesLevel: Bool { true }
     public enum Kind: String, Sendable, CaseIterable { case lowpass, highpass, bandpass, bandstop }
     public let filter: Kind

@@ -4,6 +4,7 @@ import SegnoDSP
 
 /// `gain: { db: -3 }` multiplies every sample by 10^(db/20). Range −96…+48 dB.
 public struct GainConfig: TransformConfig {
+    public var savesState: Bool { true }
     public var changesLevel: Bool { true }
     /// dB, in specs and on the command line.
     public static let range: ClosedRange<Double> = -96...48

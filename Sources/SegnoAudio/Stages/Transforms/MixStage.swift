@@ -9,6 +9,7 @@ import SegnoDSP
 /// More than 8 channels have no standard layout: even channels (0, 2, …) fold left and odd
 /// channels right, each side averaged.
 public struct MixConfig: TransformConfig {
+    public var savesState: Bool { true }
     public enum Target: String, Sendable, CaseIterable { case mono, stereo }
     public static let declaration = StageDeclaration(
         key: "mix", kind: .transform, summary: "Mixes the channels down to mono or to stereo (ITU-R BS.775 fold-down of 3–8 channels).",
