@@ -27,8 +27,9 @@ import Testing
 
     @Test func aRunKilledInsideALongRecordingResumesFromItsCheckpoint() throws {
         let ws = try RunWorkspace()
-        // One minute over the rule's length, at 8 kHz to keep the test short.
-        let seconds = Int(CheckpointRule.minimumSeconds) + 60
+        // Twice the rule's length, at 8 kHz to keep the test short: the kill comes once the first
+        // record (2 min in) exists, and the run must not reach the end first on a loaded machine.
+        let seconds = 2 * Int(CheckpointRule.minimumSeconds)
         let sox = try CLI.tool("sox", ["-R", "-n", "-r", "8000", "-b", "16", "-c", "1", ws["in/lecture.flac"], "synth", "\(seconds)", "pinknoise", "vol", "0.3"])
         #expect(sox.status == 0, "sox: \(sox.stderr)")
         let whole = try ws.segno(["run", try ws.writeSpec(Self.spec(output: "whole", checkpoints: "off"), name: "whole.yaml"), "--quiet"], timeout: 600)
