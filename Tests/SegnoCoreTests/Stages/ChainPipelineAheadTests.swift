@@ -63,15 +63,7 @@ import Testing
             elements.append(.tap(r))
         }
         let decoder = MemoryDecoder(ChainPipelineTests.signal(frames: frames, channels: channels), channels: channels, rate: 48000)
-        let spool = try TempDir()
-        let m = measuring ? StageChain.Measuring(spoolFolder: spool.path, recording: "a.wav", onPass: nil, notes: nil) : nil
-        let pipeline = split ? ChainPipeline() : nil
-        defer { pipeline?.shutdown() }
-        let chain = StageChain(elements: pipeline?.elements(elements) ?? elements)
-        let results = try chain.runEach(decoder: pipeline?.decoder(decoder, blockFrames: chain.blockFrames) ?? decoder, isolatingTaps: isolating,
-                                        measuring: m, isCancelled: { false }, progress: { _ in })
-        pipeline?.shutdown()
-        return (taps, transforms, results)
+        return (taps, transforms, try ChainPipelineTests.runChain(elements, decoder: decoder, split: split, measuring: measuring, isolating: isolating))
     }
 
     func expectSame(_ one: [Recorder], _ split: [Recorder]) {

@@ -138,6 +138,13 @@ import Testing
             tap()
         }
         let decoder = MemoryDecoder(Self.signal(frames: frames, channels: channels), channels: channels, rate: 48000, failAfter: decoderFailsAfter)
+        return (taps, try Self.runChain(elements, decoder: decoder, split: split, measuring: measuring, isolating: isolating))
+    }
+
+    /// `elements` through `StageChain.runEach` as `ChainRecipe` runs them: split over three threads
+    /// or not, with the analysing transforms measured on a spool when `measuring`.
+    static func runChain(_ elements: [ChainElement], decoder: MemoryDecoder, split: Bool, measuring: Bool,
+                         isolating: Bool) throws -> [Result<[ProducedFile], any Error>] {
         let spool = try TempDir()
         let m = measuring ? StageChain.Measuring(spoolFolder: spool.path, recording: "a.wav", onPass: nil, notes: nil) : nil
         let pipeline = split ? ChainPipeline() : nil
@@ -145,7 +152,8 @@ import Testing
         let chain = StageChain(elements: pipeline?.elements(elements) ?? elements)
         let results = try chain.runEach(decoder: pipeline?.decoder(decoder, blockFrames: chain.blockFrames) ?? decoder, isolatingTaps: isolating,
                                         measuring: m, isCancelled: { false }, progress: { _ in })
-        return (taps, results)
+        pipeline?.shutdown()
+        return results
     }
 
     @Test func theSplitPassGivesEveryTapTheSameSamplesAsOneThread() throws {
