@@ -243,3 +243,23 @@ extension CheckpointRunTests {
         #expect(saving == 8)
     }
 }
+
+extension CheckpointRunTests {
+    /// The kept stream cannot be written (here its name is taken by a folder, which stops root
+    /// too; a full disk fails the same write): checkpoints stop with a note, the pass goes on, and
+    /// the outputs are the uninterrupted run's.
+    @Test func aStreamThatCannotBeWrittenStopsCheckpointsNotThePass() throws {
+        let clean = try TempDir()
+        source.put("long.wav", seconds: 30)
+        #expect(try run(Self.chain, in: clean, state: try MemoryStateLocation()).done == 1)
+        let dir = try TempDir()
+        let folder = CheckpointPlan.folder(outputRoot: dir.path + "/out", relativePath: "long.wav")
+        try FileManager.default.createDirectory(atPath: folder + "/stream", withIntermediateDirectories: true)
+        let notes = Notes()
+        #expect(try run(Self.chain, in: dir, state: try MemoryStateLocation(), notes: notes).done == 1)
+        #expect(notes.lines.contains { $0.contains("long.wav") && $0.contains("checkpoints stopped, the pass goes on without them") }, "\(notes.lines)")
+        #expect(try outputs(dir) == outputs(clean))
+        var isDir: ObjCBool = false
+        #expect(FileManager.default.fileExists(atPath: folder + "/stream", isDirectory: &isDir) && isDir.boolValue, "a folder segno did not write is left alone")
+    }
+}
