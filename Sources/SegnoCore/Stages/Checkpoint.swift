@@ -143,7 +143,6 @@ final class CheckpointingDecoder: AudioDecoder, TransformingDecoder {
     private let plan: CheckpointPlan
     private let recording: String
     let info: SourceInfo
-    private let blockFrames: Int
     private var stream: BlockSpool?
     private var saved: SavedCheckpoint?
     private var begun = false
@@ -152,8 +151,6 @@ final class CheckpointingDecoder: AudioDecoder, TransformingDecoder {
     private var blocks = 0
     private let blocksPerCheckpoint: Int
     private var ownNotes: [String] = []
-    /// Source frames the pass resumed from (0: from the start). Read after the pass.
-    private(set) var resumedAt = 0
 
     /// The whole lead: the first `innerAhead` of them run in the read-ahead under it (split).
     var aheadCount: Int { transforms.count }
@@ -169,7 +166,6 @@ final class CheckpointingDecoder: AudioDecoder, TransformingDecoder {
         self.plan = plan
         self.recording = recording
         self.info = inner.info
-        self.blockFrames = blockFrames
         blocksPerCheckpoint = max(1, Int((plan.intervalSeconds * Double(max(1, inner.info.sampleRate)) / Double(blockFrames)).rounded(.up)))
         if let bytes = FileManager.default.contents(atPath: plan.folder + "/" + Self.recordName) {
             saved = SavedCheckpoint.decode(Array(bytes), key: plan.key, transforms: transforms.count)
@@ -209,7 +205,6 @@ final class CheckpointingDecoder: AudioDecoder, TransformingDecoder {
         replayEnd = s.streamBytes
         replaying = true
         blocks = s.blocks
-        resumedAt = s.sourceFrames
         let at = SplitRule.duration(Double(s.sourceFrames) / Double(max(1, info.sampleRate)))
         ownNotes.append("resumed at \(at) from its checkpoint: the first \(transforms.count == 1 ? "stage starts" : "\(transforms.count) stages start") there, the rest of the chain replays the kept stream")
     }

@@ -338,8 +338,6 @@ public struct ChainRecipe {
     /// Where the recording keeps checkpoints (`CheckpointRule`, decision 0095): nil for none. Used
     /// when the source seeks exactly and the chain begins with a checkpointing transform.
     public var checkpoints: CheckpointPlan?
-    /// Sees the source frame a checkpointed pass resumed from (0 for the start), once the pass ended.
-    public var onResumed: ((Int) -> Void)?
     public init(items: [Item]) { self.items = items }
 
     /// Runs all passes. `open` opens the source (called once: later passes read spools); `progress` sees the
@@ -433,7 +431,6 @@ public struct ChainRecipe {
                                      measuring: measuring, isCancelled: isCancelled, progress: progress)[...]
         pipeline?.shutdown()
         source.notes.forEach { notes?($0) }
-        if let checkpointing { onResumed?(checkpointing.resumedAt) }
         for case .tap(let tap) in instances { tap.notes.forEach { notes?($0) } }
         var results: [Result<[ProducedFile], any Error>] = []
         for k in 0..<tapCount {

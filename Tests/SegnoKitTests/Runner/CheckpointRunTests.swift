@@ -224,6 +224,13 @@ extension CheckpointRunTests {
             #expect(summary.plan.contains(want), "\(summary.plan)")
             #expect(!summary.plan.contains { $0.contains("checkpoints short.wav") }, "too short: no line")
         }
+        // At the rule's length (10 s here) and one block of 8 kHz frames under it.
+        source.remove("long.wav")
+        source.put("edge.wav", seconds: 10)
+        source.put("under.wav", seconds: 10 - 4096.0 / 8000)
+        let edge = try run(Self.chain, in: try TempDir(), state: try MemoryStateLocation(), split: true, explain: true)
+        #expect(edge.plan.contains("checkpoints edge.wav: every 2 s of source, 10 s ≥ 10 s; the first 3 stages keep their state"), "\(edge.plan)")
+        #expect(!edge.plan.contains { $0.contains("checkpoints under.wav") }, "\(edge.plan)")
     }
 
     /// What `--explain` says of a stage (`savesState`) is what its transforms do.
