@@ -15,7 +15,10 @@ import Darwin
 /// most the gain the peak needs, the peak leaves at or under the ceiling, and the gain never jumps.
 /// The audio is delayed by `latency` frames so the gain is already down when a peak arrives.
 ///
-/// Memory is fixed at `init` (ring buffers sized by the window); `process` allocates nothing.
+/// The peak search runs eight frames at a time in SIMD lanes, each lane summing its taps in the
+/// order one frame alone would, so the output is the same bit for bit whatever the block size.
+/// Memory is fixed by the window and the largest block; `process` allocates only when a block is
+/// larger than every block before it.
 public struct TruePeakLimiter {
     /// Frames by which the output lags the input.
     public let latency: Int
@@ -34,15 +37,16 @@ public struct TruePeakLimiter {
     private let window: Int
     /// In Double: a Float gain creeping back to 1 stalls ~1e-4 short (its steps fall under an ulp).
     private let releaseCoefficient: Double
-    /// Interpolator taps for the fractions 1/4, 2/4, 3/4 between two samples: 3 × 2·half.
-    private var taps: [Float]
-    /// The last 2·half input samples per channel, each channel's ring stored twice in a row
-    /// (4·half floats) so the window is always one contiguous run: no index wraps per tap.
-    private var history: [Float]
-    /// The largest Σ|tap| over the three phases: an interpolated value is at most this times
-    /// the largest sample magnitude in the window, so a quiet window skips the interpolation.
-    private let tapBound: Float
-    private var historyPosition = 0
+    /// Interpolator taps for the fractions 1/4, 2/4, 3/4 between two samples: 3 × 2·half, each
+    /// tap repeated across the eight lanes that compute eight frames at once.
+    private let taps: [SIMD8<Float>]
+    /// Per channel, a run of `reach` + `capacity` + 8 samples: the `reach` samples before the
+    /// block (the peak search's history), the block's samples, and eight zeros the last lanes read.
+    private var lanes: [Float]
+    /// Frames a block may have before `lanes` and `peaks` grow (they grow only for a larger block).
+    private var capacity = 0
+    /// The peak found for each frame of the block (the largest over the channels).
+    private var peaks: [Float] = []
     /// The audio delay line: `latency` frames, interleaved, a ring at `delayPosition`.
     private var delay: [Float]
     private var delayPosition = 0
@@ -57,6 +61,15 @@ public struct TruePeakLimiter {
     private var averagePosition = 0
     private var averageSum: Double
     private var frameNumber = 0
+    /// Gains of exactly 1 stored in a row: at `window` or more, the averaging ring holds only 1s.
+    private var onesInARow = 0
+    /// At rest: the held and released gains are 1, the queue holds one entry and the average is
+    /// exactly 1. A frame whose peak needs no limiting then leaves every state as it was, so
+    /// `applyGain` only delays it.
+    private var idle = false
+
+    /// Samples before a frame that its peak search reads (the interpolator's length less one).
+    private static let reach = 2 * half - 1
 
     /// A limiter for `channels` channels at `sampleRate` Hz keeping the true peak at or under
     /// `ceiling` dBTP. `lookahead` (seconds) is both the hold and the attack; `release` (seconds)
@@ -69,7 +82,7 @@ public struct TruePeakLimiter {
         releaseCoefficient = 1 - exp(-1 / (release * Double(sampleRate)))
         latency = Self.half + window - 1
         let length = 2 * Self.half
-        var t = [Float](repeating: 0, count: 3 * length)
+        var t: [SIMD8<Float>] = []
         for phase in 0..<3 {
             let fraction = Double(phase + 1) / 4
             var sum = 0.0
@@ -82,11 +95,10 @@ public struct TruePeakLimiter {
                 row[i] = sinc * hann
                 sum += row[i]
             }
-            for i in 0..<length { t[phase * length + i] = Float(row[i] / sum) }
+            for i in 0..<length { t.append(SIMD8(repeating: Float(row[i] / sum))) }
         }
         taps = t
-        tapBound = (0..<3).map { p in (0..<length).reduce(Float(0)) { $0 + abs(t[p * length + $1]) } }.max() ?? 1
-        history = [Float](repeating: 0, count: 2 * length * channels)
+        lanes = []
         delay = [Float](repeating: 0, count: max(1, latency) * channels)
         minFrames = [Int](repeating: 0, count: window + 1)
         minGains = [Float](repeating: 1, count: window + 1)
@@ -95,83 +107,173 @@ public struct TruePeakLimiter {
     }
 
     /// Limits the valid frames of `block` in place; each output frame is the input from `latency`
-    /// frames earlier (zeros at first). Called once per block.
+    /// frames earlier (zeros at first). Called once per block; allocates only when a block is
+    /// larger than every block before it.
     public mutating func process(_ block: inout AudioBlock) {
         precondition(block.channels == channels)
         let n = block.frames
-        block.samples.withUnsafeMutableBufferPointer { buffer in
-            guard let base = buffer.baseAddress else { return }
-            for f in 0..<n { processFrame(base + f * channels) }
-        }
+        guard n > 0 else { return }
+        if n > capacity { grow(to: n) }
+        block.samples.withUnsafeBufferPointer { findPeaks(in: $0.baseAddress!, frames: n) }
+        block.samples.withUnsafeMutableBufferPointer { applyGain(to: $0.baseAddress!, frames: n) }
     }
 
-    private mutating func processFrame(_ frame: UnsafeMutablePointer<Float>) {
-        let length = 2 * Self.half
-        // 1. The peak between samples m and m+1, where m is `half` frames back.
-        var peak: Float = 0
-        let quiet = threshold / tapBound
-        history.withUnsafeMutableBufferPointer { h in
-            taps.withUnsafeBufferPointer { t in
-                for c in 0..<channels {
-                    let ring = h.baseAddress! + c * 2 * length
-                    ring[historyPosition] = frame[c]
-                    ring[historyPosition + length] = frame[c]
-                    // Oldest sample first: the window starts just after the newest.
-                    let window = ring + historyPosition + 1
-                    var loudest: Float = 0
-                    for i in 0..<length { loudest = max(loudest, abs(window[i])) }
-                    peak = max(peak, abs(window[Self.half - 1]), abs(window[Self.half]))
-                    // Under `quiet` no interpolated value can reach the threshold.
-                    if loudest < quiet { continue }
-                    for phase in 0..<3 {
-                        var acc: Float = 0
-                        let row = t.baseAddress! + phase * length
-                        for i in 0..<length { acc += row[i] * window[i] }
-                        peak = max(peak, abs(acc))
+    /// Makes room for blocks of `frames` frames, keeping each channel's history.
+    private mutating func grow(to frames: Int) {
+        let reach = Self.reach
+        let old = lanes, oldStride = reach + capacity + 8
+        capacity = frames
+        let stride = reach + capacity + 8
+        lanes = [Float](repeating: 0, count: channels * stride)
+        if !old.isEmpty {
+            for c in 0..<channels {
+                for i in 0..<reach { lanes[c * stride + i] = old[c * oldStride + i] }
+            }
+        }
+        peaks = [Float](repeating: 0, count: capacity + 8)
+    }
+
+    /// 1. The peak between samples m and m+1 (m being `half` frames back) for every frame, eight
+    /// frames at a time. Each lane sums its taps in the same order as one frame alone would, so
+    /// the peaks do not depend on the block size.
+    private mutating func findPeaks(in samples: UnsafePointer<Float>, frames n: Int) {
+        let reach = Self.reach, length = 2 * Self.half, channels = channels
+        let stride = reach + capacity + 8
+        taps.withUnsafeBufferPointer { t in
+            lanes.withUnsafeMutableBufferPointer { l in
+                peaks.withUnsafeMutableBufferPointer { p in
+                    let tap = t.baseAddress!, peak = p.baseAddress!
+                    for c in 0..<channels {
+                        let lane = l.baseAddress! + c * stride
+                        for f in 0..<n { lane[reach + f] = samples[f * channels + c] }
+                        for f in n..<(n + 8) { lane[reach + f] = 0 }
+                        var f = 0
+                        while f < n {
+                            let at = UnsafeRawPointer(lane + f)
+                            var a0 = SIMD8<Float>(), a1 = SIMD8<Float>(), a2 = SIMD8<Float>()
+                            for i in 0..<length {
+                                let v = at.loadUnaligned(fromByteOffset: i * 4, as: SIMD8<Float>.self)
+                                a0 += tap[i] * v
+                                a1 += tap[length + i] * v
+                                a2 += tap[2 * length + i] * v
+                            }
+                            let s7 = at.loadUnaligned(fromByteOffset: (Self.half - 1) * 4, as: SIMD8<Float>.self)
+                            let s8 = at.loadUnaligned(fromByteOffset: Self.half * 4, as: SIMD8<Float>.self)
+                            var m = Self.larger(Self.larger(Self.magnitude(s7), Self.magnitude(s8)),
+                                                Self.larger(Self.larger(Self.magnitude(a0), Self.magnitude(a1)), Self.magnitude(a2)))
+                            let out = UnsafeMutableRawPointer(peak + f)
+                            if c > 0 { m = Self.larger(m, out.loadUnaligned(as: SIMD8<Float>.self)) }
+                            out.storeBytes(of: m, as: SIMD8<Float>.self)
+                            f += 8
+                        }
+                        // The last `reach` samples are the next block's history.
+                        lane.update(from: lane + n, count: reach)
                     }
                 }
             }
         }
-        historyPosition = (historyPosition + 1) % length
-        // 2. The gain that peak needs, and the least such gain over the last `window` frames.
-        let needed: Float = peak > threshold ? threshold / peak : 1
+    }
+
+    @inline(__always)
+    private static func magnitude(_ v: SIMD8<Float>) -> SIMD8<Float> {
+        unsafeBitCast(unsafeBitCast(v, to: SIMD8<UInt32>.self) & SIMD8(repeating: 0x7FFF_FFFF), to: SIMD8<Float>.self)
+    }
+
+    /// The larger of each pair of lanes (compare and blend, no per-lane loop).
+    @inline(__always)
+    private static func larger(_ a: SIMD8<Float>, _ b: SIMD8<Float>) -> SIMD8<Float> {
+        a.replacing(with: b, where: a .< b)
+    }
+
+    /// 2–4. Per frame, the gain its peak needs, held, released, averaged, applied to the frame
+    /// `latency` frames back.
+    private mutating func applyGain(to frames: UnsafeMutablePointer<Float>, frames n: Int) {
+        let channels = channels, window = window, latency = latency, threshold = threshold
         let capacity = window + 1
-        while minCount > 0 && minGains[(minHead + minCount - 1) % capacity] >= needed { minCount -= 1 }
-        minFrames[(minHead + minCount) % capacity] = frameNumber
-        minGains[(minHead + minCount) % capacity] = needed
-        minCount += 1
-        while minFrames[minHead] <= frameNumber - window {
-            minHead = (minHead + 1) % capacity
-            minCount -= 1
+        var minHead = minHead, minCount = minCount, released = released, averagePosition = averagePosition
+        var averageSum = averageSum, frameNumber = frameNumber, delayPosition = delayPosition, deepest = deepestGain
+        var onesInARow = onesInARow, idle = idle
+        peaks.withUnsafeBufferPointer { p in
+            minFrames.withUnsafeMutableBufferPointer { mf in
+                minGains.withUnsafeMutableBufferPointer { mg in
+                    averageRing.withUnsafeMutableBufferPointer { ring in
+                        delay.withUnsafeMutableBufferPointer { d in
+                            for f in 0..<n {
+                                let peak = p[f]
+                                if idle && !(peak > threshold) {
+                                    // Resting: every step below would leave its state as it is and
+                                    // the gain at 1, so only the queue's one entry, the positions and
+                                    // the delay line move.
+                                    mf[minHead] = frameNumber
+                                    frameNumber += 1
+                                    averagePosition += 1
+                                    if averagePosition == window { averagePosition = 0 }
+                                    let frame = frames + f * channels, at = delayPosition * channels
+                                    for c in 0..<channels {
+                                        let incoming = frame[c]
+                                        frame[c] = d[at + c] * 1
+                                        d[at + c] = incoming
+                                    }
+                                    delayPosition += 1
+                                    if delayPosition == latency { delayPosition = 0 }
+                                    continue
+                                }
+                                // 2. The gain that peak needs, and the least such gain over the last `window` frames.
+                                let needed: Float = peak > threshold ? threshold / peak : 1
+                                while minCount > 0 {
+                                    var last = minHead + minCount - 1
+                                    if last >= capacity { last -= capacity }
+                                    if mg[last] < needed { break }
+                                    minCount -= 1
+                                }
+                                var slot = minHead + minCount
+                                if slot >= capacity { slot -= capacity }
+                                mf[slot] = frameNumber
+                                mg[slot] = needed
+                                minCount += 1
+                                while mf[minHead] <= frameNumber - window {
+                                    minHead += 1
+                                    if minHead == capacity { minHead = 0 }
+                                    minCount -= 1
+                                }
+                                let held = mg[minHead]
+                                // 3. Down at once, up with the release time constant; then averaged over `window`.
+                                let target = Double(held)
+                                released = target < released ? target : released + (target - released) * releaseCoefficient
+                                // Close enough to 1 to be 1: the gain then leaves the audio bit for bit as it came.
+                                if held == 1 && released > 1 - 1e-6 { released = 1 }
+                                let stored = Float(released)
+                                averageSum += Double(stored) - Double(ring[averagePosition])
+                                ring[averagePosition] = stored
+                                averagePosition += 1
+                                if averagePosition == window {
+                                    averagePosition = 0
+                                    // Recompute now and then so rounding in the running sum cannot drift.
+                                    averageSum = ring.reduce(0) { $0 + Double($1) }
+                                }
+                                let gain = min(1, Float(averageSum / Double(window)))
+                                deepest = min(deepest, gain)
+                                onesInARow = stored == 1 ? onesInARow + 1 : 0
+                                idle = held == 1 && released == 1 && minCount == 1 && onesInARow >= window && averageSum == Double(window)
+                                frameNumber += 1
+                                // 4. Out goes the frame from `latency` frames back, times the gain; in goes this one.
+                                let frame = frames + f * channels, at = delayPosition * channels
+                                for c in 0..<channels {
+                                    let incoming = frame[c]
+                                    frame[c] = d[at + c] * gain
+                                    d[at + c] = incoming
+                                }
+                                delayPosition += 1
+                                if delayPosition == latency { delayPosition = 0 }
+                            }
+                        }
+                    }
+                }
+            }
         }
-        let held = minGains[minHead]
-        // 3. Down at once, up with the release time constant; then averaged over `window`.
-        let target = Double(held)
-        released = target < released ? target : released + (target - released) * releaseCoefficient
-        // Close enough to 1 to be 1: the gain then leaves the audio bit for bit as it came.
-        if held == 1 && released > 1 - 1e-6 { released = 1 }
-        let stored = Float(released)
-        averageSum += Double(stored) - Double(averageRing[averagePosition])
-        averageRing[averagePosition] = stored
-        averagePosition = (averagePosition + 1) % window
-        if averagePosition == 0 {
-            // Recompute now and then so rounding in the running sum cannot drift.
-            averageSum = averageRing.reduce(0) { $0 + Double($1) }
-        }
-        let gain = min(1, Float(averageSum / Double(window)))
-        deepestGain = min(deepestGain, gain)
-        frameNumber += 1
-        // 4. Out goes the frame from `latency` frames back, times the gain; in goes this one.
-        if latency == 0 {
-            for c in 0..<channels { frame[c] *= gain }
-            return
-        }
-        let at = delayPosition * channels
-        for c in 0..<channels {
-            let incoming = frame[c]
-            frame[c] = delay[at + c] * gain
-            delay[at + c] = incoming
-        }
-        delayPosition = (delayPosition + 1) % latency
+        self.minHead = minHead; self.minCount = minCount; self.released = released
+        self.averagePosition = averagePosition; self.averageSum = averageSum
+        self.frameNumber = frameNumber; self.delayPosition = delayPosition; deepestGain = deepest
+        self.onesInARow = onesInARow; self.idle = idle
     }
 }

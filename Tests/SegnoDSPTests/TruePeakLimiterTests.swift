@@ -60,3 +60,47 @@ import Testing
         #expect(y[2 * (f + latency) + 1] == x[2 * f + 1])
     }
 }
+
+/// The vectorised peak search against the scalar limiter it replaced (`ReferenceLimiter`):
+/// the same samples bit for bit, for mono to six channels, block sizes that are and are not
+/// multiples of eight, loud and quiet passages, and sample rates whose window differs.
+@Suite struct TruePeakLimiterReferenceTests {
+    /// Noise, reproducible, in 2-second cycles: a loud burst (well over the ceiling) in the first
+    /// 20 ms, near silence to 0.4 s, then loud but under the ceiling long enough for the gain to
+    /// come back to exactly 1 (the limiter at rest, its fast path) before the next burst.
+    static func noise(seconds: Double, rate: Int, channels: Int, seed: UInt64) -> [Float] {
+        var state = seed
+        return (0..<(Int(seconds * Double(rate)) * channels)).map { i in
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            let u = Float(Int64(bitPattern: state >> 11) % 2_000_000) / 1_000_000 - 1
+            let t = Double(i / channels) / Double(rate)
+            let level: Float = t.truncatingRemainder(dividingBy: 2) < 0.02 ? 1.8 : (t.truncatingRemainder(dividingBy: 2) < 0.4 ? 0.002 : 0.3)
+            return u * level
+        }
+    }
+
+    @Test(arguments: [(1, 48000, 1), (2, 48000, 7), (2, 44100, 480), (3, 16000, 1000), (6, 96000, 4096), (1, 8000, 13)])
+    func equalsTheScalarLimiterBitForBit(channels: Int, rate: Int, blockFrames: Int) {
+        let x = Self.noise(seconds: 4.5, rate: rate, channels: channels, seed: UInt64(channels * 7919 + rate))
+        var fast = TruePeakLimiter(ceiling: -1, channels: channels, sampleRate: rate)
+        var slow = ReferenceLimiter(ceiling: -1, channels: channels, sampleRate: rate)
+        var y: [Float] = [], z: [Float] = []
+        var start = 0, size = blockFrames
+        while start < x.count {
+            let n = min(size * channels, x.count - start)
+            var a = AudioBlock(interleaved: Array(x[start..<(start + n)]), channels: channels)
+            var b = a
+            fast.process(&a)
+            slow.process(&b)
+            y += a.validSamples
+            z += b.validSamples
+            start += n
+            size = size == blockFrames ? blockFrames * 3 + 1 : blockFrames  // a larger block now and then
+        }
+        #expect(fast.latency == slow.latency)
+        #expect(fast.deepestGain == slow.deepestGain && fast.deepestGain < 0.9)
+        #expect(y.count == z.count)
+        let firstDifference = (0..<min(y.count, z.count)).first { y[$0].bitPattern != z[$0].bitPattern }
+        #expect(firstDifference == nil, "sample \(firstDifference ?? 0): \(y[firstDifference ?? 0]) against \(z[firstDifference ?? 0])")
+    }
+}

@@ -164,7 +164,7 @@ final package class NormalizeTransform: AnalysingTransform {
 
     package func analyse(_ block: AudioBlock) throws {
         frames += block.frames
-        if var t = trial {
+        if trial != nil {
             scratch.reset(channels: block.channels, capacity: block.frames)
             block.samples.withUnsafeBufferPointer { src in
                 scratch.samples.withUnsafeMutableBufferPointer { dst in
@@ -172,8 +172,8 @@ final package class NormalizeTransform: AnalysingTransform {
                 }
             }
             scratch.frames = block.frames
-            t.process(&scratch)
-            trial = t
+            // In place: a copy of the trial would copy the limiter's buffers on every block.
+            trial!.process(&scratch)
             try measure(scratch)
         } else if meter != nil {
             try measure(block)
