@@ -49,6 +49,9 @@ package final class ChainPipeline {
         if case .transform(let first) = elements.first, !(first is any AnalysingTransform), transforms.count > 1 {
             ahead = [first]
         }
+        for case .transform(let t) in elements {
+            if let m = t as? any MeteringTransform { m.measure(on: MeterLane(m, lane: lane)) }
+        }
         return elements.map { e in
             guard case .tap(let t) = e else { return e }
             return .tap(LaneTap(t, lane: lane))
@@ -343,6 +346,8 @@ final class TapLane: @unchecked Sendable {
         stopping = true
         condition.broadcast()
         while started && !exited { condition.wait() }
+        // A `MeterLane`'s transform holds this lane: letting go of the taps ends that cycle.
+        taps.removeAll()
         condition.unlock()
     }
 
@@ -436,4 +441,35 @@ final class LaneTap: Tap, TimelineUsing, GatheringTap, FindingTap, FindingsUsing
         _ = lane.drain(id)
         (inner as? any FindingsUsingTap)?.use(findings)
     }
+}
+
+/// The taps' thread lent to a `MeteringTransform` (decision 0097): `submit` queues a copy of a
+/// block for the transform's `meter` on the lane, after whatever the lane holds already; `drain`
+/// waits until it has measured everything queued and throws the meter's failure, if any.
+public final class MeterLane {
+    private let lane: TapLane
+    private let id: Int
+
+    init(_ transform: any MeteringTransform, lane: TapLane) {
+        self.lane = lane
+        id = lane.add(MeterTap(transform))
+    }
+
+    /// Queues a copy of `block` (the caller may reuse its buffer at once); waits while the lane is
+    /// full. Called by `analyse` on the worker's thread.
+    public func submit(_ block: AudioBlock) throws { try lane.submit(id, block) }
+
+    /// Waits until every block submitted has been measured; throws the meter's failure. Called by
+    /// `endAnalysis` before it reads what the meter found.
+    public func drain() throws { if let e = lane.drain(id) { throw e } }
+}
+
+/// A `MeteringTransform`'s meter as the lane sees it: a tap that observes by metering.
+private final class MeterTap: Tap {
+    let transform: any MeteringTransform
+    init(_ transform: any MeteringTransform) { self.transform = transform }
+    func start(_ format: AudioFormat) throws {}
+    func observe(_ block: AudioBlock) throws { try transform.meter(block) }
+    func finish() throws -> [ProducedFile] { [] }
+    func abandon() {}
 }

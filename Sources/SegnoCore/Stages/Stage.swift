@@ -190,6 +190,19 @@ public struct ProducedFile: Sendable, Equatable, Codable {
 
 /// A streaming observer, owned by one worker for one recording.
 /// Lifecycle: `start` once, `observe` for each block, then `finish` or `abandon` once.
+/// An analysing transform whose measuring half only reads blocks (normalize's loudness meter,
+/// after its gain and limiter in a trial). In a split recording the chain gives it a `MeterLane`
+/// (`ChainPipeline`), and `analyse` hands the blocks to measure to that lane, whose thread
+/// calls `meter` with them in order while `analyse` goes on with the next block; `endAnalysis`
+/// waits for the lane (`MeterLane.drain`) before it reads the result. The meter sees the very
+/// blocks, in the very order, of one thread, so the result is the same (decision 0097).
+public protocol MeteringTransform: AnalysingTransform, AnyObject {
+    /// Called once while the chain is made, when the recording is split; never otherwise.
+    func measure(on lane: MeterLane)
+    /// Measures one block: on the lane's thread when there is a lane, else within `analyse`.
+    func meter(_ block: AudioBlock) throws
+}
+
 public protocol Tap: AnyObject {
     /// Called once when the chain starts, with the format of the stream at the tap's place.
     func start(_ format: AudioFormat) throws

@@ -68,6 +68,36 @@ import Testing
         }
     }
 
+    /// `PeakNormalize` with its measuring half on the meter's lane when split (decision 0097):
+    /// records the threads `meter` ran on, and fails there at its `failAt`th block when set.
+    final class MeteredPeak: MeteringTransform {
+        var peak: Float = 0
+        var gain: Float = 1
+        var lane: MeterLane?
+        var failAt: Int?
+        var metered = 0
+        var threads = Set<String>()
+        func start(_ input: AudioFormat) throws -> AudioFormat { input }
+        func measure(on lane: MeterLane) { self.lane = lane }
+        func startAnalysis(_ format: AudioFormat) throws { peak = 0 }
+        func analyse(_ block: AudioBlock) throws {
+            if let lane { try lane.submit(block) } else { try meter(block) }
+        }
+        func meter(_ block: AudioBlock) throws {
+            metered += 1
+            threads.insert(ChainPipelineTests.thread())
+            if let failAt, metered >= failAt { throw AudioError.io(path: "meter", detail: "meter broke (injected)", code: 5) }
+            for i in 0..<(block.frames * block.channels) { peak = max(peak, abs(block.samples[i])) }
+        }
+        func endAnalysis() throws {
+            try lane?.drain()
+            gain = peak > 0 ? 0.5 / peak : 1
+        }
+        func process(_ block: inout AudioBlock) throws {
+            for i in 0..<(block.frames * block.channels) { block.samples[i] *= gain }
+        }
+    }
+
     /// Records every sample it sees, the thread it saw them on, and how it was ended; fails at
     /// its `failAt`th block when set.
     final class Recorder: Tap {
@@ -180,6 +210,35 @@ import Testing
         #expect(one.taps.last?.samples.map { abs($0) }.max() ?? 0 > 0.3)
         for (a, b) in zip(one.taps, split.taps) {
             #expect(a.samples.map(\.bitPattern) == b.samples.map(\.bitPattern))
+        }
+    }
+
+    /// The meter of a `MeteringTransform` runs off the worker's thread when split, on one thread,
+    /// and finds what it finds on one thread; the lane lets go of the transform when it ends; a
+    /// meter failure on the lane fails the pass with its own message.
+    @Test func aMeteringTransformMetersOnTheLaneWithTheSameResult() throws {
+        weak var released: MeteredPeak?
+        var split: (taps: [Recorder], results: [Result<[ProducedFile], any Error>])!
+        var metered: Set<String> = []
+        do {
+            let m = MeteredPeak()
+            released = m
+            split = try pass(split: true, measuring: true, transforms: { [Smooth(), m, Smooth()] })
+            metered = m.threads
+            #expect(m.metered > 10)
+        }
+        let one = try pass(split: false, measuring: true, transforms: { [Smooth(), MeteredPeak(), Smooth()] })
+        #expect(one.taps.last?.samples.map { abs($0) }.max() ?? 0 > 0.3)
+        for (a, b) in zip(one.taps, split.taps) {
+            #expect(a.samples.map(\.bitPattern) == b.samples.map(\.bitPattern))
+        }
+        #expect(metered.count == 1 && !metered.contains(Self.thread()))
+        #expect(released == nil, "the lane holds the transform no longer once the pass is over")
+        let failing = MeteredPeak()
+        failing.failAt = 3
+        #expect(throws: AudioError.self) { _ = try pass(split: true, measuring: true, transforms: { [failing] }) }
+        do { _ = try pass(split: true, measuring: true, transforms: { [failing] }) } catch {
+            #expect("\(error)".contains("meter broke (injected)"))
         }
     }
 

@@ -12,13 +12,15 @@ import Testing
 @Suite struct NormalizeStageTests {
     /// Runs `x` through normalize the way the runner does (`ChainRecipe`: a measuring pass,
     /// then the real pass, both over the spool) and returns what a tap after it saw.
-    func run(_ x: [Float], channels: Int, rate: Int, _ target: NormalizeConfig.Target, passes: ClosedRange<Int> = 2...2) throws -> [Float] {
+    func run(_ x: [Float], channels: Int, rate: Int, _ target: NormalizeConfig.Target, passes: ClosedRange<Int> = 2...2,
+             split: Bool = false) throws -> [Float] {
         let tap = CollectTap()
         let ctx = RecordingContext(sourcePath: "/m", relativePath: "m", modified: Date(), outputRoot: NSTemporaryDirectory())
         var opened = 0
         var passed = 0
         var recipe = ChainRecipe(items: [.transform(NormalizeConfig(target: target)), .tap(CollectConfig(tap: tap), paths: ["/tmp/m"])])
         recipe.onPass = { _, _ in passed += 1 }
+        recipe.pipelined = split
         _ = try recipe.run(open: {
                 opened += 1
                 return MemoryDecoder(x, channels: channels, rate: rate)
@@ -153,6 +155,17 @@ import Testing
         #expect(abs(z[2 * (onset - 2)]) < 0.6 && abs(z[2 * (onset + 40)]) > 0)
         let peak = z.map(abs).max() ?? 0
         #expect(Double(peak) <= pow(10, -1.0 / 20))
+    }
+
+    /// Split, the loudness meter runs on the taps' thread (decision 0097) in the measuring pass
+    /// and every limiter trial: the trials land where they land on one thread, and the output is
+    /// the same bit for bit. Stereo, so a block's channels stay in order across the hand-off.
+    @Test func theMeterOnItsOwnThreadFindsTheSameGain() throws {
+        let b = Self.toneBursts(seconds: 6)
+        let one = try run(b, channels: 2, rate: 48000, .loudness(lufs: -14, truePeak: -1), passes: 4...(2 + NormalizeConfig.maxTrials))
+        let split = try run(b, channels: 2, rate: 48000, .loudness(lufs: -14, truePeak: -1), passes: 4...(2 + NormalizeConfig.maxTrials), split: true)
+        #expect(one.count == b.count && split.count == b.count)
+        #expect(one.map(\.bitPattern) == split.map(\.bitPattern))
     }
 
     @Test func shorthandAndLimitOptionParse() throws {

@@ -123,7 +123,7 @@ package struct LimitedGain {
     }
 }
 
-final package class NormalizeTransform: AnalysingTransform {
+final package class NormalizeTransform: MeteringTransform {
     package let target: NormalizeConfig.Target
     private var meter: UnsafeMutablePointer<ebur128_state>?
     private var format = AudioFormat(sampleRate: 48000, channels: 1)
@@ -144,6 +144,8 @@ final package class NormalizeTransform: AnalysingTransform {
     private(set) package var wantsAnotherPass = false
     /// Set when the loudness lands more than 0.5 LU from the target (see `AnalysingTransform.note`).
     private(set) package var note: String?
+    /// In a split recording, the thread the loudness meter runs on (decision 0097).
+    private var lane: MeterLane?
 
     package init(target: NormalizeConfig.Target) { self.target = target }
     deinit { if meter != nil { ebur128_destroy(&meter) } }
@@ -186,8 +188,16 @@ final package class NormalizeTransform: AnalysingTransform {
         }
     }
 
+    package func measure(on lane: MeterLane) { self.lane = lane }
+
+    /// Hands `block` to the meter: on the lane when there is one (it copies the block), else now.
     private func measure(_ block: AudioBlock) throws {
         guard block.frames > 0 else { return }
+        if let lane { try lane.submit(block) } else { try meter(block) }
+    }
+
+    /// Adds `block` to libebur128's measurement; on the lane's thread in a split recording.
+    package func meter(_ block: AudioBlock) throws {
         let rc = block.samples.withUnsafeBufferPointer { ebur128_add_frames_float(meter, $0.baseAddress, block.frames) }
         if rc != 0 { throw StageStartError(stage: "normalize", "libebur128 failed (\(rc))") }
     }
@@ -197,6 +207,7 @@ final package class NormalizeTransform: AnalysingTransform {
             if meter != nil { ebur128_destroy(&meter) }
             meter = nil
         }
+        defer { try? lane?.drain() }  // the lane is done with the meter before it goes
         switch target {
         case .peak(let dbfs):
             gain = Gain(decibels: samplePeak > 0 ? dbfs - Gain.decibels(fromLinear: Double(samplePeak)) : 0)
@@ -206,6 +217,7 @@ final package class NormalizeTransform: AnalysingTransform {
                 scratch.reset(channels: format.channels, capacity: 0)
                 t.flush(&scratch)
                 try measure(scratch)
+                try lane?.drain()
                 trial = nil
                 var measured = -Double.infinity
                 ebur128_loudness_global(meter, &measured)
@@ -228,6 +240,7 @@ final package class NormalizeTransform: AnalysingTransform {
                 wantsAnotherPass = true
                 return
             }
+            try lane?.drain()
             if Double(frames) < 0.4 * Double(format.sampleRate) {
                 throw StageStartError(stage: "normalize", String(format: "too short to measure loudness (%.3f s; EBU R128 needs at least 0.4 s)", Double(frames) / Double(format.sampleRate)))
             }
