@@ -17,13 +17,16 @@ public enum Convert {
         public var notes: [String] = []
         /// What salvage recovered and lost (`damaged: .salvage` on a damaged input); nil when read whole.
         public var salvaged: SalvageReport? = nil
+        /// True when the recording ran split (`SplitRule`).
+        public var split = false
     }
 
     /// Converts `input` to `output`. The output appears only when complete (temporary name,
-    /// renamed). `reference` is a healthy recording from the same recorder, for a damaged MP4
+    /// renamed). A long recording runs split when `split` says so for one pending recording. `reference` is a healthy recording from the same recorder, for a damaged MP4
     /// without its index (with `damaged: .salvage`). Throws `AudioError` or `StageStartError` naming the file.
     public static func run(input: String, output: String, tools: AudioTools, transforms: [any TransformConfig], encode: EncodeConfig,
-                           damaged: DamagedPolicy = .fail, reference: String? = nil, isCancelled: @escaping () -> Bool = { false }) throws -> Result {
+                           damaged: DamagedPolicy = .fail, reference: String? = nil, split: SplitRule = SplitRule(mode: .auto),
+                           isCancelled: @escaping () -> Bool = { false }) throws -> Result {
         let inAbs = URL(fileURLWithPath: input).standardizedFileURL.path
         let outAbs = URL(fileURLWithPath: output).standardizedFileURL.path
         if inAbs == outAbs {
@@ -43,8 +46,12 @@ public enum Convert {
         var frames = 0
         var recipe = ChainRecipe(items: items)
         recipe.notes = { notes.append($0) }
+        // One recording and idle cores: split as `segno run` would (decision 0085; the same bytes).
+        let info = decoder.info
+        let seconds: Double? = info.sampleRate > 0 && info.frames > 0 ? Double(info.frames) / Double(info.sampleRate) : nil
+        recipe.pipelined = split.decide(seconds: seconds, pending: 1, hasTransform: !transforms.isEmpty).split
         _ = try recipe.run(open: source.passes(of: source.file, first: decoder), context: context,
                                               isCancelled: isCancelled) { frames = $0 }
-        return Result(source: decoder.info, output: outAbs, sourceFrames: frames, notes: notes, salvaged: decoder.salvage)
+        return Result(source: decoder.info, output: outAbs, sourceFrames: frames, notes: notes, salvaged: decoder.salvage, split: recipe.pipelined)
     }
 }

@@ -11,7 +11,7 @@ struct ConvertCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
         abstract: "Convert one recording, through the same stages a spec uses.",
-        discussion: "Stages run in this order: mix, highpass, lowpass, eq, gain, normalize, pitch, resample, encode. The output appears only when complete. - as IN reads standard input (spooled to a temporary file, since most formats need seeking); - as OUT writes standard output (give --format).")
+        discussion: "Stages run in this order: mix, highpass, lowpass, eq, gain, normalize, pitch, resample, encode. The output appears only when complete. A recording of \(SplitRule.duration(SplitRule.minimumSeconds)) or more runs on several cores (as segno run splits one; the same output). - as IN reads standard input (spooled to a temporary file, since most formats need seeking); - as OUT writes standard output (give --format).")
 
     @Argument(help: "Input audio file, or - for standard input.") var input: String
     @Argument(help: "Output file, or - for standard output; its extension picks the format unless --format is given.") var output: String

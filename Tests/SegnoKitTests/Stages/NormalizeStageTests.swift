@@ -168,6 +168,27 @@ import Testing
         #expect(one.map(\.bitPattern) == split.map(\.bitPattern))
     }
 
+    /// `segno convert` splits a recording the length `SplitRule` asks for (lowered here to 1 s),
+    /// with the meter on its own thread, and writes the very bytes of the one-thread conversion.
+    @Test func convertSplitsALongRecordingWithTheSameBytes() throws {
+        let dir = try TempDir()
+        let input = try Fixtures.write(Self.toneBursts(seconds: 5), channels: 2, rate: 48000, to: dir["bursts.wav"], bits: .b16)
+        let chain: [any TransformConfig] = [FilterConfig(filter: .highpass, frequency: 80), NormalizeConfig(target: .loudness(lufs: -14, truePeak: -1))]
+        func convert(_ rule: SplitRule, _ name: String) throws -> (split: Bool, bytes: Data) {
+            let out = dir[name]
+            let r = try Convert.run(input: input, output: out, tools: .forTests, transforms: chain,
+                                    encode: EncodeConfig(path: try PathTemplate(name), format: nil, bits: .b16, quality: nil, searchPath: AudioTools.forTests.searchPath),
+                                    split: rule)
+            return (r.split, try Data(contentsOf: URL(fileURLWithPath: out)))
+        }
+        let split = try convert(SplitRule(mode: .auto, cores: 2, minimumSeconds: 1), "split.flac")
+        let one = try convert(SplitRule(mode: .auto, cores: 2, minimumSeconds: 10), "one.flac")
+        let off = try convert(SplitRule(mode: .off, cores: 2, minimumSeconds: 1), "off.flac")
+        #expect(split.split && !one.split && !off.split)
+        #expect(split.bytes.count > 10_000)
+        #expect(split.bytes == one.bytes && split.bytes == off.bytes)
+    }
+
     @Test func shorthandAndLimitOptionParse() throws {
         func target(_ stage: String) throws -> NormalizeConfig.Target? {
             let yaml = "version: 1\ninput:\n  root: in\noutput:\n  root: out\nstages:\n  - \(stage)\n  - encode: { path: x.flac }\n"
