@@ -60,11 +60,16 @@ launch() {
     echo $! >"$DIR/pids/$name.pid"
 }
 
-# Wait until "$@" succeeds, at most $1 seconds (polling every 0.2 s).
+# Wait until "$@" succeeds, at most $1 seconds (polling every 0.2 s), while daemon $3
+# (name:program, as `launch` recorded it) still runs: one that died as it started fails at once.
 wait_for() {
-    local limit="$1" what="$2"; shift 2
+    local limit="$1" what="$2" daemon="$3"; shift 3
     local deadline=$((SECONDS + limit))
     until "$@" >/dev/null 2>&1; do
+        if ! live_pid "${daemon%%:*}" "${daemon#*:}" >/dev/null; then
+            log "$what exited as it started (logs in $DIR/log)"
+            return 1
+        fi
         if (( SECONDS >= deadline )); then
             log "timed out after ${limit}s waiting for $what (logs in $DIR/log)"
             return 1
@@ -163,7 +168,7 @@ start() {
     monmaptool --create --fsid "$fsid" --addv a "[v2:127.0.0.1:$MON_PORT]" "$DIR/monmap" >>"$DIR/log/mkfs.out" 2>&1
     ceph-mon "${c[@]}" --mkfs -i a --monmap "$DIR/monmap" >>"$DIR/log/mkfs.out" 2>&1
     launch mon ceph-mon "${c[@]}" -i a
-    wait_for 30 "the monitor" ceph "${c[@]}" --connect-timeout 2 mon stat
+    wait_for 30 "the monitor" mon:ceph-mon ceph "${c[@]}" --connect-timeout 2 mon stat
 
     local osd_uuid; osd_uuid="$(cat /proc/sys/kernel/random/uuid)"
     ceph "${c[@]}" osd new "$osd_uuid" >>"$DIR/log/mkfs.out" 2>&1
@@ -171,10 +176,10 @@ start() {
     ceph-osd "${c[@]}" -i 0 --mkfs --osd-uuid "$osd_uuid" >>"$DIR/log/mkfs.out" 2>&1
     launch osd ceph-osd "${c[@]}" -i 0
     osd_up() { ceph "${c[@]}" osd dump 2>/dev/null | grep -q '^osd\.0 up'; }
-    wait_for 60 "the OSD" osd_up
+    wait_for 60 "the OSD" osd:ceph-osd osd_up
 
     launch rgw radosgw "${c[@]}" -n client.rgw.segno
-    wait_for 90 "the gateway" gateway_answers
+    wait_for 90 "the gateway" rgw:radosgw gateway_answers
     radosgw-admin "${c[@]}" user create --uid=segno-test --display-name="segno tests" \
         --access-key="$ACCESS_KEY" --secret-key="$SECRET_KEY" >>"$DIR/log/mkfs.out" 2>&1
     trap - ERR
