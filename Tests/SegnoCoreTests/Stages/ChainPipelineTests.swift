@@ -236,10 +236,8 @@ import Testing
         #expect(released == nil, "the lane holds the transform no longer once the pass is over")
         let failing = MeteredPeak()
         failing.failAt = 3
-        #expect(throws: AudioError.self) { _ = try pass(split: true, measuring: true, transforms: { [failing] }) }
-        do { _ = try pass(split: true, measuring: true, transforms: { [failing] }) } catch {
-            #expect("\(error)".contains("meter broke (injected)"))
-        }
+        let error = #expect(throws: AudioError.self) { _ = try pass(split: true, measuring: true, transforms: { [failing] }) }
+        #expect(error.map { "\($0)".contains("meter broke (injected)") } == true, "\(String(describing: error))")
     }
 
     @Test func aDecoderFailureOnItsThreadFailsThePassWithItsMessageAndAbandonsEveryTap() throws {
