@@ -298,6 +298,33 @@ def bench_split(segno, work, rounds, minutes, chains="both"):
         print(f"{chain or 'with normalize, '}split: wall {a[0] / b[0]:.2f}× one core's (target ≤ 0.6× on 2 cores), "
               f"CPU {a[1] / b[1]:.2f}×, peak RSS {a[2]:.1f} vs {b[2]:.1f} MiB; outputs {'byte-identical' if same else 'DIFFER'}")
 
+def bench_split_speech(segno, work, rounds, minutes):
+    """Issue 34 item 1's second figure: the same lecture through `denoise` (DeepFilterNet3) and
+    the default chain, with `transcribe (from: source)` beside it (tiny.en, in 5-minute chunks:
+    decision 0098), split (`auto`) against `split: off`. Split, the helper transcribes a chunk
+    while the chain denoises the next. Each round starts from an empty output folder."""
+    src_dir = os.path.join(work, "split-speech-in")
+    os.makedirs(src_dir, exist_ok=True)
+    speech_like(os.path.join(src_dir, "lecture.flac"), minutes)
+    specs = {}
+    for name, split in [("one core (split: off)", "off"), ("split (auto)", "auto")]:
+        out = os.path.join(work, f"split-speech-out-{split}")
+        spec = os.path.join(work, f"split-speech-{split}.yaml")
+        open(spec, "w").write(f"version: 1\ninput: {{ root: {src_dir}, settle: 0s }}\noutput: {{ root: {out} }}\nsplit: {split}\nstages:\n"
+                              "  - denoise: { engine: deepfilter }\n  - highpass: 80\n  - lowpass: 7000\n  - resample: 16000\n"
+                              "  - normalize: { loudness: -16 }\n  - encode: { path: \"{stem}.flac\" }\n  - waveform: { path: \"{stem}.json\" }\n"
+                              "  - transcribe: { path: \"{stem}.words.json\", language: en, from: source }\n")
+        specs[name] = (spec, out)
+    rows = interleave({n: [segno, "run", "--quiet", spec] for n, (spec, _) in specs.items()}, rounds,
+                      before=lambda n: shutil.rmtree(specs[n][1], ignore_errors=True))
+    table(f"{minutes} min 48 kHz mono speech, `segno run`: denoise → highpass → lowpass → 16 kHz → normalize → FLAC + waveform, "
+          f"transcribe (from: source) (issue 34 item 1; {os.cpu_count()} cores)", rows, "one core (split: off)")
+    a, b = rows["split (auto)"], rows["one core (split: off)"]
+    same = all(open(os.path.join(specs["one core (split: off)"][1], f), "rb").read()
+               == open(os.path.join(specs["split (auto)"][1], f), "rb").read() for f in ("lecture.flac", "lecture.json", "lecture.words.json"))
+    print(f"denoise + transcribe, split: wall {a[0] / b[0]:.2f}× one core's (target ≤ 0.6× on 2 cores), CPU {a[1] / b[1]:.2f}×, "
+          f"peak RSS (the largest process: the helper) {a[2]:.1f} vs {b[2]:.1f} MiB; outputs {'byte-identical' if same else 'DIFFER'}")
+
 def bench_waveform(segno, work, rounds, awf=None):
     """Issue 5: peaks for 10 min 44.1 kHz stereo WAV and FLAC (-z 256 -b 8 JSON) vs the decode floor."""
     wav, flac = os.path.join(work, "w.wav"), os.path.join(work, "w.flac")
@@ -421,7 +448,7 @@ def task_clock_ms(cmd):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("segno")
-    ap.add_argument("--only", nargs="*", default=["convert", "resample", "folder", "memos", "noop", "chain", "waveform", "phone", "fingerprint", "duplicates", "m4a", "mp3", "fleet", "tags", "scale", "normalize", "normalize-denoise", "split", "transcribe-batch", "vad-memos", "checkpoint"])
+    ap.add_argument("--only", nargs="*", default=["convert", "resample", "folder", "memos", "noop", "chain", "waveform", "phone", "fingerprint", "duplicates", "m4a", "mp3", "fleet", "tags", "scale", "normalize", "normalize-denoise", "split", "split-speech", "transcribe-batch", "vad-memos", "checkpoint"])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--minutes", type=int, default=10)
     ap.add_argument("--split-minutes", type=int, default=30, help="length of the long recording of section split (issue 34: 120)")
@@ -447,6 +474,7 @@ def main():
         if "normalize" in a.only: bench_normalize(segno, work, a.rounds, a.minutes, peer=a.peer and os.path.abspath(a.peer))
         if "normalize-denoise" in a.only: bench_normalize_denoise(segno, work, a.rounds, a.minutes)
         if "split" in a.only: bench_split(segno, work, a.rounds, a.split_minutes, a.split_chains)
+        if "split-speech" in a.only: bench_split_speech(segno, work, a.rounds, a.split_minutes)
         if "checkpoint" in a.only:
             from checkpoint import bench_checkpoint  # bench/checkpoint.py: kill and resume inside a recording (issue 34 item 2)
             bench_checkpoint(segno, work, a.rounds, a.checkpoint_minutes, a.checkpoint_minutes * 5 // 6)

@@ -12,7 +12,7 @@ median of --repeat runs, interleaved (A B C A B C …) so a machine's changing l
 contender alike; the audio outputs are deterministic, so quality is scored on the first run.
 DeepFilterNet is also driven directly through its C API (ctypes, SoX resampling) on the same
 mixes, as the reference the stage must match. Usage:
-    python3 tools/speech_quality.py [--segno .build/release/segno] [--only denoise,pauses,transcribe] [--repeat 3]
+    python3 tools/speech_quality.py [--segno .build/release/segno] [--only denoise,pauses,transcribe,chunks] [--repeat 3]
 (without --segno: the release build when there is one, else the debug build)
 """
 import argparse
@@ -266,12 +266,40 @@ def transcribe_table(segno, utts, repeat):
         print(f"| {label} | {100 * wer:.1f} % | {seconds / wall:.1f}× | {cpu / seconds:.3f} |")
 
 
+def chunks_table(segno, utts, minutes=20):
+    """Issue 34 item 1 (decision 0098): a long recording transcribed in chunks (`chunks: auto`,
+    cut every 5 min at a quiet point) against the same recording sent whole (`chunks: off`): word
+    error of each, and where the chunks' words differ. The reading: the five LibriVox utterances in
+    a seeded shuffled order, 0.3–1.2 s apart, for `minutes`."""
+    import jiwer
+    rng = np.random.default_rng(34)
+    parts, ref = [], []
+    while sum(len(p) for p in parts) < minutes * 60 * RATE:
+        for i in rng.permutation(len(utts)):
+            parts += [utts[i][1], np.zeros(int(rng.uniform(0.3, 1.2) * RATE))]
+            ref.append(utts[i][2])
+    x = np.concatenate(parts)
+    print(f"\n## transcribe: a {len(x) / RATE / 60:.1f}-minute reading in chunks or whole (tiny.en; {len(ref)} utterances; "
+          f"load average {os.getloadavg()[0]:.1f} at the start)\n")
+    print("| chunks | WER | words | CPU s per audio s (segno and helper) |\n|---|---|---|---|")
+    norm = jiwer.Compose([jiwer.ToLowerCase(), jiwer.RemovePunctuation(), jiwer.RemoveMultipleSpaces(), jiwer.Strip(), jiwer.ReduceToListOfListOfWords()])
+    texts = {}
+    for mode in ["off", "auto"]:
+        with tempfile.TemporaryDirectory() as tmp:
+            out, cpu, _ = segno_run(segno, [f'transcribe: {{ path: "{{stem}}", formats: json, language: en, chunks: {mode} }}'], {"reading": x}, tmp)
+            texts[mode] = json.load(open(os.path.join(out, "reading.json")))["text"]
+        wer = jiwer.wer(" ".join(ref), texts[mode], reference_transform=norm, hypothesis_transform=norm)
+        print(f"| {mode} | {100 * wer:.2f} % | {len(texts[mode].split())} | {cpu / (len(x) / RATE):.3f} |")
+    change = jiwer.wer(texts["off"], texts["auto"], reference_transform=norm, hypothesis_transform=norm)
+    print(f"\nThe chunked transcript against the whole one: {100 * change:.2f} % of its words differ.")
+
+
 def main():
     ap = argparse.ArgumentParser()
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     release = os.path.join(here, ".build/release/segno")
     ap.add_argument("--segno", default=release if os.access(release, os.X_OK) else os.path.join(here, ".build/debug/segno"))
-    ap.add_argument("--only", default="denoise,pauses,transcribe")
+    ap.add_argument("--only", default="denoise,pauses,transcribe,chunks")
     ap.add_argument("--repeat", type=int, default=REPEAT, help="interleaved runs per contender for speed and CPU (median)")
     a = ap.parse_args()
     print(f"segno: {a.segno}")
@@ -283,6 +311,8 @@ def main():
         pauses_table(a.segno, utts)
     if "transcribe" in parts:
         transcribe_table(a.segno, utts, a.repeat)
+    if "chunks" in parts:
+        chunks_table(a.segno, utts)
 
 
 if __name__ == "__main__":

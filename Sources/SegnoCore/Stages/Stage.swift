@@ -188,8 +188,6 @@ public struct ProducedFile: Sendable, Equatable, Codable {
     }
 }
 
-/// A streaming observer, owned by one worker for one recording.
-/// Lifecycle: `start` once, `observe` for each block, then `finish` or `abandon` once.
 /// An analysing transform whose measuring half only reads blocks (normalize's loudness meter,
 /// after its gain and limiter in a trial). In a split recording the chain gives it a `MeterLane`
 /// (`ChainPipeline`), and `analyse` hands the blocks to measure to that lane, whose thread
@@ -203,6 +201,8 @@ public protocol MeteringTransform: AnalysingTransform, AnyObject {
     func meter(_ block: AudioBlock) throws
 }
 
+/// A streaming observer, owned by one worker for one recording.
+/// Lifecycle: `start` once, `observe` for each block, then `finish` or `abandon` once.
 public protocol Tap: AnyObject {
     /// Called once when the chain starts, with the format of the stream at the tap's place.
     func start(_ format: AudioFormat) throws
@@ -225,6 +225,15 @@ public protocol Tap: AnyObject {
 extension Tap {
     public func sourceSalvaged(_ report: SalvageReport, sampleRate: Int) {}
     public var notes: [String] { [] }
+}
+
+/// A tap that hands its work to a helper process piece by piece (transcribe's chunks of a long
+/// recording, decision 0098) and waits for each answer, so that one recording keeps to one core.
+/// In a split recording the chain tells it that cores are free for it: it then lets the helper
+/// work on one piece while the next arrives. Its outputs are the same either way.
+public protocol HelperOverlappingTap: Tap {
+    /// Called at most once, while the chain is made, when the recording is split; before `start`.
+    func overlapHelper()
 }
 
 /// A tap that gathers the figures of the taps that finished before it in the chain

@@ -157,7 +157,7 @@ public struct Transcript: Sendable, Equatable {
 /// `TranscribeHelperPool` in `start` and gives it back after `finish`, so it is never shared.
 final package class TranscribeHelper: @unchecked Sendable {
     package let child: ChildProcess
-    /// Bytes of the answer line read so far (a line is one recording's answer).
+    /// Bytes of answer lines read and not yet taken (a line is one recording's answer).
     private var line: [UInt8] = []
     private var chunk = [UInt8](repeating: 0, count: 65536)
 
@@ -212,22 +212,43 @@ final package class TranscribeHelper: @unchecked Sendable {
         }
     }
 
-    /// Ends the recording and reads the answer: the transcript, or why the helper could not
-    /// transcribe this recording (`.failure`; the helper goes on and can take the next one).
-    /// Called once per recording. Throws when the helper died or answered nonsense: it is then
-    /// of no further use.
+    /// Ends the recording and reads the answer (`end`, then `answer`). Called once per recording.
     package func finish() throws(SpeechError) -> Result<Transcript, SpeechError> {
+        try end()
+        return try answer()
+    }
+
+    /// Ends the recording being sent: the helper transcribes it while the next one may already
+    /// be sent (it reads its input on a thread of its own). Each `end` is answered, in order, by
+    /// one `answer`. Throws when the helper died.
+    package func end() throws(SpeechError) {
         var end = UInt32(0)
         do { try DecodeHelper.withoutSIGPIPE { try withUnsafeBytes(of: &end) { try child.writeStdin($0) } } } catch { throw exited() }
-        line.removeAll(keepingCapacity: true)
+    }
+
+    /// Reads the answer to the oldest recording ended and not yet answered: the transcript, or
+    /// why the helper could not transcribe it (`.failure`; the helper goes on and can take the
+    /// next one). Waits for the helper. Throws when the helper died or answered nonsense: it is
+    /// then of no further use.
+    package func answer() throws(SpeechError) -> Result<Transcript, SpeechError> {
+        var searched = 0
         while true {
+            if let nl = line[searched...].firstIndex(of: UInt8(ascii: "\n")) {
+                let answer = Array(line[..<nl])
+                line.removeSubrange(...nl)
+                return try parse(answer)
+            }
+            searched = line.count
+            if line.count > 256 << 20 { throw died("its answer is longer than 256 MB") }
             let n: Int
             do { n = try chunk.withUnsafeMutableBytes { try child.readStdout(into: $0) } } catch { throw died("\(error)") }
             if n == 0 { throw exited() }
             line += chunk[0..<n]
-            if chunk[n - 1] == UInt8(ascii: "\n") { break }
-            if line.count > 256 << 20 { throw died("its answer is longer than 256 MB") }
         }
+    }
+
+    /// One answer line: a transcript, or the helper's reason for refusing the recording.
+    private func parse(_ line: [UInt8]) throws(SpeechError) -> Result<Transcript, SpeechError> {
         if let o = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any], let why = o["error"] as? String {
             return .failure(.failed(engine: "transcribe", message: why))
         }
@@ -260,7 +281,7 @@ final package class TranscribeHelper: @unchecked Sendable {
     /// while its threads still tear down) or said something unasked (its output ready within
     /// 1 ms). Called before a recording is given to a reused helper.
     package var isIdleAndAlive: Bool {
-        !child.isEnding && !child.waitForStdout(milliseconds: 1)
+        line.isEmpty && !child.isEnding && !child.waitForStdout(milliseconds: 1)
     }
 }
 

@@ -10,7 +10,9 @@ import SegnoDSP
 /// `.json` (segments and words with times in seconds and confidence, language). Whisper through
 /// faster-whisper in a helper process (`TranscribeHelper`). In `segno run`, recordings of at most
 /// `batchSeconds` are transcribed in batches, packed into shared 30 s windows (`batch: auto`,
-/// decision 0088); `batch: off` gives each its own.
+/// decision 0088); `batch: off` gives each its own. A recording longer than a chunk
+/// (`TranscriptChunking`, 5 min) goes to the helper in chunks cut at quiet points (`chunks: auto`,
+/// decision 0098); `chunks: off` sends it whole.
 public struct TranscribeConfig: TapConfig, SourceObservingStage {
     public enum Format: String, Sendable, CaseIterable { case vtt, srt, json }
     public let pathTemplate: PathTemplate
@@ -35,6 +37,13 @@ public struct TranscribeConfig: TapConfig, SourceObservingStage {
     /// (a given language or an English-only model; with `language: auto` on a multilingual
     /// model each recording's own language is detected, so each is transcribed alone).
     package var batches: Bool { batch && (language != "auto" || model.hasSuffix(".en")) }
+    /// How a long recording is cut into chunks (`chunks: auto`), nil for `chunks: off`. Not part
+    /// of the fingerprint, as `batch` (decision 0098). Tests shorten it.
+    package var chunking: TranscriptChunking?
+    /// Whether long recordings go in chunks: `chunks: auto`, and one language for the whole
+    /// recording (a given language or an English-only model; with `language: auto` on a
+    /// multilingual model each chunk would detect its own).
+    package var chunks: TranscriptChunking? { language != "auto" || model.hasSuffix(".en") ? chunking : nil }
     public var name: String { "transcribe" }
     public var version: Int { 1 }
     /// WebVTT and SubRip are on the stream the tap hears (decision 0072).
@@ -45,9 +54,10 @@ public struct TranscribeConfig: TapConfig, SourceObservingStage {
     }
 
     public init(path: PathTemplate, formats: [Format] = Format.allCases, model: String = TranscribeModels.standard,
-                language: String = "auto", observesSource: Bool = false, batch: Bool = true, locator: SpeechLocator = .standard,
-                baseDirectory: String? = nil) {
+                language: String = "auto", observesSource: Bool = false, batch: Bool = true, chunks: Bool = true,
+                locator: SpeechLocator = .standard, baseDirectory: String? = nil) {
         self.batch = batch
+        self.chunking = chunks ? .standard : nil
         self.pathTemplate = path
         self.formats = formats
         self.model = model
@@ -113,7 +123,7 @@ public struct TranscribeConfig: TapConfig, SourceObservingStage {
 
 
 /// One recording's transcription: mono, 16 kHz (libsoxr HQ), streamed to the helper.
-final package class TranscribeTap: Tap, TimelineUsing, FindingTap, FindingsUsingTap {
+final package class TranscribeTap: Tap, TimelineUsing, FindingTap, FindingsUsingTap, HelperOverlappingTap {
     package let config: TranscribeConfig
     package let paths: [String]
     private var helper: TranscribeHelper?
@@ -123,6 +133,17 @@ final package class TranscribeTap: Tap, TimelineUsing, FindingTap, FindingsUsing
     /// The 16 kHz samples kept while the recording may still join a batch (at most
     /// `TranscribeConfig.batchSeconds`); nil once it streams to a helper of its own.
     private var kept: [Float]?
+
+    /// Cuts the recording into chunks once it streams to a helper of its own (decision 0098);
+    /// nil: it goes whole.
+    private var chunker: TranscriptChunker?
+    /// The transcripts of the chunks answered so far, in order.
+    private var pieces: [Transcript] = []
+    /// Chunks ended and not yet answered.
+    private var unanswered = 0
+    /// Set in a split recording (`overlapHelper`): the helper transcribes a chunk while the next
+    /// arrives, instead of the tap waiting at each cut.
+    private var overlapping = false
 
     /// The recording, for messages.
     package let file: String
@@ -167,7 +188,14 @@ final package class TranscribeTap: Tap, TimelineUsing, FindingTap, FindingsUsing
 
     private func takeHelper() throws {
         helper = try naming { try config.helpers.take(model: config.modelFolder, language: config.language, locator: config.locator) }
+        chunker = config.chunks.map { TranscriptChunker($0) }
     }
+
+    package func overlapHelper() { overlapping = true }
+    /// Whether `overlapHelper` was called (tests).
+    package var overlaps: Bool { overlapping }
+    /// Where each chunk began, in 16 kHz samples ([0] for a recording sent whole; tests).
+    package var chunkStarts: [Int] { chunker?.starts ?? [0] }
 
     /// Leaves the batch: takes a helper of its own and sends it what was kept. Called when the
     /// recording grows past `batchSeconds`, holds a sample that is not a finite number (it could
@@ -189,7 +217,51 @@ final package class TranscribeTap: Tap, TimelineUsing, FindingTap, FindingsUsing
             if kept!.count > Int(TranscribeConfig.batchSeconds * 16000) || s.contains(where: { !$0.isFinite }) { try goAlone() }
             return
         }
-        try naming { try helper?.send(s) }
+        guard let helper else { return }
+        guard let chunker else { return try naming { try helper.send(s) } }
+        try chunker.feed(s, send: { s in try naming { try helper.send(s) } }, cut: { try endChunk() })
+    }
+
+    /// Ends the chunk sent so far. Overlapping, it first waits for the chunk before it (so the
+    /// helper holds at most the one it transcribes and the one it receives); otherwise it waits
+    /// for this chunk's answer before more is sent.
+    private func endChunk() throws {
+        guard let helper else { return }
+        if overlapping && unanswered > 0 { try collect() }
+        do { try helper.end() } catch {
+            drop(helper)
+            throw error.naming(file)
+        }
+        unanswered += 1
+        if !overlapping { try collect() }
+    }
+
+    /// Reads the oldest unanswered chunk's transcript. A helper that died is ended; one that
+    /// refused the chunk goes back to the pool when nothing else is queued in it (the recording fails).
+    private func collect() throws {
+        guard let helper else { return }
+        let answer: Result<Transcript, SpeechError>
+        do { answer = try helper.answer() } catch {
+            drop(helper)
+            throw error.naming(file)
+        }
+        unanswered -= 1
+        switch answer {
+        case .success(let t): pieces.append(t)
+        case .failure(let e):
+            if unanswered == 0 {
+                self.helper = nil
+                config.helpers.checkIn(helper)
+            } else {
+                drop(helper)
+            }
+            throw e.naming(file)
+        }
+    }
+
+    private func drop(_ helper: TranscribeHelper) {
+        helper.terminate()
+        self.helper = nil
     }
 
     package func finish() throws -> [ProducedFile] {
@@ -212,15 +284,14 @@ final package class TranscribeTap: Tap, TimelineUsing, FindingTap, FindingsUsing
             heard = batched
         } else {
             guard let helper else { return [] }
-            // The helper goes back to the pool once it answered; one that died is gone.
+            try chunker?.finish(send: { s in try naming { try helper.send(s) } })
+            try endChunk()
+            while unanswered > 0 { try collect() }
+            // The helper goes back to the pool once it answered everything; one that died is gone.
             self.helper = nil
-            let answer: Result<Transcript, SpeechError>
-            do { answer = try helper.finish() } catch {
-                helper.terminate()
-                throw error.naming(file)
-            }
             config.helpers.checkIn(helper)
-            heard = try naming { try answer.get() }
+            let rate = Double(VoiceActivityEngine.rate)
+            heard = pieces.count == 1 ? pieces[0] : Transcript.joined(pieces, starts: (chunker?.starts ?? [0]).map { Double($0) / rate })
         }
         let maps = timeline()
         let toSource: ((Double) -> Double)? = maps.keepsTime ? nil : { maps.toSource($0) }
@@ -293,8 +364,16 @@ extension TranscribeConfig {
             case let s: throw b.error("batch is auto (short recordings share the model's window) or off (each its own), not \"\(s)\"")
             }
         }
-        return TranscribeConfig(path: path, formats: formats, model: model,
-                                language: language, observesSource: fromSource, batch: batch, baseDirectory: c.baseDirectory)
+        var chunks = true
+        if let b = o["chunks"] {
+            switch try b.string() {
+            case "auto": chunks = true
+            case "off": chunks = false
+            case let s: throw b.error("chunks is auto (a long recording goes to Whisper in chunks cut at quiet points) or off (whole), not \"\(s)\"")
+            }
+        }
+        return TranscribeConfig(path: path, formats: formats, model: model, language: language, observesSource: fromSource,
+                                batch: batch, chunks: chunks, baseDirectory: c.baseDirectory)
     }
 }
 
@@ -310,7 +389,9 @@ extension TranscribeConfig {
             .init("from", .choice, default: "here", .choices(["here", "source"]),
                   help: "here: the stream at this place; source: the recording as decoded (the tap moves to the head of the chain)."),
             .init("batch", .choice, default: "auto", .choices(["auto", "off"]),
-                  help: "auto: in `segno run`, recordings of at most 15 s share Whisper's 30 s windows, several transcribed in one call (each keeps its own words and times; needs a given language or an English-only model); off: each recording alone."),
+                  help: "auto: in `segno run`, recordings of at most \(canonicalNumber(batchSeconds)) s share Whisper's 30 s windows, several transcribed in one call (each keeps its own words and times; needs a given language or an English-only model); off: each recording alone."),
+            .init("chunks", .choice, default: "auto", .choices(["auto", "off"]),
+                  help: "auto: a recording longer than \(canonicalNumber(TranscriptChunking.standard.seconds / 60)) min goes to Whisper in chunks of about that length, cut at the quietest point of the \(canonicalNumber(TranscriptChunking.standard.lookBackSeconds)) s before each end (a split recording transcribes one while the next arrives; needs a given language or an English-only model); off: whole."),
         ],
         example: "transcribe: { path: \"{dir}/{stem}\", formats: [vtt, json], model: tiny.en }",
         capabilities: [.writesSidecars, .providesSpokenText, .observesSource, .usesHelper])
