@@ -119,7 +119,7 @@ import Testing
         let context = RecordingContext(sourcePath: dir.path + "/talk.wav", relativePath: "talk.wav", modified: Date(), outputRoot: dir.path)
         let paths = try config.resolvePaths(context).map { dir.path + "/" + $0 }
         let tap = try config.makeTap(paths: paths, context: context) as! TranscribeTap
-        if overlap { tap.overlapHelper() }
+        if overlap { tap.overlap() }
         let files = try StageChain(elements: [.tap(tap)]).run(decoder: MemoryDecoder(x, channels: 1, rate: rate))
         let path = try #require(files.flatMap { $0 }.first?.path)
         return (try String(contentsOfFile: path, encoding: .utf8), tap.chunkStarts)

@@ -38,8 +38,8 @@ package final class ChainPipeline {
         return p
     }
 
-    /// The elements with every tap moved onto the taps' thread (`LaneTap`), a tap that waits on a
-    /// helper told it may let the helper work beside the stream; transforms unchanged.
+    /// The elements with every tap moved onto the taps' thread (`LaneTap`); transforms unchanged.
+    /// Every `OverlappingStage` is told it may put another core to work.
     /// When the chain begins with a transform that does not analyse and another transform follows
     /// it, that first transform will run on the decoder's thread (`decoder`): with the decoder
     /// alone that thread would idle beside the worker's (a 48 kHz FLAC decodes in a fraction of a
@@ -52,10 +52,11 @@ package final class ChainPipeline {
         }
         for case .transform(let t) in elements {
             if let m = t as? any MeteringTransform { m.measure(on: MeterLane(m, lane: lane)) }
+            (t as? any OverlappingStage)?.overlap()
         }
         return elements.map { e in
             guard case .tap(let t) = e else { return e }
-            (t as? any HelperOverlappingTap)?.overlapHelper()
+            (t as? any OverlappingStage)?.overlap()
             return .tap(LaneTap(t, lane: lane))
         }
     }

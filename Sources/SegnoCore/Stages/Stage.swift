@@ -227,13 +227,13 @@ extension Tap {
     public var notes: [String] { [] }
 }
 
-/// A tap that hands its work to a helper process piece by piece (transcribe's chunks of a long
-/// recording, decision 0098) and waits for each answer, so that one recording keeps to one core.
-/// In a split recording the chain tells it that cores are free for it: it then lets the helper
-/// work on one piece while the next arrives. Its outputs are the same either way.
-public protocol HelperOverlappingTap: Tap {
+/// A stage that can put another core to work on its recording: transcribe's helper on one chunk
+/// while the next arrives (decision 0098), denoise's engines on two chunks at once (decision
+/// 0099). It does not unless told: one recording keeps to one core, as the runner planned. The
+/// chain of a split recording tells it (`ChainPipeline`); its outputs are the same either way.
+public protocol OverlappingStage: AnyObject {
     /// Called at most once, while the chain is made, when the recording is split; before `start`.
-    func overlapHelper()
+    func overlap()
 }
 
 /// A tap that gathers the figures of the taps that finished before it in the chain

@@ -33,30 +33,31 @@ public struct DenoiseConfig: TransformConfig {
     public func makeTransform() throws -> any Transform { DenoiseTransform(config: self) }
 }
 
-/// One recording's denoiser: 48 kHz in, 10 ms frames per channel through the engine, back out.
-final package class DenoiseTransform: Transform {
+/// One recording's denoiser: 48 kHz in, 10 ms frames per channel through the engines in chunks
+/// (`DenoiseChunks`, decision 0099), back out.
+final package class DenoiseTransform: Transform, OverlappingStage {
     package let config: DenoiseConfig
-    private let frame = DenoiseEngine.frame
     private var up = SoxrResampleTransform(rate: DenoiseEngine.rate, recipe: 0)
     private var down = SoxrResampleTransform(rate: DenoiseEngine.rate, recipe: 0)
-    private var denoisers: [any FrameDenoiser] = []
+    private var chunks: DenoiseChunks?
+    private var overlapping = false
     private var channels = 1
     /// Input frames seen and output frames given, at the stream's rate: the output is made exactly as long.
     private var inputFrames = 0
     private var outputFrames = 0
-    /// 48 kHz frames fed to the engines (without the zeros that flush them) and given after the delay.
-    private var fed = 0
-    private var given = 0
-    /// Engine output frames still to drop (the engine's delay).
-    private var skip = 0
-    /// One frame per channel, deinterleaved, filling up; `pending` frames in it.
-    private var pendingSamples: [Float] = []
-    private var pending = 0
-    private var frameOut: [Float] = []
     /// The engines' output, interleaved at 48 kHz; swapped with the block (no allocation per block).
     private var out = AudioBlock(channels: 1)
 
-    package init(config: DenoiseConfig) { self.config = config }
+    /// Engine frames per chunk (`DenoiseChunks.chunkFrames`; tests make one chunk of a whole recording).
+    private let chunkFrames: Int
+
+    package init(config: DenoiseConfig, chunkFrames: Int = DenoiseChunks.chunkFrames) {
+        self.config = config
+        self.chunkFrames = chunkFrames
+    }
+
+    /// In a split recording two chunks are denoised at once (the output is the same).
+    package func overlap() { overlapping = true }
 
     package func start(_ input: AudioFormat) throws -> AudioFormat {
         channels = input.channels
@@ -65,10 +66,11 @@ final package class DenoiseTransform: Transform {
         down = SoxrResampleTransform(rate: input.sampleRate, recipe: recipe)
         _ = try up.start(input)
         _ = try down.start(AudioFormat(sampleRate: DenoiseEngine.rate, channels: channels))
-        denoisers = try (0..<channels).map { _ in try config.engine.make(amountDB: config.amountDB, locator: config.locator) }
-        skip = config.engine.delay
-        pendingSamples = [Float](repeating: 0, count: frame * channels)
-        frameOut = [Float](repeating: 0, count: frame)
+        let config = config, channels = channels
+        chunks = try DenoiseChunks(channels: channels, delay: config.engine.delay, chunkFrames: chunkFrames) {
+            try (0..<channels).map { _ in try config.engine.make(amountDB: config.amountDB, locator: config.locator) }
+        }
+        if overlapping { chunks!.overlap() }
         out = AudioBlock(channels: channels, capacity: 8192)
         return input
     }
@@ -77,8 +79,8 @@ final package class DenoiseTransform: Transform {
         inputFrames += block.frames
         try up.process(&block)
         out.frames = 0
-        fed += block.frames
-        block.samples.withUnsafeBufferPointer { feed($0.baseAddress, frames: block.frames) }
+        try block.samples.withUnsafeBufferPointer { try chunks!.append($0.baseAddress, frames: block.frames) }
+        chunks!.emit(maxFrames: block.frames, into: &out)
         swap(&block, &out)
         try down.process(&block)
         outputFrames += block.frames
@@ -88,12 +90,9 @@ final package class DenoiseTransform: Transform {
         var tail = AudioBlock(channels: channels, capacity: 0)
         try up.finish(&tail)
         out.frames = 0
-        fed += tail.frames
-        tail.samples.withUnsafeBufferPointer { feed($0.baseAddress, frames: tail.frames) }
-        // Zeros push the last real frames through the engine's delay.
-        while given < fed { feed(nil, frames: frame - pending) }
-        out.frames -= given - fed
-        given = fed
+        try tail.samples.withUnsafeBufferPointer { try chunks!.append($0.baseAddress, frames: tail.frames) }
+        try chunks!.finish()
+        chunks!.emit(maxFrames: nil, into: &out)
         swap(&block, &out)
         try down.process(&block)
         var rest = AudioBlock(channels: channels, capacity: 0)
@@ -108,47 +107,6 @@ final package class DenoiseTransform: Transform {
         }
         block.trimOrPad(toFrames: inputFrames - outputFrames, channels: channels)
         outputFrames = inputFrames
-    }
-
-    /// Takes `frames` interleaved 48 kHz frames (nil: zeros) into the frame buffer, running the
-    /// engines on every full frame and appending their output to `out`.
-    private func feed(_ samples: UnsafePointer<Float>?, frames: Int) {
-        out.reserve(frames: out.frames + frames + frame)
-        let ch = channels
-        var f = 0
-        while f < frames {
-            let n = min(frame - pending, frames - f)
-            pendingSamples.withUnsafeMutableBufferPointer { p in
-                for c in 0..<ch {
-                    for i in 0..<n { p[c * frame + pending + i] = samples.map { $0[(f + i) * ch + c] } ?? 0 }
-                }
-            }
-            pending += n
-            f += n
-            if pending == frame { runFrame() }
-        }
-    }
-
-    /// Runs each channel's engine on the full frame and appends the output (after the delay).
-    private func runFrame() {
-        pending = 0
-        let drop = min(skip, frame)
-        skip -= drop
-        let keep = frame - drop
-        let base = out.frames
-        let ch = channels
-        for c in 0..<ch {
-            pendingSamples.withUnsafeBufferPointer { p in
-                frameOut.withUnsafeMutableBufferPointer { o in denoisers[c].process(p.baseAddress! + c * frame, o.baseAddress!) }
-            }
-            out.samples.withUnsafeMutableBufferPointer { dst in
-                frameOut.withUnsafeBufferPointer { o in
-                    for i in 0..<keep { dst[(base + i) * ch + c] = o[drop + i] }
-                }
-            }
-        }
-        out.frames += keep
-        given += keep
     }
 }
 

@@ -123,7 +123,7 @@ public struct TranscribeConfig: TapConfig, SourceObservingStage {
 
 
 /// One recording's transcription: mono, 16 kHz (libsoxr HQ), streamed to the helper.
-final package class TranscribeTap: Tap, TimelineUsing, FindingTap, FindingsUsingTap, HelperOverlappingTap {
+final package class TranscribeTap: Tap, TimelineUsing, FindingTap, FindingsUsingTap, OverlappingStage {
     package let config: TranscribeConfig
     package let paths: [String]
     private var helper: TranscribeHelper?
@@ -141,7 +141,7 @@ final package class TranscribeTap: Tap, TimelineUsing, FindingTap, FindingsUsing
     private var pieces: [Transcript] = []
     /// Chunks ended and not yet answered.
     private var unanswered = 0
-    /// Set in a split recording (`overlapHelper`): the helper transcribes a chunk while the next
+    /// Set in a split recording (`overlap`): the helper transcribes a chunk while the next
     /// arrives, instead of the tap waiting at each cut.
     private var overlapping = false
 
@@ -191,8 +191,8 @@ final package class TranscribeTap: Tap, TimelineUsing, FindingTap, FindingsUsing
         chunker = config.chunks.map { TranscriptChunker($0) }
     }
 
-    package func overlapHelper() { overlapping = true }
-    /// Whether `overlapHelper` was called (tests).
+    package func overlap() { overlapping = true }
+    /// Whether `overlap` was called (tests).
     package var overlaps: Bool { overlapping }
     /// Where each chunk began, in 16 kHz samples ([0] for a recording sent whole; tests).
     package var chunkStarts: [Int] { chunker?.starts ?? [0] }
