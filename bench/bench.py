@@ -299,31 +299,35 @@ def bench_split(segno, work, rounds, minutes, chains="both"):
               f"CPU {a[1] / b[1]:.2f}×, peak RSS {a[2]:.1f} vs {b[2]:.1f} MiB; outputs {'byte-identical' if same else 'DIFFER'}")
 
 def bench_split_speech(segno, work, rounds, minutes):
-    """Issue 34 item 1's second figure: the same lecture through `denoise` (DeepFilterNet3) and
-    the default chain, with `transcribe (from: source)` beside it (tiny.en, in 5-minute chunks:
-    decision 0098), split (`auto`) against `split: off`. Split, the helper transcribes a chunk
-    while the chain denoises the next. Each round starts from an empty output folder."""
+    """Issue 34 item 1's second figure: the same lecture through `denoise` (DeepFilterNet3, in
+    10 s chunks: decision 0099) and the default chain + FLAC + waveform, with `transcribe (from:
+    source)` beside it (tiny.en, in 5-minute chunks: decision 0098), split (`auto`) against
+    `split: off`; and the chain without `transcribe`. Split, two denoise chunks run at once and the
+    helper transcribes a chunk while the chain goes on. Each round starts from an empty output folder."""
     src_dir = os.path.join(work, "split-speech-in")
     os.makedirs(src_dir, exist_ok=True)
     speech_like(os.path.join(src_dir, "lecture.flac"), minutes)
+    chain = ("  - denoise: { engine: deepfilter }\n  - highpass: 80\n  - lowpass: 7000\n  - resample: 16000\n"
+             "  - normalize: { loudness: -16 }\n  - encode: { path: \"{stem}.flac\" }\n  - waveform: { path: \"{stem}.json\" }\n")
+    words = "  - transcribe: { path: \"{stem}.words.json\", language: en, from: source }\n"
     specs = {}
-    for name, split in [("one core (split: off)", "off"), ("split (auto)", "auto")]:
-        out = os.path.join(work, f"split-speech-out-{split}")
-        spec = os.path.join(work, f"split-speech-{split}.yaml")
-        open(spec, "w").write(f"version: 1\ninput: {{ root: {src_dir}, settle: 0s }}\noutput: {{ root: {out} }}\nsplit: {split}\nstages:\n"
-                              "  - denoise: { engine: deepfilter }\n  - highpass: 80\n  - lowpass: 7000\n  - resample: 16000\n"
-                              "  - normalize: { loudness: -16 }\n  - encode: { path: \"{stem}.flac\" }\n  - waveform: { path: \"{stem}.json\" }\n"
-                              "  - transcribe: { path: \"{stem}.words.json\", language: en, from: source }\n")
-        specs[name] = (spec, out)
-    rows = interleave({n: [segno, "run", "--quiet", spec] for n, (spec, _) in specs.items()}, rounds,
+    for prefix, extra, files in [("", words, ("lecture.flac", "lecture.json", "lecture.words.json")), ("no transcribe, ", "", ("lecture.flac", "lecture.json"))]:
+        for name, split in [("one core (split: off)", "off"), ("split (auto)", "auto")]:
+            key = len(specs)
+            out = os.path.join(work, f"split-speech-out-{key}")
+            spec = os.path.join(work, f"split-speech-{key}.yaml")
+            open(spec, "w").write(f"version: 1\ninput: {{ root: {src_dir}, settle: 0s }}\noutput: {{ root: {out} }}\nsplit: {split}\nstages:\n{chain}{extra}")
+            specs[prefix + name] = (spec, out, files)
+    rows = interleave({n: [segno, "run", "--quiet", spec] for n, (spec, _, _) in specs.items()}, rounds,
                       before=lambda n: shutil.rmtree(specs[n][1], ignore_errors=True))
     table(f"{minutes} min 48 kHz mono speech, `segno run`: denoise → highpass → lowpass → 16 kHz → normalize → FLAC + waveform, "
-          f"transcribe (from: source) (issue 34 item 1; {os.cpu_count()} cores)", rows, "one core (split: off)")
-    a, b = rows["split (auto)"], rows["one core (split: off)"]
-    same = all(open(os.path.join(specs["one core (split: off)"][1], f), "rb").read()
-               == open(os.path.join(specs["split (auto)"][1], f), "rb").read() for f in ("lecture.flac", "lecture.json", "lecture.words.json"))
-    print(f"denoise + transcribe, split: wall {a[0] / b[0]:.2f}× one core's (target ≤ 0.6× on 2 cores), CPU {a[1] / b[1]:.2f}×, "
-          f"peak RSS (the largest process: the helper) {a[2]:.1f} vs {b[2]:.1f} MiB; outputs {'byte-identical' if same else 'DIFFER'}")
+          f"[transcribe (from: source)] (issue 34 item 1; {os.cpu_count()} cores)", rows, "one core (split: off)")
+    for prefix in ["", "no transcribe, "]:
+        a, b = rows[prefix + "split (auto)"], rows[prefix + "one core (split: off)"]
+        one, two = specs[prefix + "one core (split: off)"], specs[prefix + "split (auto)"]
+        same = all(open(os.path.join(one[1], f), "rb").read() == open(os.path.join(two[1], f), "rb").read() for f in one[2])
+        print(f"{prefix or 'denoise + transcribe, '}split: wall {a[0] / b[0]:.2f}× one core's (target ≤ 0.6× on 2 cores), CPU {a[1] / b[1]:.2f}×, "
+              f"peak RSS (the largest process) {a[2]:.1f} vs {b[2]:.1f} MiB; outputs {'byte-identical' if same else 'DIFFER'}")
 
 def bench_waveform(segno, work, rounds, awf=None):
     """Issue 5: peaks for 10 min 44.1 kHz stereo WAV and FLAC (-z 256 -b 8 JSON) vs the decode floor."""

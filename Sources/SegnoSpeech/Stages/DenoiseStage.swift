@@ -8,7 +8,8 @@ import SegnoDSP
 /// (DeepFilterNet3, the default), `rnnoise` or `speex` (no model, always installed).
 /// Any rate and channel count: the stage resamples to the engines' 48 kHz and back (libsoxr),
 /// denoises each channel on its own, and removes the engine's delay, so the output has exactly
-/// the input's frames, lined up with it.
+/// the input's frames, lined up with it. The engines work in 10 s chunks over two lanes
+/// (`DenoiseChunks`, decision 0099); a split recording denoises two chunks at once.
 public struct DenoiseConfig: TransformConfig {
     public static let amountRange: ClosedRange<Double> = 1...100
     /// 24 dB: on speech in pink noise at 5 dB SNR, DeepFilterNet's PESQ-WB is 1.38 limited to
