@@ -298,7 +298,7 @@ def bench_split(segno, work, rounds, minutes, chains="both"):
         print(f"{chain or 'with normalize, '}split: wall {a[0] / b[0]:.2f}× one core's (target ≤ 0.6× on 2 cores), "
               f"CPU {a[1] / b[1]:.2f}×, peak RSS {a[2]:.1f} vs {b[2]:.1f} MiB; outputs {'byte-identical' if same else 'DIFFER'}")
 
-def bench_split_speech(segno, work, rounds, minutes):
+def bench_split_speech(segno, work, rounds, minutes, pairs="both"):
     """Issue 34 item 1's second figure: the same lecture through `denoise` (DeepFilterNet3, in
     10 s chunks: decision 0099) and the default chain + FLAC + waveform, with `transcribe (from:
     source)` beside it (tiny.en, in 5-minute chunks: decision 0098), split (`auto`) against
@@ -311,7 +311,9 @@ def bench_split_speech(segno, work, rounds, minutes):
              "  - normalize: { loudness: -16 }\n  - encode: { path: \"{stem}.flac\" }\n  - waveform: { path: \"{stem}.json\" }\n")
     words = "  - transcribe: { path: \"{stem}.words.json\", language: en, from: source }\n"
     specs = {}
-    for prefix, extra, files in [("", words, ("lecture.flac", "lecture.json", "lecture.words.json")), ("no transcribe, ", "", ("lecture.flac", "lecture.json"))]:
+    chains = [("", words, ("lecture.flac", "lecture.json", "lecture.words.json")), ("no transcribe, ", "", ("lecture.flac", "lecture.json"))]
+    if pairs == "transcribe": chains = chains[:1]  # the no-transcribe pair costs half as much again
+    for prefix, extra, files in chains:
         for name, split in [("one core (split: off)", "off"), ("split (auto)", "auto")]:
             key = len(specs)
             out = os.path.join(work, f"split-speech-out-{key}")
@@ -322,7 +324,7 @@ def bench_split_speech(segno, work, rounds, minutes):
                       before=lambda n: shutil.rmtree(specs[n][1], ignore_errors=True))
     table(f"{minutes} min 48 kHz mono speech, `segno run`: denoise → highpass → lowpass → 16 kHz → normalize → FLAC + waveform, "
           f"[transcribe (from: source)] (issue 34 item 1; {os.cpu_count()} cores)", rows, "one core (split: off)")
-    for prefix in ["", "no transcribe, "]:
+    for prefix, _, _ in chains:
         a, b = rows[prefix + "split (auto)"], rows[prefix + "one core (split: off)"]
         one, two = specs[prefix + "one core (split: off)"], specs[prefix + "split (auto)"]
         same = all(open(os.path.join(one[1], f), "rb").read() == open(os.path.join(two[1], f), "rb").read() for f in one[2])
@@ -458,6 +460,7 @@ def main():
     ap.add_argument("--split-minutes", type=int, default=30, help="length of the long recording of section split (issue 34: 120)")
     ap.add_argument("--checkpoint-minutes", type=int, default=180, help="length of the recording of section checkpoint (killed at 5/6 of it)")
     ap.add_argument("--split-chains", choices=["both", "plain"], default="both", help="section split: plain leaves out the normalize pair")
+    ap.add_argument("--split-speech-pairs", choices=["both", "transcribe"], default="both", help="section split-speech: transcribe leaves out the pair without it")
     ap.add_argument("--peer", help="another segno build (e.g. main's) interleaved with SEGNO in fleet-noop, fleet-memory, tags, normalize and vad-memos")
     ap.add_argument("--audiowaveform", help="audiowaveform (bench/peers.sh builds 1.10.3) for the waveform WAV ratio")
     a = ap.parse_args()
@@ -478,7 +481,7 @@ def main():
         if "normalize" in a.only: bench_normalize(segno, work, a.rounds, a.minutes, peer=a.peer and os.path.abspath(a.peer))
         if "normalize-denoise" in a.only: bench_normalize_denoise(segno, work, a.rounds, a.minutes)
         if "split" in a.only: bench_split(segno, work, a.rounds, a.split_minutes, a.split_chains)
-        if "split-speech" in a.only: bench_split_speech(segno, work, a.rounds, a.split_minutes)
+        if "split-speech" in a.only: bench_split_speech(segno, work, a.rounds, a.split_minutes, a.split_speech_pairs)
         if "checkpoint" in a.only:
             from checkpoint import bench_checkpoint  # bench/checkpoint.py: kill and resume inside a recording (issue 34 item 2)
             bench_checkpoint(segno, work, a.rounds, a.checkpoint_minutes, a.checkpoint_minutes * 5 // 6)

@@ -77,7 +77,6 @@ package final class DenoiseChunks {
         guard frames > 0, let samples else { return }
         let ch = channels
         for c in 0..<ch {
-            input[c].reserveCapacity(input[c].count + frames)
             for f in 0..<frames { input[c].append(samples[f * ch + c]) }
         }
         fed += frames

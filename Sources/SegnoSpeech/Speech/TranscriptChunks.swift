@@ -7,9 +7,14 @@ import SegnoCore
 /// `seconds`, and is made only once `tailSeconds` of audio follow it, so no chunk but the first is
 /// shorter than that. Samples at 16 kHz (`VoiceActivityEngine.rate`).
 package struct TranscriptChunking: Sendable, Equatable {
-    /// Five minutes: ten of Whisper's 30 s windows, and the most audio a chunk's helper holds twice
-    /// over in a split recording (19 MB at 16 kHz float).
-    static package let standard = TranscriptChunking(seconds: 300, lookBackSeconds: 30, tailSeconds: 30)
+    /// Two minutes: four of Whisper's 30 s windows; what is left to transcribe after a split
+    /// recording's stream has ended (at most 2 min 20 s; 5-minute chunks left 72 s of a 20-minute
+    /// run's 368 s to the helper alone). 7.7 MB at 16 kHz float.
+    static package let standard = TranscriptChunking(seconds: 120, lookBackSeconds: 20, tailSeconds: 20)
+    /// Chunks a split recording's tap lets its helper hold, ended and not yet answered, before it
+    /// waits for the oldest: the helper's pace varies with the speech (a window it decodes badly
+    /// is decoded again), and the stream should not stop for it.
+    static package let queued = 2
     /// The length of the window whose energy finds the quiet point (0.2 s): a pause between words.
     static package let quietSeconds = 0.2
     /// The step between the windows tried (10 ms).
@@ -32,7 +37,7 @@ package struct TranscriptChunking: Sendable, Equatable {
 }
 
 /// Cuts one recording's 16 kHz samples into chunks as they arrive. Holds at most `lookBackSeconds`
-/// plus `tailSeconds` of samples (1.9 MB each at the standard rule); sends the rest on at once.
+/// plus `tailSeconds` of samples (1.3 MB each at the standard rule); sends the rest on at once.
 /// `feed` once per block, `finish` once after the last.
 package final class TranscriptChunker {
     package let rule: TranscriptChunking

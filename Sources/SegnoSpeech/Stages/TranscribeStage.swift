@@ -11,7 +11,7 @@ import SegnoDSP
 /// faster-whisper in a helper process (`TranscribeHelper`). In `segno run`, recordings of at most
 /// `batchSeconds` are transcribed in batches, packed into shared 30 s windows (`batch: auto`,
 /// decision 0088); `batch: off` gives each its own. A recording longer than a chunk
-/// (`TranscriptChunking`, 5 min) goes to the helper in chunks cut at quiet points (`chunks: auto`,
+/// (`TranscriptChunking`, 2 min) goes to the helper in chunks cut at quiet points (`chunks: auto`,
 /// decision 0098); `chunks: off` sends it whole.
 public struct TranscribeConfig: TapConfig, SourceObservingStage {
     public enum Format: String, Sendable, CaseIterable { case vtt, srt, json }
@@ -141,6 +141,8 @@ final package class TranscribeTap: Tap, TimelineUsing, FindingTap, FindingsUsing
     private var pieces: [Transcript] = []
     /// Chunks ended and not yet answered.
     private var unanswered = 0
+    /// Whether samples were sent since the last chunk ended.
+    private var open = false
     /// Set in a split recording (`overlap`): the helper transcribes a chunk while the next
     /// arrives, instead of the tap waiting at each cut.
     private var overlapping = false
@@ -218,26 +220,35 @@ final package class TranscribeTap: Tap, TimelineUsing, FindingTap, FindingsUsing
             return
         }
         guard let helper else { return }
-        guard let chunker else { return try naming { try helper.send(s) } }
-        try chunker.feed(s, send: { s in try naming { try helper.send(s) } }, cut: { try endChunk() })
+        guard let chunker else { return try toHelper(helper, s) }
+        try chunker.feed(s, send: { s in try toHelper(helper, s) }, cut: { try endChunk() })
     }
 
-    /// Ends the chunk sent so far. Overlapping, it first waits for the chunk before it (so the
-    /// helper holds at most the one it transcribes and the one it receives); otherwise it waits
-    /// for this chunk's answer before more is sent.
+    /// Sends samples of the chunk being sent.
+    private func toHelper(_ helper: TranscribeHelper, _ s: UnsafeBufferPointer<Float>) throws {
+        guard !s.isEmpty else { return }
+        open = true
+        try naming { try helper.send(s) }
+    }
+
+    /// Ends the chunk sent so far. Overlapping, it first waits for the oldest chunk when
+    /// `TranscriptChunking.queued` are unanswered (so the helper holds at most that many and the
+    /// one it receives); otherwise it waits for this chunk's answer before more is sent.
     private func endChunk() throws {
         guard let helper else { return }
-        if overlapping && unanswered > 0 { try collect() }
+        if overlapping && unanswered >= TranscriptChunking.queued { try collect() }
         do { try helper.end() } catch {
             drop(helper)
             throw error.naming(file)
         }
+        open = false
         unanswered += 1
         if !overlapping { try collect() }
     }
 
     /// Reads the oldest unanswered chunk's transcript. A helper that died is ended; one that
-    /// refused the chunk goes back to the pool when nothing else is queued in it (the recording fails).
+    /// refused the chunk goes back to the pool when nothing else is queued in it, neither a chunk
+    /// ended nor one being sent (the recording fails).
     private func collect() throws {
         guard let helper else { return }
         let answer: Result<Transcript, SpeechError>
@@ -249,7 +260,7 @@ final package class TranscribeTap: Tap, TimelineUsing, FindingTap, FindingsUsing
         switch answer {
         case .success(let t): pieces.append(t)
         case .failure(let e):
-            if unanswered == 0 {
+            if unanswered == 0 && !open {
                 self.helper = nil
                 config.helpers.checkIn(helper)
             } else {
@@ -284,7 +295,7 @@ final package class TranscribeTap: Tap, TimelineUsing, FindingTap, FindingsUsing
             heard = batched
         } else {
             guard let helper else { return [] }
-            try chunker?.finish(send: { s in try naming { try helper.send(s) } })
+            try chunker?.finish(send: { s in try toHelper(helper, s) })
             try endChunk()
             while unanswered > 0 { try collect() }
             // The helper goes back to the pool once it answered everything; one that died is gone.
