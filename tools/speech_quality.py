@@ -333,6 +333,7 @@ def main():
     ap.add_argument("--segno", default=release if os.access(release, os.X_OK) else os.path.join(here, ".build/debug/segno"))
     ap.add_argument("--only", default="denoise,pauses,transcribe,chunks,denoise-chunks")
     ap.add_argument("--repeat", type=int, default=REPEAT, help="interleaved runs per contender for speed and CPU (median)")
+    ap.add_argument("--chunks-minutes", type=int, default=20, help="length of the reading of the chunks table")
     a = ap.parse_args()
     print(f"segno: {a.segno}")
     utts = utterances()
@@ -344,7 +345,7 @@ def main():
     if "transcribe" in parts:
         transcribe_table(a.segno, utts, a.repeat)
     if "chunks" in parts:
-        chunks_table(a.segno, utts)
+        chunks_table(a.segno, utts, a.chunks_minutes)
     if "denoise-chunks" in parts:
         denoise_chunks_table(a.segno, utts)
 
