@@ -131,13 +131,25 @@ import Testing
         defer { config.helpers.shutdown() }
         let rule = TranscriptChunking(seconds: 20, lookBackSeconds: 8, tailSeconds: 5)
         let waited = try Self.transcribe(x, chunking: rule, overlap: false, config: config)
+        // The helper's threads, as its command line gives them to CTranslate2.
+        func idleThreads() throws -> [String] {
+            try config.helpers.idleProcessIDs.map { pid in
+                let argv = try String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8).split(separator: "\0").map(String.init)
+                return try #require(argv.firstIndex(of: "--threads").map { argv[$0 + 1] })
+            }
+        }
+        #expect(try idleThreads() == ["1"])
         let overlapped = try Self.transcribe(x, chunking: rule, overlap: true, config: config)
+        // A split recording's helper computes on two threads; the one-thread helper it found idle
+        // was stopped, so the pool keeps one helper.
+        #expect(try idleThreads() == [String(TranscriptChunking.splitThreads)])
         let whole = try Self.transcribe(x, chunking: nil, overlap: false, config: config)
+        #expect(try idleThreads() == ["1"])
+        #expect(config.helpers.started == 3)
         #expect(waited.starts.count >= 2, "cut at \(waited.starts)")
         #expect(overlapped.starts == waited.starts)
+        // Each chunk a recording of its own, answered in order; on two threads the same words.
         #expect(overlapped.json == waited.json, "a split recording's chunks give another transcript")
-        // One helper served all three (each chunk a recording of its own, answered in order).
-        #expect(config.helpers.started == 1)
         func parsed(_ json: String) throws -> (text: String, words: [(Double, Double)], duration: Double) {
             let o = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
             let words = (o["segments"] as? [[String: Any]] ?? []).flatMap { $0["words"] as? [[String: Any]] ?? [] }
@@ -182,5 +194,13 @@ import Testing
         let auto = try loadStages("- transcribe: { path: \"{stem}.t.json\", model: base }\n")
         #expect((auto.first as? TranscribeConfig)?.chunks == nil)
         #expect(throws: SpecError.self) { try loadStages("- transcribe: { path: x, chunks: yes }\n") }
+        // Each two-way option's error names it and says what each word means.
+        func message(_ yaml: String) -> String {
+            do { _ = try loadStages(yaml); return "" } catch { return "\(error)" }
+        }
+        #expect(message("- transcribe: { path: x, chunks: yes }\n")
+            .contains("chunks is auto (a long recording goes to Whisper in chunks cut at quiet points) or off (whole), not \"yes\""))
+        #expect(message("- transcribe: { path: x, batch: on }\n").contains("batch is auto (short recordings share the model's window) or off (each its own), not \"on\""))
+        #expect(message("- transcribe: { path: x, from: start }\n").contains("from is source (the recording as decoded) or here (the stream at this place), not \"start\""))
     }
 }

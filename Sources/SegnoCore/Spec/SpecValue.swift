@@ -60,6 +60,17 @@ public struct SpecValue {
         }
     }
 
+    /// One of two words (case-sensitive), each given with what it means: true for the first.
+    /// The error names the option and both meanings: `batch is auto (…) or off (…), not "x"`.
+    public func either(_ option: String, _ first: (word: String, means: String),
+                       or second: (word: String, means: String)) throws(SpecError) -> Bool {
+        switch try string() {
+        case first.word: return true
+        case second.word: return false
+        case let s: throw error("\(option) is \(first.word) (\(first.means)) or \(second.word) (\(second.means)), not \"\(s)\"")
+        }
+    }
+
     /// One of `choices` (case-sensitive), with the choices in the error.
     public func choice<T: RawRepresentable>(_ type: T.Type) throws(SpecError) -> T where T.RawValue == String, T: CaseIterable {
         let s = try string()
@@ -152,6 +163,12 @@ public struct SpecOptions {
 
     /// Keys present.
     public var keys: Set<String> { Set(values.keys) }
+
+    /// `from` as `StageDeclaration.Option.fromSource` declares it: true for `source`, false for
+    /// `here` or when absent.
+    package func observesSource() throws(SpecError) -> Bool {
+        try self["from"]?.either("from", ("source", "the recording as decoded"), or: ("here", "the stream at this place")) ?? false
+    }
 }
 
 /// Shared state of one spec load: the file name, the environment, and the node budget that

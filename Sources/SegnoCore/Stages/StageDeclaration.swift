@@ -232,3 +232,11 @@ extension SpecValue {
         try options(declaredBy: declaration.options)
     }
 }
+
+extension StageDeclaration.Option {
+    /// `from: here | source` of a tap that can observe the recording as decoded
+    /// (`.observesSource`); read by `SpecOptions.observesSource()`.
+    package static let fromSource = StageDeclaration.Option(
+        "from", .choice, default: "here", .choices(["here", "source"]),
+        help: "here: the stream at this place; source: the recording as decoded (the tap moves to the head of the chain).")
+}

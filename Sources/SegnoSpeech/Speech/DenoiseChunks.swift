@@ -136,7 +136,7 @@ package final class DenoiseChunks {
             job.input[c].append(contentsOf: input[c][lo..<max(lo, hi)])
             job.input[c].append(contentsOf: repeatElement(0, count: e - s - max(0, hi - lo)))
         }
-        job.chunkFrames = b - a
+        job.chunkSamples = b - a
         nextChunk += 1
         // The next chunk's warm-up is all that is needed of what came before it.
         let keepFrom = min(fed, max(0, nextChunk * perChunk - Self.warmFrames * frame))
@@ -163,9 +163,9 @@ package final class DenoiseChunks {
                     for m in 0..<fade { o[m] = tail[c][m] * (1 - weights[m]) + o[m] * weights[m] }
                 }
             }
-            ready[c].append(contentsOf: job.output[c][0..<job.chunkFrames])
+            ready[c].append(contentsOf: job.output[c][0..<job.chunkSamples])
             tail[c].removeAll(keepingCapacity: true)
-            tail[c].append(contentsOf: job.output[c][job.chunkFrames...])
+            tail[c].append(contentsOf: job.output[c][job.chunkSamples...])
         }
     }
 
@@ -176,7 +176,8 @@ package final class DenoiseChunks {
         let engines: [any FrameDenoiser]
         var input: [[Float]]
         var output: [[Float]]
-        var chunkFrames = 0
+        /// The chunk's own samples per channel (what `output` holds past them is the fade's overlap).
+        var chunkSamples = 0
         private var from = 0
         private var keep = 0..<0
         private var delay = 0

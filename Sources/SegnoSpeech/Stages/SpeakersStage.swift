@@ -306,16 +306,8 @@ extension SpeakersConfig {
         }
         let minTurn = try o["min_turn"]?.duration() ?? standardMinTurn
         guard minTurn >= 0 && minTurn <= longestMinTurn else { throw o["min_turn"]!.error("min_turn is 0…\(canonicalNumber(longestMinTurn))s") }
-        var fromSource = false
-        if let f = o["from"] {
-            switch try f.string() {
-            case "source": fromSource = true
-            case "here": fromSource = false
-            case let s: throw f.error("from is source (the recording as decoded) or here (the stream at this place), not \"\(s)\"")
-            }
-        }
         return SpeakersConfig(path: path, rttm: rttm, count: count, minTurn: minTurn,
-                              engine: try o["vad"]?.choice(VoiceActivityEngine.self) ?? .standard, observesSource: fromSource)
+                              engine: try o["vad"]?.choice(VoiceActivityEngine.self) ?? .standard, observesSource: try o.observesSource())
     }
 
     public static let declaration = StageDeclaration(
@@ -329,8 +321,7 @@ extension SpeakersConfig {
                   help: "A turn shorter than this between another speaker's goes to that speaker."),
             .init("vad", .choice, default: VoiceActivityEngine.standard.rawValue, .oneOf(VoiceActivityEngine.self),
                   help: "The voice activity detector that finds the speech."),
-            .init("from", .choice, default: "here", .choices(["here", "source"]),
-                  help: "here: the stream at this place; source: the recording as decoded (the tap moves to the head of the chain)."),
+            .fromSource,
         ],
         shorthand: "`speakers: true` takes the defaults; `speakers: 2` sets the count",
         example: "speakers: { speakers: auto, min_turn: 1s, rttm: \"{dir}/{stem}.rttm\" }",

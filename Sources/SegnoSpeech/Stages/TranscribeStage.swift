@@ -189,7 +189,8 @@ final package class TranscribeTap: Tap, TimelineUsing, FindingTap, FindingsUsing
     }
 
     private func takeHelper() throws {
-        helper = try naming { try config.helpers.take(model: config.modelFolder, language: config.language, locator: config.locator) }
+        let threads = overlapping ? TranscriptChunking.splitThreads : 1
+        helper = try naming { try config.helpers.take(model: config.modelFolder, language: config.language, threads: threads, locator: config.locator) }
         chunker = config.chunks.map { TranscriptChunker($0) }
     }
 
@@ -359,31 +360,9 @@ extension TranscribeConfig {
         if model.hasSuffix(".en") && language != "auto" && language != "en" {
             throw o["language"]!.error("the model \(model) knows English only; give a multilingual model for \(language)")
         }
-        var fromSource = false
-        if let f = o["from"] {
-            switch try f.string() {
-            case "source": fromSource = true
-            case "here": fromSource = false
-            case let s: throw f.error("from is source (the recording as decoded) or here (the stream at this place), not \"\(s)\"")
-            }
-        }
-        var batch = true
-        if let b = o["batch"] {
-            switch try b.string() {
-            case "auto": batch = true
-            case "off": batch = false
-            case let s: throw b.error("batch is auto (short recordings share the model's window) or off (each its own), not \"\(s)\"")
-            }
-        }
-        var chunks = true
-        if let b = o["chunks"] {
-            switch try b.string() {
-            case "auto": chunks = true
-            case "off": chunks = false
-            case let s: throw b.error("chunks is auto (a long recording goes to Whisper in chunks cut at quiet points) or off (whole), not \"\(s)\"")
-            }
-        }
-        return TranscribeConfig(path: path, formats: formats, model: model, language: language, observesSource: fromSource,
+        let batch = try o["batch"]?.either("batch", ("auto", "short recordings share the model's window"), or: ("off", "each its own")) ?? true
+        let chunks = try o["chunks"]?.either("chunks", ("auto", "a long recording goes to Whisper in chunks cut at quiet points"), or: ("off", "whole")) ?? true
+        return TranscribeConfig(path: path, formats: formats, model: model, language: language, observesSource: try o.observesSource(),
                                 batch: batch, chunks: chunks, baseDirectory: c.baseDirectory)
     }
 }
@@ -397,8 +376,7 @@ extension TranscribeConfig {
             .init("formats", .list, default: Format.allCases.map(\.rawValue).joined(separator: ", "), .oneOf(Format.self), help: "One file per format."),
             .init("model", .text, default: TranscribeModels.standard, help: "A known model name (tiny.en, base) or a model folder."),
             .init("language", .text, default: "auto", help: "auto, or a language code such as en, ko, de."),
-            .init("from", .choice, default: "here", .choices(["here", "source"]),
-                  help: "here: the stream at this place; source: the recording as decoded (the tap moves to the head of the chain)."),
+            .fromSource,
             .init("batch", .choice, default: "auto", .choices(["auto", "off"]),
                   help: "auto: in `segno run`, recordings of at most \(canonicalNumber(batchSeconds)) s share Whisper's 30 s windows, several transcribed in one call (each keeps its own words and times; needs a given language or an English-only model); off: each recording alone."),
             .init("chunks", .choice, default: "auto", .choices(["auto", "off"]),
