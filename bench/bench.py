@@ -301,7 +301,7 @@ def bench_split(segno, work, rounds, minutes, chains="both"):
 def bench_split_speech(segno, work, rounds, minutes, pairs="both"):
     """Issue 34 item 1's second figure: the same lecture through `denoise` (DeepFilterNet3, in
     10 s chunks: decision 0099) and the default chain + FLAC + waveform, with `transcribe (from:
-    source)` beside it (tiny.en, in 5-minute chunks: decision 0098), split (`auto`) against
+    source)` beside it (tiny.en, in 2-minute chunks; split, on two threads: decision 0098), split (`auto`) against
     `split: off`; and the chain without `transcribe`. Split, two denoise chunks run at once and the
     helper transcribes a chunk while the chain goes on. Each round starts from an empty output folder."""
     src_dir = os.path.join(work, "split-speech-in")
