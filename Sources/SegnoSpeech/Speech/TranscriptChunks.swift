@@ -18,7 +18,7 @@ package struct TranscriptChunking: Sendable, Equatable {
     /// The threads Whisper computes on for a split recording (CTranslate2's `intra_threads`;
     /// one otherwise). Whisper is the slowest stage of a spoken-word chain: on one thread beside
     /// the chain's it fell behind, and after the stream ended it was left alone with its backlog
-    /// while the other core idled. On two threads it finishes that backlog sooner, for about 15 %
+    /// while the other core idled. On two threads it finishes that backlog sooner, for about 19 %
     /// more CPU; the words were the same in every run compared (decision 0098, tested).
     static package let splitThreads = 2
     /// The length of the window whose energy finds the quiet point (0.2 s): a pause between words.
