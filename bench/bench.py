@@ -33,7 +33,9 @@ def table(title, rows, peer):
         print(f"{n:28} {w:8.2f} {c:8.2f} {r:8.1f} {c / base if base else float('nan'):10.2f}")
 
 def sox(*a):
-    subprocess.run(["sox", *a], check=True, stderr=subprocess.DEVNULL)
+    """SoX in its repeatable mode (-R: dither and noise from a fixed seed), so every bench
+    invocation measures the same source bytes."""
+    subprocess.run(["sox", "-R", *a], check=True, stderr=subprocess.DEVNULL)
 
 def bench_convert(segno, work, rounds, minutes):
     src = os.path.join(work, "long.flac")
