@@ -276,10 +276,9 @@ final class MapsTime: Transform, TimelineChanging {
             #expect(throws: SpecError.self, "\(bad)") { try load(bad) }
         }
         #expect(try load("speakers: { from: here }").observesSource == false && load("speakers: {}").observesSource == false)
-        #expect(throws: SpecError.self) { try load("speakers: { from: there }") }
-        do { _ = try load("speakers: { from: there }") } catch {
-            #expect("\(error)".contains("from is source (the recording as decoded) or here (the stream at this place), not \"there\""), "\(error)")
-        }
+        let there = #expect(throws: SpecError.self) { try load("speakers: { from: there }") }
+        #expect(there.map { "\($0)" }?.contains("from is source (the recording as decoded) or here (the stream at this place), not \"there\"") == true,
+                "\(String(describing: there))")
     }
 }
 
