@@ -26,12 +26,17 @@ package final class MemorySource: RecordingSource, @unchecked Sendable {
     package var framesDecoded: Int { decoded.withLock { $0 } }
 
     /// Adds or replaces a recording; `version` makes a new identity (a changed file).
-    package func put(_ name: String, seconds: Double = 0.25, channels: Int = 1, version: Int64 = 1, openError: AudioError? = nil, failAfter: Int? = nil,
-                     interruptAt: (frames: Int, stop: StopFlag)? = nil) {
-        let frames = Int(seconds * 8000)
-        let samples = Signal.sine(frequency: 440, rate: 8000, frames: frames, channels: channels).map { $0 * 0.5 }
+    /// `rate` Hz (8 kHz by default); a 440 Hz sine, with `noise` white noise added.
+    package func put(_ name: String, seconds: Double = 0.25, channels: Int = 1, rate: Int = 8000, noise: Bool = false, version: Int64 = 1,
+                     openError: AudioError? = nil, failAfter: Int? = nil, interruptAt: (frames: Int, stop: StopFlag)? = nil) {
+        let frames = Int(seconds * Double(rate))
+        var samples = Signal.sine(frequency: 440, rate: rate, frames: frames, channels: channels).map { $0 * 0.5 }
+        if noise {
+            let n = Signal.noise(frames: frames, channels: channels, amplitude: 0.25)
+            for i in samples.indices { samples[i] += n[i] }
+        }
         items.withLock {
-            $0[name] = Item(samples: samples, channels: channels,
+            $0[name] = Item(samples: samples, channels: channels, rate: rate,
                             identity: FileIdentity(size: Int64(frames), mtimeNs: version, inode: Int64(abs(name.hashValue % 100_000))),
                             openError: openError, failAfter: failAfter, interruptAt: interruptAt)
         }

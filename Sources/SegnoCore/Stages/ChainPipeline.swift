@@ -43,11 +43,13 @@ package final class ChainPipeline {
     /// When the chain begins with a transform that does not analyse and another transform follows
     /// it, that first transform will run on the decoder's thread (`decoder`): with the decoder
     /// alone that thread would idle beside the worker's (a 48 kHz FLAC decodes in a fraction of a
-    /// filter's time in a debug build), and the worker keeps the transforms after it. Called once,
+    /// filter's time in a debug build), and the worker keeps the transforms after it. `firstAhead`
+    /// false keeps it on the worker's thread (a restarting transform that leads a checkpoint,
+    /// decision 0100, runs in the `CheckpointingDecoder`). Called once,
     /// while the chain is being made.
-    package func elements(_ elements: [ChainElement]) -> [ChainElement] {
+    package func elements(_ elements: [ChainElement], firstAhead: Bool = true) -> [ChainElement] {
         let transforms = elements.compactMap { e -> (any Transform)? in if case .transform(let t) = e { t } else { nil } }
-        if case .transform(let first) = elements.first, !(first is any AnalysingTransform), transforms.count > 1 {
+        if case .transform(let first) = elements.first, !(first is any AnalysingTransform), transforms.count > 1, firstAhead {
             ahead = [first]
         }
         for case .transform(let t) in elements {
@@ -141,23 +143,40 @@ final class PrefetchingDecoder: ExactSeeking, TransformingDecoder, @unchecked Se
     /// The read-ahead thread: decodes until the end, an error, or `stop`.
     private func produce() {
         var block = AudioBlock(channels: max(1, info.channels), capacity: blockFrames)
+        var scratch = AudioBlock(channels: 1)
         while true {
             let n: Int
+            let want = firstRead ?? blockFrames
+            firstRead = nil
             do {
-                n = try inner.read(into: &block, maxFrames: blockFrames)
+                n = try inner.read(into: &block, maxFrames: want)
             } catch {
                 finishProducing(error)
                 return
             }
             if n == 0 { finishProducing(nil); return }
+            let first = frame
+            frame += n
+            produced += 1
             do {
-                for t in ahead { try t.process(&block) }
+                if let grid, checkpointEvery > 0 {
+                    // Decision 0100: the states at the restart frame of the next checkpoint.
+                    let next = (produced + checkpointEvery - 1) / checkpointEvery * checkpointEvery
+                    let p = grid.start(before: next * blockFrames)
+                    if (first..<frame).contains(p) {
+                        let states = try processSaving(ahead, &block, at: p - first, scratch: &scratch)
+                        savedAhead.withLock { $0[next] = states }
+                    } else {
+                        for t in ahead { try t.process(&block) }
+                    }
+                } else {
+                    for t in ahead { try t.process(&block) }
+                }
             } catch {
                 finishProducing(error)
                 return
             }
-            produced += 1
-            if checkpointEvery > 0 && produced % checkpointEvery == 0 {
+            if grid == nil && checkpointEvery > 0 && produced % checkpointEvery == 0 {
                 let states = ahead.map { t in
                     var w = StateBytes.Writer()
                     (t as? any CheckpointingTransform)?.save(into: &w)
@@ -219,21 +238,31 @@ final class PrefetchingDecoder: ExactSeeking, TransformingDecoder, @unchecked Se
     private var checkpointEvery = 0
     /// Blocks made (the thread's own once started; from a resumed checkpoint's count).
     private var produced = 0
-    private let savedAhead = Mutex<[Int: [[UInt8]]]>([:])
+    /// Source frames read (the thread's own once started; from a seek).
+    private var frame = 0
+    /// After a seek off the block grid, the frames of the first read: up to the grid.
+    private var firstRead: Int?
+    /// With a restarting transform after the read-ahead (decision 0100): the states are saved at
+    /// each checkpoint's restart frame instead of after its block.
+    private var grid: RestartGrid?
+    private let savedAhead = Mutex<[Int: [[UInt8]]?]>([:])
 
-    /// Saves `ahead`'s states after every `every` blocks, counting from `blocks` (a resumed
-    /// checkpoint's). Called once, before the first `read`.
-    func keepAheadStates(every: Int, from blocks: Int) {
+    /// Saves `ahead`'s states for every `every`-th block, counting from `blocks` (a resumed
+    /// checkpoint's, or the blocks before its restart frame): after that block, or with a
+    /// restarting transform's `grid` at the checkpoint's restart frame (`RestartGrid.start`).
+    /// Called once, before the first `read`.
+    func keepAheadStates(every: Int, from blocks: Int, grid: RestartGrid?) {
         checkpointEvery = ahead.isEmpty ? 0 : every
         produced = blocks
+        self.grid = grid
     }
 
     /// The `ahead` transforms' states after block `blocks`, once (nil when not saved there).
     /// Called on the reader's thread once it has read that block.
     func aheadStates(after blocks: Int) -> [[UInt8]]? {
         savedAhead.withLock { saved in
-            for k in saved.keys where k < blocks { saved[k] = nil }
-            return saved.removeValue(forKey: blocks)
+            for k in saved.keys where k < blocks { saved.removeValue(forKey: k) }
+            return saved.removeValue(forKey: blocks) ?? nil
         }
     }
 
@@ -245,6 +274,9 @@ final class PrefetchingDecoder: ExactSeeking, TransformingDecoder, @unchecked Se
         precondition(!running, "seek after the read-ahead started")
         guard let seekable = inner as? any ExactSeeking else { throw AudioError.decodeFailed(path: "", detail: "the source cannot seek") }
         try seekable.seek(toFrame: frame)
+        // The first read ends on the block grid, as the unbroken pass's blocks did.
+        self.frame = frame
+        firstRead = frame % blockFrames == 0 ? nil : blockFrames - frame % blockFrames
     }
 
     /// Read after the last block (the thread is stopped first, so it reads a settled decoder).

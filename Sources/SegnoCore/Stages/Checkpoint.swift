@@ -14,6 +14,46 @@ public protocol CheckpointingTransform: Transform {
     func restore(from r: inout StateBytes.Reader) throws
 }
 
+/// A transform whose state no API hands out, but which a fresh instance rebuilds exactly
+/// (decision 0100): started at an input frame on its grid (a multiple of `RestartGrid.period`)
+/// and fed the same stream from there, after `RestartGrid.warmUp` input frames it gives the very
+/// samples, and holds the very state, of the unbroken pass (libsoxr's converter). A checkpoint
+/// keeps where it must arrive (`saveArrival`); a resumed pass restarts it that much earlier and
+/// checks that it arrived (`checkArrival`).
+public protocol RestartingTransform: Transform {
+    /// The stage's name, for notes.
+    var name: String { get }
+    /// The grid a fresh instance may start on, or nil when none was found (no checkpoint then).
+    /// Called once, after `start` and before the first block, with the source's rate (nil too
+    /// when the transform does not see the source's frames one for one). May take a second:
+    /// the grid is found by trying.
+    func restartGrid(sourceRate: Int) -> RestartGrid?
+    /// Writes where the pass stands after the last block (frames in and out, its last samples).
+    /// Called between two blocks, for a checkpoint.
+    func saveArrival(into w: inout StateBytes.Writer)
+    /// Takes what `saveArrival` wrote, on a fresh instance after `start`, and counts from input
+    /// frame `frame` (on the grid): it is then fed the stream from there up to the arrival.
+    func restart(at frame: Int, arrival r: inout StateBytes.Reader) throws
+    /// Throws `StateBytes.Mismatch` unless the restarted pass stands where `saveArrival` said.
+    /// Called once it was fed up to the arrival frame.
+    func checkArrival() throws
+}
+
+/// Where a `RestartingTransform` can start afresh: any multiple of `period` input frames, and
+/// `warmUp` input frames later its output is the unbroken pass's.
+public struct RestartGrid: Sendable, Equatable {
+    public var period: Int
+    public var warmUp: Int
+    public init(period: Int, warmUp: Int) {
+        self.period = period
+        self.warmUp = warmUp
+    }
+
+    /// The frame a resume restarts from to arrive at source frame `frame`: the last grid point at
+    /// least `warmUp` before it (0 at the latest).
+    public func start(before frame: Int) -> Int { max(0, (frame - warmUp) / period * period) }
+}
+
 /// A decoder that can begin at any frame, giving from there exactly the blocks an unbroken read
 /// would have given (PCM, FLAC): what a resumed checkpoint needs of its source.
 public protocol ExactSeeking: AudioDecoder {
@@ -82,13 +122,17 @@ public struct CheckpointPlan: Sendable {
 }
 
 /// What a checkpoint record says: where the source stood, how much of the kept stream it vouches
-/// for, and the leading transforms' states.
+/// for, and the leading transforms' states. With a restarting transform (decision 0100) the
+/// states of the transforms before it were taken at `restartFrames`, and `arrival` says where it
+/// stood at `sourceFrames`; without one, `restartFrames == sourceFrames` and `arrival` is empty.
 struct SavedCheckpoint {
     var sourceFrames: Int
+    var restartFrames: Int
     var blocks: Int
     var streamBytes: Int64
     var channels: Int
     var states: [[UInt8]]
+    var arrival: [UInt8]
 
     static let magic = Array("segno-checkpoint".utf8)
 
@@ -97,11 +141,13 @@ struct SavedCheckpoint {
         w.data(Self.magic)
         w.data(Array(key.utf8))
         w.int(sourceFrames)
+        w.int(restartFrames)
         w.int(blocks)
         w.int(Int(streamBytes))
         w.int(channels)
         w.int(states.count)
         for s in states { w.data(s) }
+        w.data(arrival)
         return w.bytes
     }
 
@@ -109,17 +155,50 @@ struct SavedCheckpoint {
     static func decode(_ bytes: [UInt8], key: String, transforms: Int) -> SavedCheckpoint? {
         var r = StateBytes.Reader(bytes)
         guard (try? r.data("magic")) == magic, (try? r.data("key")) == Array(key.utf8),
-              let sourceFrames = try? r.int(), let blocks = try? r.int(), let stream = try? r.int(),
-              let channels = try? r.int(), let count = try? r.int(), count == transforms,
-              sourceFrames > 0, blocks > 0, stream > 0, channels > 0 else { return nil }
+              let sourceFrames = try? r.int(), let restartFrames = try? r.int(), let blocks = try? r.int(),
+              let stream = try? r.int(), let channels = try? r.int(), let count = try? r.int(), count == transforms,
+              sourceFrames > 0, (0...sourceFrames).contains(restartFrames), blocks > 0, stream > 0, channels > 0 else { return nil }
         var states: [[UInt8]] = []
         for _ in 0..<count {
             guard let s = try? r.data("state") else { return nil }
             states.append(s)
         }
-        guard r.atEnd else { return nil }
-        return SavedCheckpoint(sourceFrames: sourceFrames, blocks: blocks, streamBytes: Int64(stream), channels: channels, states: states)
+        guard let arrival = try? r.data("arrival"), r.atEnd else { return nil }
+        return SavedCheckpoint(sourceFrames: sourceFrames, restartFrames: restartFrames, blocks: blocks, streamBytes: Int64(stream),
+                               channels: channels, states: states, arrival: arrival)
     }
+}
+
+/// Runs `transforms` over `block`, saving their states after its first `offset` frames: the two
+/// parts go through them one after the other and are joined again (a checkpointing transform gives
+/// the same samples however the stream is cut into blocks). Returns the states, or nil when a
+/// transform changed a part's frame count (the states would then not stand at `offset`). Called
+/// once per checkpoint; `scratch` is reused.
+func processSaving(_ transforms: [any Transform], _ block: inout AudioBlock, at offset: Int, scratch: inout AudioBlock) throws -> [[UInt8]]? {
+    let n = block.frames
+    precondition((0...n).contains(offset))
+    scratch.reset(channels: block.channels, capacity: n - offset)
+    let ch = block.channels
+    for i in 0..<((n - offset) * ch) { scratch.samples[i] = block.samples[offset * ch + i] }
+    scratch.frames = n - offset
+    block.frames = offset
+    if offset > 0 { for t in transforms { try t.process(&block) } }
+    let states = transforms.map { t in
+        var w = StateBytes.Writer()
+        (t as? any CheckpointingTransform)?.save(into: &w)
+        return w.bytes
+    }
+    if scratch.frames > 0 { for t in transforms { try t.process(&scratch) } }
+    let preserved = block.frames == offset && scratch.frames == n - offset
+    let head = block.frames
+    if scratch.frames > 0 {
+        if head == 0 { block.channels = scratch.channels }
+        block.reserve(frames: head + scratch.frames)
+        let c = block.channels
+        for i in 0..<(scratch.frames * c) { block.samples[head * c + i] = scratch.samples[i] }
+        block.frames = head + scratch.frames
+    }
+    return preserved ? states : nil
 }
 
 /// The source of a checkpointed pass (decision 0095): decodes, runs the chain's leading
@@ -134,14 +213,23 @@ struct SavedCheckpoint {
 /// whatever follows it run from the recording's start), then decoded blocks. Each block is the
 /// very block of the unbroken pass, so the outputs are byte-identical. If the stream cannot be
 /// written (a full disk), checkpoints stop for this recording with a note and the pass goes on.
+///
+/// A restarting transform in the lead (decision 0100, libsoxr's converter): the transforms before
+/// it save their states at the grid point a warm-up before each checkpoint (`RestartGrid.start`),
+/// splitting that block in two; a resume decodes from there, feeds the restarted transform up to
+/// the checkpoint, discards what it made (the kept stream has it), checks it arrived, and goes on.
 final class CheckpointingDecoder: AudioDecoder, TransformingDecoder {
     static let recordName = "checkpoint"
     static let streamName = "stream"
 
     private let inner: any ExactSeeking
-    private let transforms: [any CheckpointingTransform]
+    /// The lead: the checkpointing transforms, with a restarting one among them (at `restartIndex`).
+    private let transforms: [any Transform]
+    private let restarting: (any RestartingTransform)?
+    private let restartIndex: Int
     private let plan: CheckpointPlan
     private let recording: String
+    private let blockFrames: Int
     let info: SourceInfo
     private var stream: BlockSpool?
     private var saved: SavedCheckpoint?
@@ -151,6 +239,12 @@ final class CheckpointingDecoder: AudioDecoder, TransformingDecoder {
     private var blocks = 0
     private let blocksPerCheckpoint: Int
     private var ownNotes: [String] = []
+    /// The restarting transform's grid, once `begin` asked it (nil: it has none, or there is no such transform).
+    private var grid: RestartGrid?
+    /// States of the transforms this decoder runs before the restarting one, taken at the restart
+    /// point of the checkpoint after block `key`.
+    private var restartStates: [Int: [[UInt8]]] = [:]
+    private var scratch = AudioBlock(channels: 1)
 
     /// The whole lead: the first `innerAhead` of them run in the read-ahead under it (split).
     var aheadCount: Int { transforms.count }
@@ -160,11 +254,15 @@ final class CheckpointingDecoder: AudioDecoder, TransformingDecoder {
     var salvage: SalvageReport? { inner.salvage }
 
     /// Reads the recording's checkpoint when there is one for `plan.key` (else clears the folder).
-    init(_ inner: any ExactSeeking, transforms: [any CheckpointingTransform], plan: CheckpointPlan, recording: String, blockFrames: Int) {
+    /// `transforms` are the lead, each checkpointing or (one of them) restarting.
+    init(_ inner: any ExactSeeking, transforms: [any Transform], plan: CheckpointPlan, recording: String, blockFrames: Int) {
         self.inner = inner
         self.transforms = transforms
+        restartIndex = transforms.firstIndex { $0 is any RestartingTransform } ?? transforms.count
+        restarting = restartIndex < transforms.count ? transforms[restartIndex] as? any RestartingTransform : nil
         self.plan = plan
         self.recording = recording
+        self.blockFrames = blockFrames
         self.info = inner.info
         blocksPerCheckpoint = max(1, Int((plan.intervalSeconds * Double(max(1, inner.info.sampleRate)) / Double(blockFrames)).rounded(.up)))
         if let bytes = FileManager.default.contents(atPath: plan.folder + "/" + Self.recordName) {
@@ -177,12 +275,29 @@ final class CheckpointingDecoder: AudioDecoder, TransformingDecoder {
     /// Stops the read-ahead under it, when split.
     func stop() { (inner as? any TransformingDecoder)?.stop() }
 
+    /// Where a resume restarts for the checkpoint after block `b`: the grid point a warm-up
+    /// before it, or the checkpoint itself without a restarting transform.
+    private func restartFrame(forCheckpointAfter b: Int) -> Int {
+        grid?.start(before: b * blockFrames) ?? b * blockFrames
+    }
+
     /// Called on the first read, after the chain started every transform.
     private func begin() throws {
         begun = true
         let prefetcher = inner as? PrefetchingDecoder
+        if let restarting {
+            grid = restarting.restartGrid(sourceRate: info.sampleRate)
+            let interval = Double(blocksPerCheckpoint * blockFrames)
+            if let g = grid, Double(g.period + g.warmUp) * 2 > interval { grid = nil }
+            if grid == nil {
+                stopped = true
+                saved = nil
+                plan.discard()
+                ownNotes.append("no checkpoints: \(restarting.name) found no frame it can start again from within \(SplitRule.duration(interval / 2 / Double(max(1, info.sampleRate)))) of a checkpoint")
+            }
+        }
         guard let s = saved else {
-            prefetcher?.keepAheadStates(every: blocksPerCheckpoint, from: 0)
+            prefetcher?.keepAheadStates(every: blocksPerCheckpoint, from: 0, grid: grid)
             return
         }
         saved = nil
@@ -191,24 +306,62 @@ final class CheckpointingDecoder: AudioDecoder, TransformingDecoder {
             let path = plan.folder + "/" + Self.streamName
             guard stat(path, &st) == 0, Int64(st.st_size) >= s.streamBytes else { throw StateBytes.Mismatch("the kept stream is shorter than its checkpoint") }
             for (t, bytes) in zip(transforms, s.states) {
+                guard let c = t as? any CheckpointingTransform else { continue }
                 var r = StateBytes.Reader(bytes)
-                try t.restore(from: &r)
+                try c.restore(from: &r)
                 guard r.atEnd else { throw StateBytes.Mismatch("a transform's state is longer than it reads") }
             }
-            try inner.seek(toFrame: s.sourceFrames)
-            prefetcher?.keepAheadStates(every: blocksPerCheckpoint, from: s.blocks)
+            if let restarting {
+                guard let g = grid, s.restartFrames % g.period == 0 || s.restartFrames == 0 else {
+                    throw StateBytes.Mismatch("\(restarting.name) cannot start at frame \(s.restartFrames)")
+                }
+                var r = StateBytes.Reader(s.arrival)
+                try restarting.restart(at: s.restartFrames, arrival: &r)
+                guard r.atEnd else { throw StateBytes.Mismatch("\(restarting.name)'s arrival is longer than it reads") }
+                try inner.seek(toFrame: s.restartFrames)
+                prefetcher?.keepAheadStates(every: blocksPerCheckpoint, from: s.restartFrames / blockFrames, grid: grid)
+                try warmUp(from: s.restartFrames, to: s.sourceFrames, blocks: s.blocks)
+                try restarting.checkArrival()
+            } else {
+                guard s.restartFrames == s.sourceFrames else { throw StateBytes.Mismatch("a restart frame without a transform that restarts") }
+                try inner.seek(toFrame: s.sourceFrames)
+                prefetcher?.keepAheadStates(every: blocksPerCheckpoint, from: s.blocks, grid: nil)
+            }
             stream = try BlockSpool(path: path, channels: s.channels, recording: recording, keeping: s.streamBytes)
         } catch {
-            // Nothing was read yet: the transforms were only restored, so start afresh.
+            // Nothing was handed out yet: the transforms were only restored (and warmed up), so start afresh.
             throw CheckpointUnusable(recording: recording, reason: "\(error)")
         }
         replayEnd = s.streamBytes
         replaying = true
         blocks = s.blocks
+        sourceFrames = s.sourceFrames
         let at = SplitRule.duration(Double(s.sourceFrames) / Double(max(1, info.sampleRate)))
-        ownNotes.append("resumed at \(at) from its checkpoint: the first \(transforms.count == 1 ? "stage starts" : "\(transforms.count) stages start") there, the rest of the chain replays the kept stream")
+        var line = "resumed at \(at) from its checkpoint: the first \(transforms.count == 1 ? "stage starts" : "\(transforms.count) stages start") there"
+        if let restarting, s.restartFrames < s.sourceFrames {
+            line += " (\(restarting.name) \(SplitRule.duration(Double(s.sourceFrames - s.restartFrames) / Double(max(1, info.sampleRate)))) earlier)"
+        }
+        ownNotes.append(line + ", the rest of the chain replays the kept stream")
     }
     private var replayEnd: Int64 = 0
+
+    /// Decodes source frames `from..<to` (the first read ending on the block grid, as the unbroken
+    /// pass's did) through the lead up to and including the restarting transform, whose output is
+    /// dropped: the kept stream holds it. Called by `begin` on a resume.
+    private func warmUp(from: Int, to: Int, blocks arrival: Int) throws {
+        var block = AudioBlock(channels: max(1, info.channels), capacity: blockFrames)
+        var at = from
+        var count = from / blockFrames
+        while at < to {
+            let want = min(to - at, blockFrames - at % blockFrames)
+            let n = try inner.read(into: &block, maxFrames: want)
+            guard n > 0, n <= want else { throw StateBytes.Mismatch("the source gave \(n) frames at frame \(at), not \(want)") }
+            at += n
+            if n == blockFrames - (at - n) % blockFrames { count += 1 }
+            for t in transforms[innerAhead...restartIndex] { try t.process(&block) }
+        }
+        guard count == arrival else { throw StateBytes.Mismatch("\(count) blocks up to the checkpoint, not \(arrival)") }
+    }
 
     func read(into block: inout AudioBlock, maxFrames: Int) throws -> Int {
         if !begun { try begin() }
@@ -222,11 +375,32 @@ final class CheckpointingDecoder: AudioDecoder, TransformingDecoder {
         }
         let n = try inner.read(into: &block, maxFrames: maxFrames)
         if n == 0 { return 0 }
+        let first = sourceFrames
         sourceFrames += n
-        for t in transforms.dropFirst(innerAhead) { try t.process(&block) }
         blocks += 1
+        try process(&block, from: first)
         keep(block)
         return n
+    }
+
+    /// Runs the lead's transforms this decoder owns over the block of source frames from `first`,
+    /// saving the states of those before the restarting transform when the next checkpoint's
+    /// restart frame falls in it.
+    private func process(_ block: inout AudioBlock, from first: Int) throws {
+        let own = transforms[innerAhead...].startIndex
+        guard grid != nil, !stopped else {
+            for t in transforms[own...] { try t.process(&block) }
+            return
+        }
+        let next = (blocks + blocksPerCheckpoint - 1) / blocksPerCheckpoint * blocksPerCheckpoint
+        let p = restartFrame(forCheckpointAfter: next)
+        if (first..<(first + block.frames)).contains(p) && own < restartIndex {
+            restartStates[next] = try processSaving(Array(transforms[own..<restartIndex]), &block, at: p - first, scratch: &scratch)
+        } else {
+            for t in transforms[own..<restartIndex] { try t.process(&block) }
+            if own == restartIndex && (first..<(first + block.frames)).contains(p) { restartStates[next] = [] }
+        }
+        for t in transforms[restartIndex...] { try t.process(&block) }
     }
 
     /// Appends `block` to the kept stream and writes a record every `blocksPerCheckpoint` blocks.
@@ -241,16 +415,35 @@ final class CheckpointingDecoder: AudioDecoder, TransformingDecoder {
             try stream.write(block, sourceFrames: sourceFrames)
             if blocks % blocksPerCheckpoint == 0 {
                 let ahead = innerAhead
-                // The read-ahead saved its transforms' states when it made this block.
+                // The read-ahead saved its transforms' states when it made this block (or the block
+                // holding its restart frame).
                 guard let first = ahead == 0 ? [] : (inner as? PrefetchingDecoder)?.aheadStates(after: blocks) else { return }
-                try stream.sync()
-                let states = first + transforms.dropFirst(ahead).map { t in
+                var restartFrames = sourceFrames
+                var states: [[UInt8]]
+                var arrival: [UInt8] = []
+                if let restarting, grid != nil {
+                    restartFrames = restartFrame(forCheckpointAfter: blocks)
+                    for k in restartStates.keys where k < blocks { restartStates[k] = nil }
+                    guard let before = restartStates.removeValue(forKey: blocks), sourceFrames - restartFrames >= grid!.warmUp,
+                          restartFrames < sourceFrames || restartFrames == 0 else { return }
+                    states = first + before + transforms[restartIndex...].map { t in
+                        var w = StateBytes.Writer()
+                        (t as? any CheckpointingTransform)?.save(into: &w)
+                        return w.bytes
+                    }
                     var w = StateBytes.Writer()
-                    t.save(into: &w)
-                    return w.bytes
+                    restarting.saveArrival(into: &w)
+                    arrival = w.bytes
+                } else {
+                    states = first + transforms.dropFirst(ahead).map { t in
+                        var w = StateBytes.Writer()
+                        (t as? any CheckpointingTransform)?.save(into: &w)
+                        return w.bytes
+                    }
                 }
-                let record = SavedCheckpoint(sourceFrames: sourceFrames, blocks: blocks, streamBytes: stream.offset,
-                                             channels: stream.channels, states: states)
+                try stream.sync()
+                let record = SavedCheckpoint(sourceFrames: sourceFrames, restartFrames: restartFrames, blocks: blocks,
+                                             streamBytes: stream.offset, channels: stream.channels, states: states, arrival: arrival)
                 try Self.writeRecord(record.encoded(key: plan.key), folder: plan.folder)
             }
         } catch {

@@ -373,16 +373,19 @@ public struct ChainRecipe {
 
     /// The transforms a checkpoint keeps (decision 0095): the chain's leading transforms, when
     /// every transform before its first analysing one (or its end) is among them and saves its
-    /// state. Otherwise none: a stage that cannot save its state, after the kept stream, would run
-    /// again in full on a resume, so the stream would cost its disk for little.
-    static func checkpointLead(_ elements: [ChainElement]) -> [any CheckpointingTransform] {
-        var lead: [any CheckpointingTransform] = []
+    /// state, or (one of them) can be restarted (`RestartingTransform`, decision 0100). Otherwise
+    /// none: a stage that cannot save its state, after the kept stream, would run again in full on
+    /// a resume, so the stream would cost its disk for little.
+    static func checkpointLead(_ elements: [ChainElement]) -> [any Transform] {
+        var lead: [any Transform] = []
         var leading = true
+        var restarts = 0
         for e in elements {
             guard case .transform(let t) = e else { leading = false; continue }
             if t is any AnalysingTransform { break }
-            guard leading, let c = t as? any CheckpointingTransform else { return [] }
-            lead.append(c)
+            if t is any RestartingTransform { restarts += 1 }
+            guard leading, t is any CheckpointingTransform || (t is any RestartingTransform && restarts == 1) else { return [] }
+            lead.append(t)
         }
         return lead
     }
@@ -420,7 +423,7 @@ public struct ChainRecipe {
         let leading = checkpoints != nil && (decoder as? any ExactSeeking)?.seeksExactly == true ? Self.checkpointLead(instances) : []
         let pipeline = pipelined && instances.contains(where: { if case .transform = $0 { true } else { false } }) ? ChainPipeline() : nil
         defer { pipeline?.shutdown() }
-        let chain = StageChain(elements: pipeline?.elements(instances) ?? instances)
+        let chain = StageChain(elements: pipeline?.elements(instances, firstAhead: !(leading.first is any RestartingTransform)) ?? instances)
         var source: any AudioDecoder = pipeline?.decoder(decoder, blockFrames: chain.blockFrames) ?? decoder
         var checkpointing: CheckpointingDecoder? = nil
         if let plan = checkpoints, !leading.isEmpty, let seekable = source as? any ExactSeeking {

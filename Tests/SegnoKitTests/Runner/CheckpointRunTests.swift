@@ -25,7 +25,7 @@ import Testing
 
     /// One run of `stages` into `dir` (its own output folder and state, kept between runs).
     func run(_ stages: [String], in dir: TempDir, state: MemoryStateLocation, stop: StopFlag = StopFlag(),
-             extra: String = "", split: Bool = false, explain: Bool = false, notes: Notes = Notes()) throws -> RunSummary {
+             extra: String = "", split: Bool = false, explain: Bool = false, notes: Notes = Notes(), interval: Double = 2) throws -> RunSummary {
         let text = "version: 1\ninput: { root: \(dir.path)/in, settle: 0s }\noutput: { root: \(dir.path)/out }\n\(extra)stages:\n"
             + stages.map { "  - \($0)\n" }.joined()
         let job = Job(spec: try SpecLoader.parse(text, file: "test.yaml", baseDirectory: dir.path, registry: .forTests))
@@ -33,7 +33,7 @@ import Testing
         options.cores = split ? 8 : 1
         options.splitMinimumSeconds = split ? 0 : 1e9
         options.checkpointMinimumSeconds = 10
-        options.checkpointIntervalSeconds = 2
+        options.checkpointIntervalSeconds = interval
         options.observer = notes
         options.explain = explain
         options.dryRun = explain
@@ -70,25 +70,26 @@ import Testing
 
     /// Runs `stages` uninterrupted in one folder, and stopped at `stopAt` source frames then run
     /// again in another; returns both outputs, the second run's summary, notes and decoded frames.
-    func interruptedAndResumed(_ stages: [String], seconds: Double = 30, stopAt: Int = 150_000, split: Bool = false)
+    func interruptedAndResumed(_ stages: [String], seconds: Double = 30, stopAt: Int = 150_000, split: Bool = false,
+                               rate: Int = 8000, channels: Int = 1, noise: Bool = false, interval: Double = 2)
         throws -> (whole: [String: Data], resumed: [String: Data], second: RunSummary, notes: [String], decodedAgain: Int, folders: [String]) {
         let clean = try TempDir()
-        source.put("long.wav", seconds: seconds)
-        let whole = try run(stages, in: clean, state: try MemoryStateLocation(), split: split)
+        source.put("long.wav", seconds: seconds, channels: channels, rate: rate, noise: noise)
+        let whole = try run(stages, in: clean, state: try MemoryStateLocation(), split: split, interval: interval)
         #expect(whole.done == 1, "\(whole.results)")
 
         let dir = try TempDir()
         let state = try MemoryStateLocation()
         let stop = StopFlag()
-        source.put("long.wav", seconds: seconds, interruptAt: (stopAt, stop))
-        let first = try run(stages, in: dir, state: state, stop: stop, split: split)
+        source.put("long.wav", seconds: seconds, channels: channels, rate: rate, noise: noise, interruptAt: (stopAt, stop))
+        let first = try run(stages, in: dir, state: state, stop: stop, split: split, interval: interval)
         #expect(first.results.first?.status == .interrupted, "\(first.results)")
         #expect(checkpointFolders(dir).count == 1, "the stopped run keeps its checkpoint")
         #expect(try outputs(dir).isEmpty, "nothing half-written is visible")
-        source.put("long.wav", seconds: seconds)
+        source.put("long.wav", seconds: seconds, channels: channels, rate: rate, noise: noise)
         let before = source.framesDecoded
         let notes = Notes()
-        let second = try run(stages, in: dir, state: state, split: split, notes: notes)
+        let second = try run(stages, in: dir, state: state, split: split, notes: notes, interval: interval)
         #expect(second.done == 1, "\(second.results)")
         return (try outputs(clean), try outputs(dir), second, notes.lines, source.framesDecoded - before, checkpointFolders(dir))
     }
@@ -128,11 +129,45 @@ import Testing
         #expect(r.decodedAgain < 240_000)
     }
 
-    /// A transform that cannot save its state, first or after the filters (libsoxr, the default
-    /// resampler), or `checkpoints: off`: no checkpoint is kept.
+    /// The default resampler (libsoxr) restarts on its grid (decision 0100): the chain of filters,
+    /// the default `resample`, encoders and waveform data resumes a warm-up before its checkpoint,
+    /// split or not, mono and stereo, 48 and 44.1 kHz (a grid period of 11 s), and with
+    /// `normalize` after it; every output is byte-identical.
+    @Test(arguments: [(false, 48000, 1), (true, 48000, 1), (false, 44100, 2)])
+    func theDefaultResamplerResumesFromItsCheckpoint(split: Bool, rate: Int, channels: Int) throws {
+        let chain = ["highpass: { frequency: 80 }", "lowpass: { frequency: 3000 }", "resample: 16000",
+                     "encode: { path: \"{stem}.flac\" }", "encode: { path: \"{stem}.wav\", bits: 24 }", "waveform: { path: \"{stem}.json\" }"]
+        // 44.1 kHz: libsoxr's grid is 11.1 s, so checkpoints 24 s apart (two grid periods and warm-ups fit).
+        let interval: Double = rate == 44100 ? 24 : 2
+        let seconds: Double = rate == 44100 ? 75 : 30
+        let stopAt = rate == 44100 ? 2_800_000 : (split ? 1_100_000 : 700_000)
+        let r = try interruptedAndResumed(chain, seconds: seconds, stopAt: stopAt, split: split, rate: rate, channels: channels,
+                                          noise: true, interval: interval)
+        #expect(r.whole.keys.sorted() == ["long.flac", "long.json", "long.wav"])
+        for (name, bytes) in r.whole {
+            #expect(r.resumed[name] == bytes, "\(name) differs between the resumed and the uninterrupted run")
+        }
+        let total = Int(seconds * Double(rate))
+        let resumedAt = total - r.decodedAgain
+        #expect(resumedAt > 0 && resumedAt < stopAt, "resumed at \(resumedAt)")
+        #expect(r.notes.contains { $0.contains("from its checkpoint: the first 3 stages start there (resample") && $0.contains("earlier)") }, "\(r.notes)")
+        #expect(r.folders.isEmpty)
+    }
+
+    @Test func theDefaultResamplerBeforeNormalizeResumes() throws {
+        let stages = ["highpass: { frequency: 80 }", "resample: 16000", "normalize: { loudness: -20 }", "encode: { path: \"{stem}.flac\" }"]
+        let r = try interruptedAndResumed(stages, stopAt: 700_000, rate: 48000, noise: true)
+        #expect(r.whole["long.flac"] != nil)
+        #expect(r.resumed["long.flac"] == r.whole["long.flac"])
+        #expect(r.notes.contains { $0.contains("the first 2 stages start there (resample") }, "\(r.notes)")
+        #expect(r.decodedAgain < 30 * 48000 - 600_000)
+    }
+
+    /// A transform that can neither save its state nor restart, first or after the filters
+    /// (libsamplerate's converter, the pitch shifter), or `checkpoints: off`: no checkpoint is kept.
     @Test func aChainWithAStageWithoutCheckpointsOrCheckpointsOffStartsAgainFromTheBeginning() throws {
-        let soxr = ["highpass: { frequency: 80 }", "resample: 16000", "encode: { path: \"{stem}.flac\" }"]
-        for (stages, extra) in [(["pitch: { semitones: 2 }"] + Self.chain, ""), (soxr, ""), (Self.chain, "checkpoints: off\n")] {
+        let sinc = ["highpass: { frequency: 80 }", "resample: { rate: 16000, quality: best }", "encode: { path: \"{stem}.flac\" }"]
+        for (stages, extra) in [(["pitch: { semitones: 2 }"] + Self.chain, ""), (sinc, ""), (Self.chain, "checkpoints: off\n")] {
             let dir = try TempDir()
             let state = try MemoryStateLocation()
             let stop = StopFlag()
@@ -211,12 +246,14 @@ extension CheckpointRunTests {
         source.put("long.wav", seconds: 30)
         source.put("short.wav", seconds: 2)
         let soxr = ["highpass: { frequency: 80 }", "resample: 16000", "encode: { path: \"{stem}.flac\" }"]
+        let sinc = ["highpass: { frequency: 80 }", "resample: { rate: 16000, quality: best }", "encode: { path: \"{stem}.flac\" }"]
         let afterTap = ["highpass: { frequency: 80 }", "encode: { path: \"{stem}.wav\" }", "lowpass: 3000", "encode: { path: \"{stem}.flac\" }"]
         for (stages, extra, want) in [
             (Self.chain, "", "checkpoints long.wav: every 2 s of source, 30 s ≥ 10 s; the first 3 stages keep their state"),
             (["highpass: { frequency: 80 }", "normalize: { loudness: -20 }", "encode: { path: \"{stem}.flac\" }"], "",
              "checkpoints long.wav: every 2 s of source, 30 s ≥ 10 s; the first stage keeps its state"),
-            (soxr, "", "no checkpoints long.wav: resample cannot save its state"),
+            (soxr, "", "checkpoints long.wav: every 2 s of source, 30 s ≥ 10 s; the first 2 stages keep their state"),
+            (sinc, "", "no checkpoints long.wav: resample cannot save its state"),
             (afterTap, "", "no checkpoints long.wav: lowpass follows a tap"),
             (Self.chain, "checkpoints: off\n", "no checkpoints long.wav: the spec pins checkpoints: off"),
         ] {
@@ -244,10 +281,10 @@ extension CheckpointRunTests {
         var saving = 0
         for case let t as any TransformConfig in spec.stages.map(\.config) {
             let made = try t.makeTransform()
-            #expect(t.savesState == (made is any CheckpointingTransform), "\(t.canonical)")
+            #expect(t.savesState == (made is any CheckpointingTransform || made is any RestartingTransform), "\(t.canonical)")
             if t.savesState { saving += 1 }
         }
-        #expect(saving == 8)
+        #expect(saving == 10)
     }
 }
 

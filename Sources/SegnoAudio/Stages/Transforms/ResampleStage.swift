@@ -7,8 +7,9 @@ import SegnoDSP
 /// The output has exactly `round(inputFrames × rate / inputRate)` frames, time-aligned with the input.
 public struct ResampleConfig: TransformConfig {
     public var fixedRate: Int? { rate }
-    /// Only segno's own polyphase resampler can save its state; libsoxr's and libsamplerate's cannot.
-    public var savesState: Bool { quality == .polyphase }
+    /// segno's own polyphase resampler saves its state; libsoxr's converter restarts on its grid
+    /// (decision 0100); libsamplerate's can do neither.
+    public var savesState: Bool { quality == .polyphase || quality == .soxrVHQ || quality == .soxrHQ }
     /// libsoxr's very-high (the default: flat to 0.01 dB up to 91 % of the lower Nyquist, aliases
     /// and images below −150 dB) or high preset; libsamplerate's sinc converters (best / medium /
     /// fastest); or segno's own polyphase Kaiser-windowed sinc (96 dB stopband).

@@ -11,8 +11,13 @@ import SegnoDSP
 /// `round(inputFrames × rate / inputRate)` frames, as the other converters do.
 /// Values depend only on the stream, not on the block sizes: soxr queues its input and filters
 /// it in fixed-size pieces.
-final package class SoxrResampleTransform: Transform {
+///
+/// Checkpoints (decision 0100): libsoxr hands out no state, but a fresh converter restarted on its
+/// grid (`SoxrRestartGrid`) and fed the same stream arrives at the very state of the unbroken pass;
+/// the arrival is checked by the frames in and out and the last `arrivalFrames` output frames.
+final package class SoxrResampleTransform: RestartingTransform {
     package let rate: Int
+    package var name: String { "resample" }
     /// soxr's quality recipe: `SOXR_VHQ` (28-bit) or `SOXR_HQ` (20-bit).
     package let recipe: UInt
     /// `SOXR_HQ` (20-bit), for modules that do not link libsoxr themselves (the speech engines' input).
@@ -26,6 +31,15 @@ final package class SoxrResampleTransform: Transform {
     private var buffer: [Float] = []
     /// Input frames handed to soxr per call, so the output per call is bounded.
     private static let chunk = 4096
+    /// Output frames kept for the arrival check (decision 0100).
+    static let arrivalFrames = 1024
+    private var inputRate = 0
+    /// The last `arrivalFrames` output frames, a ring (`tailAt`: the oldest), once a checkpoint asks.
+    private var tail: [Float] = []
+    private var tailAt = 0
+    private var tailFrames = 0
+    /// Where a restarted pass must arrive: frames in, frames out, the last output frames.
+    private var arrival: (input: Int, output: Int, tail: [Float])?
 
     package init(rate: Int, recipe: UInt) {
         self.rate = rate
@@ -36,6 +50,7 @@ final package class SoxrResampleTransform: Transform {
 
     package func start(_ input: AudioFormat) throws -> AudioFormat {
         channels = input.channels
+        inputRate = input.sampleRate
         ratio = Double(rate) / Double(input.sampleRate)
         guard ratio >= 1.0 / 256, ratio <= 256 else {
             throw StageStartError(stage: "resample", "\(input.sampleRate) Hz → \(rate) Hz is beyond the 256:1 limit")
@@ -101,5 +116,55 @@ final package class SoxrResampleTransform: Transform {
         swap(&block.samples, &buffer)
         block.frames = produced
         outputFrames += produced
+        if !tail.isEmpty { keepTail(block) }
+    }
+
+    /// Copies the block's last frames into the ring.
+    private func keepTail(_ block: AudioBlock) {
+        let ch = channels, size = Self.arrivalFrames
+        for f in max(0, block.frames - size)..<block.frames {
+            for c in 0..<ch { tail[tailAt * ch + c] = block.samples[f * ch + c] }
+            tailAt = (tailAt + 1) % size
+        }
+        tailFrames = min(size, tailFrames + block.frames)
+    }
+
+    /// The ring's frames, oldest first.
+    private var tailInOrder: [Float] {
+        let ch = channels, size = Self.arrivalFrames
+        let first = (tailAt - tailFrames + size) % size
+        return (0..<tailFrames).flatMap { k in tail[((first + k) % size) * ch..<((first + k) % size) * ch + ch] }
+    }
+
+    package func restartGrid(sourceRate: Int) -> RestartGrid? {
+        guard inputRate == sourceRate, inputRate > 0 else { return nil }
+        tail = [Float](repeating: 0, count: Self.arrivalFrames * channels)
+        return SoxrRestartGrid.find(inputRate: inputRate, outputRate: rate, recipe: recipe, tail: Self.arrivalFrames)
+    }
+
+    package func saveArrival(into w: inout StateBytes.Writer) {
+        w.int(inputFrames)
+        w.int(outputFrames)
+        w.floats(tailInOrder)
+    }
+
+    package func restart(at frame: Int, arrival r: inout StateBytes.Reader) throws {
+        let input = try r.int("frames in"), output = try r.int("frames out")
+        let last = try r.floats("last frames")
+        guard soxr == nil || (input >= frame && (frame * rate) % max(1, inputRate) == 0) else { throw StateBytes.Mismatch("resample cannot start at frame \(frame)") }
+        arrival = (input, output, last)
+        if soxr != nil { inputFrames = frame }
+        outputFrames = soxr != nil ? frame * rate / inputRate : 0
+        tail = [Float](repeating: 0, count: Self.arrivalFrames * channels)
+        tailAt = 0
+        tailFrames = 0
+    }
+
+    package func checkArrival() throws {
+        guard let a = arrival else { return }
+        arrival = nil
+        guard a.input == inputFrames, a.output == outputFrames, a.tail.map(\.bitPattern) == tailInOrder.map(\.bitPattern) else {
+            throw StateBytes.Mismatch("resample did not arrive where its checkpoint stood (\(inputFrames) frames in, \(outputFrames) out; the checkpoint: \(a.input), \(a.output))")
+        }
     }
 }
