@@ -1,6 +1,7 @@
 """Issue 34 item 2 (decision 0095): a long recording killed at a point of its progress and run
 again resumes from its last checkpoint. One 48 kHz mono speech recording through `segno run`
-(highpass → lowpass → 16 kHz polyphase → FLAC + waveform, split: auto), three runs per round,
+(highpass → lowpass → 16 kHz → FLAC + waveform, split: auto), with segno's polyphase resampler
+(it saves its state) and with the default, libsoxr's (it restarts on its grid, decision 0100), three runs per round,
 interleaved: uninterrupted with checkpoints (A), uninterrupted with `checkpoints: off` (C, the cost
 of keeping them), and killed with SIGKILL once its checkpoint record passes the kill point, then
 run again (B: the resumed run is measured). Outputs of B and C are compared with A's."""
@@ -31,12 +32,16 @@ def bench_checkpoint(segno, work, rounds, minutes=180, kill_minutes=150, rate=48
     src_dir = os.path.join(work, "ck-in")
     os.makedirs(src_dir, exist_ok=True)
     speech_like(os.path.join(src_dir, "lecture.flac"), minutes)
+    for label, resample in [("polyphase", "{ rate: 16000, quality: polyphase }"), ("default (libsoxr)", "16000")]:
+        bench_one(segno, work, rounds, minutes, kill_minutes, rate, src_dir, label, resample)
+
+def bench_one(segno, work, rounds, minutes, kill_minutes, rate, src_dir, label, resample):
     specs = {}
     for name, mode in [("A", "auto"), ("B", "auto"), ("C", "off")]:
         out = os.path.join(work, f"ck-out-{name}")
         spec = os.path.join(work, f"ck-{name}.yaml")
         open(spec, "w").write(f"version: 1\ninput: {{ root: {src_dir}, settle: 0s }}\noutput: {{ root: {out} }}\ncheckpoints: {mode}\nstages:\n"
-                              "  - highpass: 80\n  - lowpass: 7000\n  - resample: { rate: 16000, quality: polyphase }\n"
+                              f"  - highpass: 80\n  - lowpass: 7000\n  - resample: {resample}\n"
                               "  - encode: { path: \"{stem}.flac\" }\n  - waveform: { path: \"{stem}.json\" }\n")
         specs[name] = (spec, out)
     res = {"A": [], "C": [], "B killed": [], "B resumed": []}
@@ -71,7 +76,7 @@ def bench_checkpoint(segno, work, rounds, minutes=180, kill_minutes=150, rate=48
             res["B resumed"].append((float(wall), float(user) + float(sys_), int(rss) / 1024))
         same = same and md5s(specs["A"][1]) == md5s(specs["B"][1]) == md5s(specs["C"][1])
     med = {n: tuple(statistics.median(x[i] for x in v) for i in range(3)) for n, v in res.items()}
-    print(f"\n## checkpoints: {minutes} min 48 kHz mono speech killed at {kill_minutes} min of progress (issue 34 item 2; "
+    print(f"\n## checkpoints, resample {label}: {minutes} min 48 kHz mono speech killed at {kill_minutes} min of progress (issue 34 item 2; "
           f"{os.cpu_count()} cores, medians of {rounds})")
     print(f"{'':44} {'wall s':>8} {'CPU s':>8} {'RSS MiB':>8}")
     for n, label in [("A", "uninterrupted, checkpoints: auto"), ("C", "uninterrupted, checkpoints: off"),

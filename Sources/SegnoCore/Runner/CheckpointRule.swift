@@ -10,7 +10,8 @@ public enum CheckpointMode: String, Sendable, CaseIterable {
 
 /// When a recording keeps checkpoints (issue 34 item 2, decision 0095): every `intervalSeconds` of
 /// source audio, the state of the chain's transforms before `normalize` when all of them can save
-/// it (filters, EQ, gain, mix, `resample` with `quality: polyphase`) and the stream they made so far, so that a run killed in
+/// it (filters, EQ, gain, mix, `resample`: the polyphase one saves its state, libsoxr's restarts on its
+/// grid, decision 0100) and the stream they made so far, so that a run killed in
 /// the middle of a long recording resumes there: those stages redo at most `intervalSeconds`, the
 /// rest of the chain replays the kept stream. Asked once per recording by its worker.
 public struct CheckpointRule: Sendable {
@@ -46,11 +47,14 @@ public struct CheckpointRule: Sendable {
     public static func lead(of configs: [any StageConfig]) -> (count: Int, blocker: String?) {
         var count = 0
         var leading = true
+        var restarting = 0
         for c in configs {
             guard let t = c as? any TransformConfig else { leading = false; continue }
             if t.setsLevel { break }
             if !t.savesState { return (0, "\(t.name) cannot save its state") }
             if !leading { return (0, "\(t.name) follows a tap") }
+            if t.restartsOnGrid { restarting += 1 }
+            if restarting > 1 { return (0, "a second \(t.name) restarts on a grid too") }
             count += 1
         }
         return count == 0 ? (0, "no transform before normalize keeps a state") : (count, nil)

@@ -252,7 +252,7 @@ final class PrefetchingDecoder: ExactSeeking, TransformingDecoder, @unchecked Se
     /// restarting transform's `grid` at the checkpoint's restart frame (`RestartGrid.start`).
     /// Called once, before the first `read`.
     func keepAheadStates(every: Int, from blocks: Int, grid: RestartGrid?) {
-        checkpointEvery = ahead.isEmpty ? 0 : every
+        checkpointEvery = ahead.isEmpty || every <= 0 ? 0 : every
         produced = blocks
         self.grid = grid
     }

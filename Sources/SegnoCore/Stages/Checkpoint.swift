@@ -293,11 +293,11 @@ final class CheckpointingDecoder: AudioDecoder, TransformingDecoder {
                 stopped = true
                 saved = nil
                 plan.discard()
-                ownNotes.append("no checkpoints: \(restarting.name) found no frame it can start again from within \(SplitRule.duration(interval / 2 / Double(max(1, info.sampleRate)))) of a checkpoint")
+                ownNotes.append("no checkpoints: \(restarting.name) found no grid to start again on within \(SplitRule.duration(interval / 2 / Double(max(1, info.sampleRate)))) of a checkpoint, or does not see the source's frames one for one")
             }
         }
         guard let s = saved else {
-            prefetcher?.keepAheadStates(every: blocksPerCheckpoint, from: 0, grid: grid)
+            prefetcher?.keepAheadStates(every: stopped ? 0 : blocksPerCheckpoint, from: 0, grid: grid)
             return
         }
         saved = nil
@@ -312,7 +312,7 @@ final class CheckpointingDecoder: AudioDecoder, TransformingDecoder {
                 guard r.atEnd else { throw StateBytes.Mismatch("a transform's state is longer than it reads") }
             }
             if let restarting {
-                guard let g = grid, s.restartFrames % g.period == 0 || s.restartFrames == 0 else {
+                guard let g = grid, s.restartFrames % g.period == 0 else {
                     throw StateBytes.Mismatch("\(restarting.name) cannot start at frame \(s.restartFrames)")
                 }
                 var r = StateBytes.Reader(s.arrival)
@@ -335,11 +335,11 @@ final class CheckpointingDecoder: AudioDecoder, TransformingDecoder {
         replayEnd = s.streamBytes
         replaying = true
         blocks = s.blocks
-        sourceFrames = s.sourceFrames
         let at = SplitRule.duration(Double(s.sourceFrames) / Double(max(1, info.sampleRate)))
         var line = "resumed at \(at) from its checkpoint: the first \(transforms.count == 1 ? "stage starts" : "\(transforms.count) stages start") there"
-        if let restarting, s.restartFrames < s.sourceFrames {
-            line += " (\(restarting.name) \(SplitRule.duration(Double(s.sourceFrames - s.restartFrames) / Double(max(1, info.sampleRate)))) earlier)"
+        let earlier = SplitRule.duration(Double(s.sourceFrames - s.restartFrames) / Double(max(1, info.sampleRate)))
+        if let restarting, earlier != SplitRule.duration(0) {
+            line += " (\(restarting.name) \(earlier) earlier)"
         }
         ownNotes.append(line + ", the rest of the chain replays the kept stream")
     }
@@ -378,27 +378,27 @@ final class CheckpointingDecoder: AudioDecoder, TransformingDecoder {
         let first = sourceFrames
         sourceFrames += n
         blocks += 1
-        try process(&block, from: first)
+        try process(&block, frames: first..<sourceFrames)
         keep(block)
         return n
     }
 
-    /// Runs the lead's transforms this decoder owns over the block of source frames from `first`,
-    /// saving the states of those before the restarting transform when the next checkpoint's
-    /// restart frame falls in it.
-    private func process(_ block: inout AudioBlock, from first: Int) throws {
-        let own = transforms[innerAhead...].startIndex
+    /// Runs the lead's transforms this decoder owns over the block of source `frames`, saving the
+    /// states of those before the restarting transform when the next checkpoint's restart frame
+    /// falls in it.
+    private func process(_ block: inout AudioBlock, frames: Range<Int>) throws {
+        let own = innerAhead
         guard grid != nil, !stopped else {
             for t in transforms[own...] { try t.process(&block) }
             return
         }
         let next = (blocks + blocksPerCheckpoint - 1) / blocksPerCheckpoint * blocksPerCheckpoint
         let p = restartFrame(forCheckpointAfter: next)
-        if (first..<(first + block.frames)).contains(p) && own < restartIndex {
-            restartStates[next] = try processSaving(Array(transforms[own..<restartIndex]), &block, at: p - first, scratch: &scratch)
+        if frames.contains(p) && own < restartIndex {
+            restartStates[next] = try processSaving(Array(transforms[own..<restartIndex]), &block, at: p - frames.lowerBound, scratch: &scratch)
         } else {
             for t in transforms[own..<restartIndex] { try t.process(&block) }
-            if own == restartIndex && (first..<(first + block.frames)).contains(p) { restartStates[next] = [] }
+            if own == restartIndex && frames.contains(p) { restartStates[next] = [] }
         }
         for t in transforms[restartIndex...] { try t.process(&block) }
     }
@@ -424,8 +424,9 @@ final class CheckpointingDecoder: AudioDecoder, TransformingDecoder {
                 if let restarting, grid != nil {
                     restartFrames = restartFrame(forCheckpointAfter: blocks)
                     for k in restartStates.keys where k < blocks { restartStates[k] = nil }
+                    // A resume reaches the checkpoint in whole blocks only (not after a short last one).
                     guard let before = restartStates.removeValue(forKey: blocks), sourceFrames - restartFrames >= grid!.warmUp,
-                          restartFrames < sourceFrames || restartFrames == 0 else { return }
+                          sourceFrames == blocks * blockFrames else { return }
                     states = first + before + transforms[restartIndex...].map { t in
                         var w = StateBytes.Writer()
                         (t as? any CheckpointingTransform)?.save(into: &w)

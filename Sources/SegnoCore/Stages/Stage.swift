@@ -65,10 +65,14 @@ public protocol TransformConfig: StageConfig {
     /// (`CheckpointingTransform`, decision 0095): what `--explain` says before any is made.
     /// Default false.
     var savesState: Bool { get }
+    /// True when its transforms keep no state but restart on a grid (`RestartingTransform`,
+    /// decision 0100); such a stage also says `savesState`. Default false.
+    var restartsOnGrid: Bool { get }
 }
 
 extension TransformConfig {
     public var savesState: Bool { false }
+    public var restartsOnGrid: Bool { false }
 }
 
 /// A stage config that makes taps.

@@ -91,6 +91,7 @@ import Testing
         let notes = Notes()
         let second = try run(stages, in: dir, state: state, split: split, notes: notes, interval: interval)
         #expect(second.done == 1, "\(second.results)")
+        #expect(second.results.first?.duration == whole.results.first?.duration, "the resumed run counts every frame")
         return (try outputs(clean), try outputs(dir), second, notes.lines, source.framesDecoded - before, checkpointFolders(dir))
     }
 
@@ -152,6 +153,20 @@ import Testing
         #expect(resumedAt > 0 && resumedAt < stopAt, "resumed at \(resumedAt)")
         #expect(r.notes.contains { $0.contains("from its checkpoint: the first 3 stages start there (resample") && $0.contains("earlier)") }, "\(r.notes)")
         #expect(r.folders.isEmpty)
+    }
+
+    /// The converter first in the chain (split, it then stays on the worker's thread), and at the
+    /// source's own rate (libsoxr not used: it restarts one frame before the checkpoint).
+    @Test(arguments: [(false, 16000), (true, 16000), (false, 8000)])
+    func theDefaultResamplerFirstOrAtTheSourcesRateResumes(split: Bool, rate: Int) throws {
+        let stages = ["resample: \(rate)", "lowpass: { frequency: 3000 }", "encode: { path: \"{stem}.flac\" }", "waveform: { path: \"{stem}.json\" }"]
+        // 8 → 16 kHz needs a warm-up of over 1 s: checkpoints 4 s apart.
+        let r = try interruptedAndResumed(stages, seconds: 60, stopAt: split ? 400_000 : 200_000, split: split, noise: true, interval: 4)
+        #expect(r.whole.keys.sorted() == ["long.flac", "long.json"])
+        for (name, bytes) in r.whole { #expect(r.resumed[name] == bytes, "\(name)") }
+        #expect(r.notes.contains { $0.contains("from its checkpoint: the first 2 stages start there") }, "\(r.notes)")
+        #expect(r.notes.contains { $0.contains("(resample") } == (rate != 8000), "\(r.notes)")
+        #expect(480_000 - r.decodedAgain > 100_000, "resumed at \(480_000 - r.decodedAgain)")
     }
 
     @Test func theDefaultResamplerBeforeNormalizeResumes() throws {
@@ -254,6 +269,8 @@ extension CheckpointRunTests {
              "checkpoints long.wav: every 2 s of source, 30 s ≥ 10 s; the first stage keeps its state"),
             (soxr, "", "checkpoints long.wav: every 2 s of source, 30 s ≥ 10 s; the first 2 stages keep their state"),
             (sinc, "", "no checkpoints long.wav: resample cannot save its state"),
+            (["highpass: { frequency: 80 }", "resample: 16000", "resample: 8000", "encode: { path: \"{stem}.flac\" }"], "",
+             "no checkpoints long.wav: a second resample restarts on a grid too"),
             (afterTap, "", "no checkpoints long.wav: lowpass follows a tap"),
             (Self.chain, "checkpoints: off\n", "no checkpoints long.wav: the spec pins checkpoints: off"),
         ] {

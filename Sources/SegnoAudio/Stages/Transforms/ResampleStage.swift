@@ -9,7 +9,8 @@ public struct ResampleConfig: TransformConfig {
     public var fixedRate: Int? { rate }
     /// segno's own polyphase resampler saves its state; libsoxr's converter restarts on its grid
     /// (decision 0100); libsamplerate's can do neither.
-    public var savesState: Bool { quality == .polyphase || quality == .soxrVHQ || quality == .soxrHQ }
+    public var savesState: Bool { quality == .polyphase || restartsOnGrid }
+    public var restartsOnGrid: Bool { quality == .soxrVHQ || quality == .soxrHQ }
     /// libsoxr's very-high (the default: flat to 0.01 dB up to 91 % of the lower Nyquist, aliases
     /// and images below −150 dB) or high preset; libsamplerate's sinc converters (best / medium /
     /// fastest); or segno's own polyphase Kaiser-windowed sinc (96 dB stopband).
@@ -38,14 +39,17 @@ public struct ResampleConfig: TransformConfig {
         ],
         shorthand: "`resample: 16000` is `{ rate: 16000 }`", example: "resample: { rate: 16000, quality: soxr-vhq }", capabilities: [.fixesRate])
 
+    /// libsoxr's restart grids found for this stage's recordings (decision 0100).
+    private let grids = SoxrRestartGrid.Cache()
+
     public init(rate: Int, quality: Quality = .standard) {
         self.rate = rate
         self.quality = quality
     }
     public func makeTransform() throws -> any Transform {
         switch quality {
-        case .soxrVHQ: return SoxrResampleTransform(rate: rate, recipe: UInt(SOXR_VHQ))
-        case .soxrHQ: return SoxrResampleTransform(rate: rate, recipe: UInt(SOXR_HQ))
+        case .soxrVHQ: return SoxrResampleTransform(rate: rate, recipe: UInt(SOXR_VHQ), grids: grids)
+        case .soxrHQ: return SoxrResampleTransform(rate: rate, recipe: UInt(SOXR_HQ), grids: grids)
         case .best: return ResampleTransform(rate: rate, converter: Int32(SRC_SINC_BEST_QUALITY))
         case .medium: return ResampleTransform(rate: rate, converter: Int32(SRC_SINC_MEDIUM_QUALITY))
         case .fast: return ResampleTransform(rate: rate, converter: Int32(SRC_SINC_FASTEST))

@@ -41,9 +41,13 @@ final package class SoxrResampleTransform: RestartingTransform {
     /// Where a restarted pass must arrive: frames in, frames out, the last output frames.
     private var arrival: (input: Int, output: Int, tail: [Float])?
 
-    package init(rate: Int, recipe: UInt) {
+    /// Where `restartGrid` looks first (the stage's, shared by its recordings); nil: search each time.
+    private let grids: SoxrRestartGrid.Cache?
+
+    package init(rate: Int, recipe: UInt, grids: SoxrRestartGrid.Cache? = nil) {
         self.rate = rate
         self.recipe = recipe
+        self.grids = grids
     }
 
     deinit { if let s = soxr { soxr_delete(s) } }
@@ -139,7 +143,8 @@ final package class SoxrResampleTransform: RestartingTransform {
     package func restartGrid(sourceRate: Int) -> RestartGrid? {
         guard inputRate == sourceRate, inputRate > 0 else { return nil }
         tail = [Float](repeating: 0, count: Self.arrivalFrames * channels)
-        return SoxrRestartGrid.find(inputRate: inputRate, outputRate: rate, recipe: recipe, tail: Self.arrivalFrames)
+        return grids?.grid(inputRate: inputRate, outputRate: rate, recipe: recipe, tail: Self.arrivalFrames)
+            ?? SoxrRestartGrid.find(inputRate: inputRate, outputRate: rate, recipe: recipe, tail: Self.arrivalFrames)
     }
 
     package func saveArrival(into w: inout StateBytes.Writer) {

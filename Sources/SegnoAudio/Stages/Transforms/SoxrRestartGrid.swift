@@ -1,5 +1,6 @@
 import CSoxr
 import SegnoCore
+import Synchronization
 
 /// Finds where libsoxr can start afresh (decision 0100). libsoxr hands out no state, but it is a
 /// chain of FIR stages with exact integer clocks: a fresh converter started at input frame `P` and
@@ -9,7 +10,7 @@ import SegnoCore
 /// multiple of the smallest step that lands on a whole output frame, until one gives the same
 /// samples bit for bit. The probe converts to Float64, so a grid one FFT block off (which would
 /// change a Float32 sample only now and then) shows at once.
-enum SoxrRestartGrid {
+package enum SoxrRestartGrid {
     /// The longest grid period tried, in seconds of input; longer means no checkpoint.
     static let maxPeriodSeconds = 30.0
     /// Output frames a fresh converter is given to fill its filters before it is compared, per
@@ -27,7 +28,8 @@ enum SoxrRestartGrid {
     /// frames to be compared on arrival too; nil when none was found within `maxPeriodSeconds`.
     /// Takes up to about a second of CPU (the default 44.1 → 16 kHz: 11.1 s period).
     static func find(inputRate: Int, outputRate: Int, recipe: UInt, tail: Int) -> RestartGrid? {
-        if inputRate == outputRate { return RestartGrid(period: 1, warmUp: 0) }
+        // Equal rates: libsoxr is not used; the transform passes the stream through.
+        if inputRate == outputRate { return RestartGrid(period: 1, warmUp: 1) }
         let ratio = Double(outputRate) / Double(inputRate)
         let step = inputRate / gcd(inputRate, outputRate)
         let outStep = outputRate / gcd(inputRate, outputRate)
@@ -37,11 +39,15 @@ enum SoxrRestartGrid {
         let maxPeriod = min(Int(maxPeriodSeconds * Double(inputRate)), step * maxCandidates)
         guard let reference = Converter(inputRate, outputRate, recipe) else { return nil }
         var trial = [Double](repeating: 0, count: warm + comparedOutputs)
+        // Output frames a fresh converter still held when it had given `need` (its latency, and
+        // at most one chunk of input beyond): a resume's warm-up covers them too.
+        var held = 0.0
         /// True when a fresh converter from `p` gives the reference's output from `warm` on, `compared` frames.
         func matches(_ p: Int, warm: Int, compared: Int) -> Bool {
             guard let fresh = Converter(inputRate, outputRate, recipe) else { return false }
             let need = warm + compared
             let got = fresh.run(from: p, into: &trial, count: need)
+            held = max(held, fresh.held)
             let o = p / step * outStep
             guard got == need, reference.produce(upTo: o + need) else { return false }
             return reference.same(trial, from: warm, count: compared, at: o + warm)
@@ -51,7 +57,7 @@ enum SoxrRestartGrid {
             reference.forget(before: p / step * outStep)
             if matches(p, warm: quick, compared: quickComparedOutputs), matches(p, warm: warm, compared: comparedOutputs),
                matches(2 * p, warm: warm, compared: comparedOutputs) {
-                return RestartGrid(period: p, warmUp: Int((Double(warm + tail) / ratio).rounded(.up)) + 1)
+                return RestartGrid(period: p, warmUp: Int(((Double(warm + tail) + held) / ratio).rounded(.up)) + 1)
             }
             p += step
         }
@@ -59,6 +65,23 @@ enum SoxrRestartGrid {
     }
 
     private static func gcd(_ a: Int, _ b: Int) -> Int { b == 0 ? a : gcd(b, a % b) }
+
+    /// Grids found so far, by conversion (nil: none found), shared by the transforms of one
+    /// `resample` stage: each long recording of a run would otherwise search again.
+    package final class Cache: Sendable {
+        private let grids = Mutex<[[Int]: RestartGrid?]>([:])
+        package init() {}
+
+        /// The grid for the conversion, searched for on first use (outside the lock: two workers
+        /// may search at once and agree).
+        func grid(inputRate: Int, outputRate: Int, recipe: UInt, tail: Int) -> RestartGrid? {
+            let key = [inputRate, outputRate, Int(recipe), tail]
+            if let known = grids.withLock({ $0[key] }) { return known }
+            let found = SoxrRestartGrid.find(inputRate: inputRate, outputRate: outputRate, recipe: recipe, tail: tail)
+            grids.withLock { $0[key] = .some(found) }
+            return found
+        }
+    }
 
     /// The probe's noise: a hash of the frame's index, so any stretch can be made without the rest.
     static func noise(_ i: Int) -> Double {
@@ -87,6 +110,9 @@ enum SoxrRestartGrid {
             soxr = s
         }
         deinit { soxr_delete(soxr) }
+
+        /// Output frames fed for but not yet given out.
+        var held: Double { soxr_delay(soxr) }
 
         /// Feeds the noise from frame `start` (on the first call) until `count` frames came out into `out`.
         func run(from start: Int, into out: inout [Double], count: Int) -> Int {
