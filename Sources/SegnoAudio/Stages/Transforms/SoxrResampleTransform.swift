@@ -123,12 +123,19 @@ final package class SoxrResampleTransform: RestartingTransform {
         if !tail.isEmpty { keepTail(block) }
     }
 
-    /// Copies the block's last frames into the ring.
+    /// Copies the block's last frames into the ring (at most two runs of samples).
     private func keepTail(_ block: AudioBlock) {
         let ch = channels, size = Self.arrivalFrames
-        for f in max(0, block.frames - size)..<block.frames {
-            for c in 0..<ch { tail[tailAt * ch + c] = block.samples[f * ch + c] }
-            tailAt = (tailAt + 1) % size
+        var from = max(0, block.frames - size)
+        tail.withUnsafeMutableBufferPointer { ring in
+            block.samples.withUnsafeBufferPointer { src in
+                while from < block.frames {
+                    let run = min(block.frames - from, size - tailAt)
+                    (ring.baseAddress! + tailAt * ch).update(from: src.baseAddress! + from * ch, count: run * ch)
+                    from += run
+                    tailAt = (tailAt + run) % size
+                }
+            }
         }
         tailFrames = min(size, tailFrames + block.frames)
     }
