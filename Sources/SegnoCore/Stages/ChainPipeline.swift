@@ -177,11 +177,7 @@ final class PrefetchingDecoder: ExactSeeking, TransformingDecoder, @unchecked Se
                 return
             }
             if grid == nil && checkpointEvery > 0 && produced % checkpointEvery == 0 {
-                let states = ahead.map { t in
-                    var w = StateBytes.Writer()
-                    (t as? any CheckpointingTransform)?.save(into: &w)
-                    return w.bytes
-                }
+                let states = savedStates(ahead)
                 savedAhead.withLock { $0[produced] = states }
             }
             condition.lock()

@@ -169,6 +169,16 @@ struct SavedCheckpoint {
     }
 }
 
+/// Each transform's state as `CheckpointingTransform.save` writes it (empty for one that keeps
+/// none). Called between two blocks, on the thread that runs them.
+func savedStates<S: Sequence>(_ transforms: S) -> [[UInt8]] where S.Element == any Transform {
+    transforms.map { t in
+        var w = StateBytes.Writer()
+        (t as? any CheckpointingTransform)?.save(into: &w)
+        return w.bytes
+    }
+}
+
 /// Runs `transforms` over `block`, saving their states after its first `offset` frames: the two
 /// parts go through them one after the other and are joined again (a checkpointing transform gives
 /// the same samples however the stream is cut into blocks). Returns the states, or nil when a
@@ -183,11 +193,7 @@ func processSaving(_ transforms: [any Transform], _ block: inout AudioBlock, at 
     scratch.frames = n - offset
     block.frames = offset
     if offset > 0 { for t in transforms { try t.process(&block) } }
-    let states = transforms.map { t in
-        var w = StateBytes.Writer()
-        (t as? any CheckpointingTransform)?.save(into: &w)
-        return w.bytes
-    }
+    let states = savedStates(transforms)
     if scratch.frames > 0 { for t in transforms { try t.process(&scratch) } }
     let preserved = block.frames == offset && scratch.frames == n - offset
     let head = block.frames
@@ -427,20 +433,12 @@ final class CheckpointingDecoder: AudioDecoder, TransformingDecoder {
                     // A resume reaches the checkpoint in whole blocks only (not after a short last one).
                     guard let before = restartStates.removeValue(forKey: blocks), sourceFrames - restartFrames >= grid!.warmUp,
                           sourceFrames == blocks * blockFrames else { return }
-                    states = first + before + transforms[restartIndex...].map { t in
-                        var w = StateBytes.Writer()
-                        (t as? any CheckpointingTransform)?.save(into: &w)
-                        return w.bytes
-                    }
+                    states = first + before + savedStates(transforms[restartIndex...])
                     var w = StateBytes.Writer()
                     restarting.saveArrival(into: &w)
                     arrival = w.bytes
                 } else {
-                    states = first + transforms.dropFirst(ahead).map { t in
-                        var w = StateBytes.Writer()
-                        (t as? any CheckpointingTransform)?.save(into: &w)
-                        return w.bytes
-                    }
+                    states = first + savedStates(transforms.dropFirst(ahead))
                 }
                 try stream.sync()
                 let record = SavedCheckpoint(sourceFrames: sourceFrames, restartFrames: restartFrames, blocks: blocks,

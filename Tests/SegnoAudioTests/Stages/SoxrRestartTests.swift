@@ -103,5 +103,18 @@ import Testing
         }
     }
 
+    /// The search stops at `SoxrRestartGrid.maxPeriodSeconds` of input: a grid exactly that long
+    /// is found, one frame longer is not (then the recording keeps no checkpoint).
+    @Test func theSearchStopsAtItsLimit() throws {
+        let grid = try #require(SoxrRestartGrid.find(inputRate: 44100, outputRate: 16000, recipe: SoxrResampleTransform.highQuality, tail: 1024))
+        #expect(grid.period < Int(SoxrRestartGrid.maxPeriodSeconds * 44100))
+        let at = SoxrRestartGrid.find(inputRate: 44100, outputRate: 16000, recipe: SoxrResampleTransform.highQuality, tail: 1024,
+                                      maxPeriodSeconds: (Double(grid.period) + 0.5) / 44100)
+        #expect(at == grid)
+        let past = SoxrRestartGrid.find(inputRate: 44100, outputRate: 16000, recipe: SoxrResampleTransform.highQuality, tail: 1024,
+                                        maxPeriodSeconds: (Double(grid.period) - 0.5) / 44100)
+        #expect(past == nil)
+    }
+
     private func gcd(_ a: Int, _ b: Int) -> Int { b == 0 ? a : gcd(b, a % b) }
 }

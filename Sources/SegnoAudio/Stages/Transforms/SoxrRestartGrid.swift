@@ -12,7 +12,7 @@ import Synchronization
 /// change a Float32 sample only now and then) shows at once.
 package enum SoxrRestartGrid {
     /// The longest grid period tried, in seconds of input; longer means no checkpoint.
-    static let maxPeriodSeconds = 30.0
+    package static let maxPeriodSeconds = 30.0
     /// Output frames a fresh converter is given to fill its filters before it is compared, per
     /// output frame for each input frame when upsampling.
     static let warmUpOutputs = 8192
@@ -27,7 +27,9 @@ package enum SoxrRestartGrid {
     /// The grid for `inputRate` → `outputRate` with `recipe`, with room for the last `tail` output
     /// frames to be compared on arrival too; nil when none was found within `maxPeriodSeconds`.
     /// Takes up to about a second of CPU (the default 44.1 → 16 kHz: 11.1 s period).
-    static func find(inputRate: Int, outputRate: Int, recipe: UInt, tail: Int) -> RestartGrid? {
+    /// `maxPeriodSeconds` (tests lower it) bounds the search.
+    package static func find(inputRate: Int, outputRate: Int, recipe: UInt, tail: Int,
+                     maxPeriodSeconds: Double = SoxrRestartGrid.maxPeriodSeconds) -> RestartGrid? {
         // Equal rates: libsoxr is not used; the transform passes the stream through.
         if inputRate == outputRate { return RestartGrid(period: 1, warmUp: 1) }
         let ratio = Double(outputRate) / Double(inputRate)
