@@ -132,6 +132,58 @@ struct PhaseVocoder: Sendable {
         self.frame = 1 - size / (2 * (size / 4))
     }
 
+    /// Writes the running state for a checkpoint (decision 0095): the frame counter, the
+    /// previous frame's centre and onset, the transient being copied, which slots are swapped,
+    /// and the whole work area (spectra, magnitudes, phases and the overlap-add accumulators;
+    /// its scratch too, so a restored vocoder is the same bit for bit). Called between two blocks.
+    func save(into w: inout StateBytes.Writer) {
+        w.int(frame)
+        w.int(previousCenter == nil ? 0 : 1)
+        w.int(previousCenter ?? 0)
+        w.floats([previousOnset])
+        w.int(transient == nil ? 0 : 1)
+        w.int(transient?.input ?? 0)
+        w.int(transient?.output ?? 0)
+        w.int(transient?.copying == true ? 1 : 0)
+        w.int(specSwapped ? 1 : 0)
+        w.int(magSwapped ? 1 : 0)
+        w.int(olaPosition)
+        w.floats(work)
+        w.int(peaks.count)
+        for p in peaks { w.int(p) }
+    }
+
+    /// Takes the state `save` wrote from a vocoder of the same size, stretch and channels.
+    /// Called on a fresh vocoder before its first frame.
+    mutating func restore(from r: inout StateBytes.Reader) throws(StateBytes.Mismatch) {
+        let frame = try r.int("vocoder frame")
+        let hasCenter = try r.int("vocoder centre flag") != 0
+        let center = try r.int("vocoder centre")
+        let onset = try r.floats("vocoder onset", count: 1)[0]
+        let hasTransient = try r.int("transient flag") != 0
+        let tInput = try r.int("transient input")
+        let tOutput = try r.int("transient output")
+        let tCopying = try r.int("transient copying") != 0
+        let spec = try r.int("spectrum slots") != 0
+        let mag = try r.int("magnitude slots") != 0
+        let ola = try r.int("overlap-add position")
+        guard ola >= 0, ola <= layout.olaLength else { throw StateBytes.Mismatch("overlap-add position \(ola)") }
+        let work = try r.floats("vocoder work area", count: self.work.count)
+        let n = try r.int("peak count")
+        guard n == peaks.count else { throw StateBytes.Mismatch("\(n) peak slots, not \(peaks.count)") }
+        var peaks = [Int](repeating: 0, count: n)
+        for i in 0..<n { peaks[i] = try r.int("peak") }
+        self.frame = frame
+        previousCenter = hasCenter ? center : nil
+        previousOnset = onset
+        transient = hasTransient ? Transient(input: tInput, output: tOutput, copying: tCopying) : nil
+        specSwapped = spec
+        magSwapped = mag
+        olaPosition = ola
+        self.work = work
+        self.peaks = peaks
+    }
+
     /// Centre (absolute input frame) of analysis frame `j`.
     func center(_ j: Int) -> Int { Int((Double(j) * analysisHop).rounded()) }
 

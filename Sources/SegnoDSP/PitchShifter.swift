@@ -212,6 +212,39 @@ public struct PitchShifter: Sendable {
         drain(into: &output, limit: total - framesOut)
     }
 
+    /// Writes the running state for a checkpoint (decision 0095): what the shifter was made for
+    /// (channels, ratio, tempo: a restore checks them), the resampler's position, the vocoder,
+    /// the three FIFOs and the frame counts. Called between two blocks.
+    public func save(into w: inout StateBytes.Writer) {
+        w.int(channels)
+        w.double(ratio)
+        w.double(tempo)
+        w.int(resampler?.next ?? 0)
+        vocoder?.save(into: &w)
+        input.save(into: &w)
+        middle.save(into: &w)
+        output.save(into: &w)
+        w.int(framesIn)
+        w.int(framesOut)
+    }
+
+    /// Takes the state `save` wrote from a shifter of the same rate, channels, shift and tempo.
+    /// Called on a fresh shifter before its first block.
+    public mutating func restore(from r: inout StateBytes.Reader) throws(StateBytes.Mismatch) {
+        let ch = try r.int("channels"), ratio = try r.double("pitch ratio"), tempo = try r.double("tempo")
+        guard ch == channels, ratio == self.ratio, tempo == self.tempo else {
+            throw StateBytes.Mismatch("a pitch shift of ratio \(ratio), tempo \(tempo), \(ch) channels, not \(self.ratio), \(self.tempo), \(channels)")
+        }
+        let next = try r.int("pitch resampler position")
+        try vocoder?.restore(from: &r)
+        try input.restore(from: &r)
+        try middle.restore(from: &r)
+        try output.restore(from: &r)
+        framesIn = try r.int("frames in")
+        framesOut = try r.int("frames out")
+        resampler?.next = next
+    }
+
     /// Runs every stage on what its input holds.
     private mutating func runStages() {
         switch layout {

@@ -48,6 +48,7 @@ public struct CheckpointRule: Sendable {
         var count = 0
         var leading = true
         var restarting = 0
+        var holding: String? = nil
         for c in configs {
             guard let t = c as? any TransformConfig else { leading = false; continue }
             if t.setsLevel { break }
@@ -55,6 +56,8 @@ public struct CheckpointRule: Sendable {
             if !leading { return (0, "\(t.name) follows a tap") }
             if t.restartsOnGrid { restarting += 1 }
             if restarting > 1 { return (0, "a second \(t.name) restarts on a grid too") }
+            if t.restartsOnGrid, let holding { return (0, "\(t.name) restarts on a grid and follows \(holding), which holds frames back") }
+            if t.holdsFrames { holding = holding ?? t.name }
             count += 1
         }
         return count == 0 ? (0, "no transform before normalize keeps a state") : (count, nil)

@@ -406,7 +406,22 @@ final class CheckpointingDecoder: AudioDecoder, TransformingDecoder {
             for t in transforms[own..<restartIndex] { try t.process(&block) }
             if own == restartIndex && frames.contains(p) { restartStates[next] = [] }
         }
+        // A transform before it that holds frames back (`pitch`) hands the restarting one a stream
+        // that is not the source's frame for frame: its restart could not arrive (`CheckpointRule.lead`
+        // says so before the run; this is the pass's own check).
+        if block.frames != frames.count, let restarting {
+            stopCheckpoints("no checkpoints: \(restarting.name) does not see the source's frames one for one")
+        }
         for t in transforms[restartIndex...] { try t.process(&block) }
+    }
+
+    /// Ends checkpoints for this pass, which goes on without them: the folder is cleared and `note`
+    /// is said once.
+    private func stopCheckpoints(_ note: String) {
+        stopped = true
+        stream = nil
+        plan.discard()
+        ownNotes.append(note)
     }
 
     /// Appends `block` to the kept stream and writes a record every `blocksPerCheckpoint` blocks.
@@ -446,10 +461,7 @@ final class CheckpointingDecoder: AudioDecoder, TransformingDecoder {
                 try Self.writeRecord(record.encoded(key: plan.key), folder: plan.folder)
             }
         } catch {
-            stopped = true
-            stream = nil
-            plan.discard()
-            ownNotes.append("checkpoints stopped, the pass goes on without them: \(error)")
+            stopCheckpoints("checkpoints stopped, the pass goes on without them: \(error)")
         }
     }
     private var stopped = false

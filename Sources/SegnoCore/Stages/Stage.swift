@@ -68,11 +68,16 @@ public protocol TransformConfig: StageConfig {
     /// True when its transforms keep no state but restart on a grid (`RestartingTransform`,
     /// decision 0100); such a stage also says `savesState`. Default false.
     var restartsOnGrid: Bool { get }
+    /// True when its transforms hand on fewer frames than they took while they fill (a latency
+    /// kept inside, as the pitch shifter's) or change the rate: a transform that restarts on a
+    /// grid cannot follow it in a checkpoint's lead. Default false.
+    var holdsFrames: Bool { get }
 }
 
 extension TransformConfig {
     public var savesState: Bool { false }
     public var restartsOnGrid: Bool { false }
+    public var holdsFrames: Bool { false }
 }
 
 /// A stage config that makes taps.

@@ -8,6 +8,10 @@ import SegnoDSP
 /// `round(frames / tempo)` frames.
 public struct PitchConfig: TransformConfig {
     public var changesLevel: Bool { true }
+    /// The vocoder, its resampler and their queues are saved for a checkpoint (decision 0095).
+    public var savesState: Bool { true }
+    /// The vocoder keeps its frames' reach inside: it hands on fewer frames than it takes at first.
+    public var holdsFrames: Bool { true }
     /// A tempo moves time (decision 0072).
     public var movesTime: Bool { tempo != 1 }
     /// Shift in semitones (cents / 100).
@@ -45,7 +49,7 @@ public struct PitchConfig: TransformConfig {
     public func makeTransform() throws -> any Transform { PitchTransform(semitones: semitones, tempo: tempo) }
 }
 
-final package class PitchTransform: Transform, TimelineChanging {
+final package class PitchTransform: CheckpointingTransform, TimelineChanging {
     package let semitones: Double
     package let tempo: Double
     package var shifter: PitchShifter?
@@ -83,6 +87,9 @@ final package class PitchTransform: Transform, TimelineChanging {
     package func finish(_ block: inout AudioBlock) throws {
         shifter?.finish(into: &block)
     }
+
+    package func save(into w: inout StateBytes.Writer) { shifter?.save(into: &w) }
+    package func restore(from r: inout StateBytes.Reader) throws { try shifter?.restore(from: &r) }
 }
 
 extension PitchConfig {

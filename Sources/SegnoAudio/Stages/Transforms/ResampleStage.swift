@@ -11,6 +11,8 @@ public struct ResampleConfig: TransformConfig {
     /// (decision 0100); libsamplerate's can do neither.
     public var savesState: Bool { quality == .polyphase || restartsOnGrid }
     public var restartsOnGrid: Bool { quality == .soxrVHQ || quality == .soxrHQ }
+    /// It changes the rate: a converter after it does not see the source's frames.
+    public var holdsFrames: Bool { true }
     /// libsoxr's very-high (the default: flat to 0.01 dB up to 91 % of the lower Nyquist, aliases
     /// and images below −150 dB) or high preset; libsamplerate's sinc converters (best / medium /
     /// fastest); or segno's own polyphase Kaiser-windowed sinc (96 dB stopband).
