@@ -300,12 +300,13 @@ def bench_split(segno, work, rounds, minutes, chains="both"):
         print(f"{chain or 'with normalize, '}split: wall {a[0] / b[0]:.2f}× one core's (target ≤ 0.6× on 2 cores), "
               f"CPU {a[1] / b[1]:.2f}×, peak RSS {a[2]:.1f} vs {b[2]:.1f} MiB; outputs {'byte-identical' if same else 'DIFFER'}")
 
-def bench_split_speech(segno, work, rounds, minutes, pairs="both"):
+def bench_split_speech(segno, work, rounds, minutes, pairs="both", peer=None):
     """Issue 34 item 1's second figure: the same lecture through `denoise` (DeepFilterNet3, in
     10 s chunks: decision 0099) and the default chain + FLAC + waveform, with `transcribe (from:
-    source)` beside it (tiny.en, in 2-minute chunks; split, on two threads: decision 0098), split (`auto`) against
+    source)` beside it (tiny.en, in 2-minute chunks taking turns on two helpers: decision 0098), split (`auto`) against
     `split: off`; and the chain without `transcribe`. Split, two denoise chunks run at once and the
-    helper transcribes a chunk while the chain goes on. Each round starts from an empty output folder."""
+    helpers transcribe chunks while the chain goes on. With `peer` (another segno build), its split
+    run of each chain is interleaved too. Each round starts from an empty output folder."""
     src_dir = os.path.join(work, "split-speech-in")
     os.makedirs(src_dir, exist_ok=True)
     speech_like(os.path.join(src_dir, "lecture.flac"), minutes)
@@ -316,13 +317,13 @@ def bench_split_speech(segno, work, rounds, minutes, pairs="both"):
     chains = [("", words, ("lecture.flac", "lecture.json", "lecture.words.json")), ("no transcribe, ", "", ("lecture.flac", "lecture.json"))]
     if pairs == "transcribe": chains = chains[:1]  # the no-transcribe pair costs half as much again
     for prefix, extra, files in chains:
-        for name, split in [("one core (split: off)", "off"), ("split (auto)", "auto")]:
+        for name, split, binary in [("one core (split: off)", "off", segno), ("split (auto)", "auto", segno)] + ([("split (auto), peer", "auto", peer)] if peer else []):
             key = len(specs)
             out = os.path.join(work, f"split-speech-out-{key}")
             spec = os.path.join(work, f"split-speech-{key}.yaml")
             open(spec, "w").write(f"version: 1\ninput: {{ root: {src_dir}, settle: 0s }}\noutput: {{ root: {out} }}\nsplit: {split}\nstages:\n{chain}{extra}")
-            specs[prefix + name] = (spec, out, files)
-    rows = interleave({n: [segno, "run", "--quiet", spec] for n, (spec, _, _) in specs.items()}, rounds,
+            specs[prefix + name] = (spec, out, files, binary)
+    rows = interleave({n: [binary, "run", "--quiet", spec] for n, (spec, _, _, binary) in specs.items()}, rounds,
                       before=lambda n: shutil.rmtree(specs[n][1], ignore_errors=True))
     table(f"{minutes} min 48 kHz mono speech, `segno run`: denoise → highpass → lowpass → 16 kHz → normalize → FLAC + waveform, "
           f"[transcribe (from: source)] (issue 34 item 1; {os.cpu_count()} cores)", rows, "one core (split: off)")
@@ -332,6 +333,9 @@ def bench_split_speech(segno, work, rounds, minutes, pairs="both"):
         same = all(open(os.path.join(one[1], f), "rb").read() == open(os.path.join(two[1], f), "rb").read() for f in one[2])
         print(f"{prefix or 'denoise + transcribe, '}split: wall {a[0] / b[0]:.2f}× one core's (target ≤ 0.6× on 2 cores), CPU {a[1] / b[1]:.2f}×, "
               f"peak RSS (the largest process) {a[2]:.1f} vs {b[2]:.1f} MiB; outputs {'byte-identical' if same else 'DIFFER'}")
+        if peer:
+            p = rows[prefix + "split (auto), peer"]
+            print(f"{prefix or 'denoise + transcribe, '}peer's split: wall {p[0] / b[0]:.2f}× this build's one core, CPU {p[1] / b[1]:.2f}×")
 
 def bench_waveform(segno, work, rounds, awf=None):
     """Issue 5: peaks for 10 min 44.1 kHz stereo WAV and FLAC (-z 256 -b 8 JSON) vs the decode floor."""
@@ -463,7 +467,7 @@ def main():
     ap.add_argument("--checkpoint-minutes", type=int, default=180, help="length of the recording of section checkpoint (killed at 5/6 of it)")
     ap.add_argument("--split-chains", choices=["both", "plain"], default="both", help="section split: plain leaves out the normalize pair")
     ap.add_argument("--split-speech-pairs", choices=["both", "transcribe"], default="both", help="section split-speech: transcribe leaves out the pair without it")
-    ap.add_argument("--peer", help="another segno build (e.g. main's) interleaved with SEGNO in fleet-noop, fleet-memory, tags, normalize and vad-memos")
+    ap.add_argument("--peer", help="another segno build (e.g. main's) interleaved with SEGNO in fleet-noop, fleet-memory, tags, normalize, vad-memos and split-speech")
     ap.add_argument("--audiowaveform", help="audiowaveform (bench/peers.sh builds 1.10.3) for the waveform WAV ratio")
     a = ap.parse_args()
     segno = os.path.abspath(a.segno)
@@ -483,7 +487,7 @@ def main():
         if "normalize" in a.only: bench_normalize(segno, work, a.rounds, a.minutes, peer=a.peer and os.path.abspath(a.peer))
         if "normalize-denoise" in a.only: bench_normalize_denoise(segno, work, a.rounds, a.minutes)
         if "split" in a.only: bench_split(segno, work, a.rounds, a.split_minutes, a.split_chains)
-        if "split-speech" in a.only: bench_split_speech(segno, work, a.rounds, a.split_minutes, a.split_speech_pairs)
+        if "split-speech" in a.only: bench_split_speech(segno, work, a.rounds, a.split_minutes, a.split_speech_pairs, peer=a.peer and os.path.abspath(a.peer))
         if "checkpoint" in a.only:
             from checkpoint import bench_checkpoint  # bench/checkpoint.py: kill and resume inside a recording (issue 34 item 2)
             bench_checkpoint(segno, work, a.rounds, a.checkpoint_minutes, a.checkpoint_minutes * 5 // 6)

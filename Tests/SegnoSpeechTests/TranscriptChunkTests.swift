@@ -131,24 +131,25 @@ import Testing
         defer { config.helpers.shutdown() }
         let rule = TranscriptChunking(seconds: 20, lookBackSeconds: 8, tailSeconds: 5)
         let waited = try Self.transcribe(x, chunking: rule, overlap: false, config: config)
-        // The helper's threads, as its command line gives them to CTranslate2.
+        // The helpers' threads, as their command lines give them to CTranslate2.
         func idleThreads() throws -> [String] {
             try config.helpers.idleProcessIDs.map { pid in
                 let argv = try String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8).split(separator: "\0").map(String.init)
                 return try #require(argv.firstIndex(of: "--threads").map { argv[$0 + 1] })
             }
         }
-        #expect(try idleThreads() == ["1"])
+        // The chunks took turns on two helpers (`TranscriptChunking.lanes`), each on one thread.
+        #expect(try idleThreads() == ["1", "1"])
+        #expect(config.helpers.started == TranscriptChunking.lanes)
         let overlapped = try Self.transcribe(x, chunking: rule, overlap: true, config: config)
-        // A split recording's helper computes on two threads; the one-thread helper it found idle
-        // was stopped, so the pool keeps one helper.
-        #expect(try idleThreads() == [String(TranscriptChunking.splitThreads)])
+        // A split recording's chunks went to the same two helpers, side by side.
+        #expect(try idleThreads() == ["1", "1"])
+        #expect(config.helpers.started == TranscriptChunking.lanes)
         let whole = try Self.transcribe(x, chunking: nil, overlap: false, config: config)
-        #expect(try idleThreads() == ["1"])
-        #expect(config.helpers.started == 3)
+        #expect(config.helpers.started == TranscriptChunking.lanes, "a recording sent whole takes one idle helper")
         #expect(waited.starts.count >= 2, "cut at \(waited.starts)")
         #expect(overlapped.starts == waited.starts)
-        // Each chunk a recording of its own, answered in order; on two threads the same words.
+        // Each chunk a recording of its own, answered in order; the same words split or not.
         #expect(overlapped.json == waited.json, "a split recording's chunks give another transcript")
         func parsed(_ json: String) throws -> (text: String, words: [(Double, Double)], duration: Double) {
             let o = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])

@@ -160,14 +160,11 @@ final package class TranscribeHelper: @unchecked Sendable {
     /// Bytes of answer lines read and not yet taken (a line is one recording's answer).
     private var line: [UInt8] = []
     private var chunk = [UInt8](repeating: 0, count: 65536)
-    /// The threads Whisper computes on (CTranslate2's `intra_threads`): 1, or
-    /// `TranscriptChunking.splitThreads` for a split recording's helper. Fixed for the helper's life.
-    package let threads: Int
-
     /// Finds the Python, the helper and the model, and starts the helper. Called when a tap
     /// finds no idle helper in its pool (about once per worker and run).
-    package init(model: String, language: String, threads: Int = 1, locator: SpeechLocator) throws(SpeechError) {
-        self.threads = threads
+    /// Whisper computes on one thread (CTranslate2's `intra_threads`): a split recording's
+    /// chunks go to two helpers side by side instead (`TranscriptChunking.lanes`).
+    package init(model: String, language: String, locator: SpeechLocator) throws(SpeechError) {
         let engine = "transcribe"
         guard let python = locator.python, locator.locate("faster_whisper/__init__.py") != nil else {
             throw .missing(engine: engine, what: "faster-whisper (PyPI faster-whisper 1.2.1)", hint: SpeechLocator.installHint)
@@ -176,7 +173,7 @@ final package class TranscribeHelper: @unchecked Sendable {
         guard let script else { throw .missing(engine: engine, what: "the segno-transcribe helper", hint: SpeechLocator.installHint) }
         let folder = try Self.modelFolder(model, locator: locator)
         do {
-            child = try ChildProcess(executable: python, arguments: [script, "--model", folder, "--language", language, "--threads", String(threads), "--serve"], stdinPipe: true)
+            child = try ChildProcess(executable: python, arguments: [script, "--model", folder, "--language", language, "--threads", "1", "--serve"], stdinPipe: true)
         } catch {
             throw .failed(engine: engine, message: "cannot start \(python): \(error)")
         }
@@ -302,18 +299,15 @@ public final class TranscribeHelperPool: Sendable {
 
     deinit { shutdown() }
 
-    /// An idle helper computing on `threads` threads, or a new one for `model`, `language` and
-    /// `threads`. An idle helper that died while waiting (its output ended) is reaped and passed
-    /// over; when none has that many threads, one idle helper with another count is stopped
-    /// before a new one starts, so a run keeps about one helper per worker. Called by a tap's
-    /// `start` (or when a recording leaves its batch).
-    package func take(model: String, language: String, threads: Int = 1, locator: SpeechLocator) throws(SpeechError) -> TranscribeHelper {
-        while let h = idle.withLock({ i in i.lastIndex { $0.threads == threads }.map { i.remove(at: $0) } }) {
+    /// An idle helper, or a new one for `model` and `language`. An idle helper that died while
+    /// waiting (its output ended) is reaped and passed over. Called by a tap's `start` (or when a
+    /// recording leaves its batch, or its chunks reach a second lane).
+    package func take(model: String, language: String, locator: SpeechLocator) throws(SpeechError) -> TranscribeHelper {
+        while let h = idle.withLock({ $0.popLast() }) {
             if h.isIdleAndAlive { return h }
             h.terminate()
         }
-        idle.withLock { $0.popLast() }?.stop()
-        let h = try TranscribeHelper(model: model, language: language, threads: threads, locator: locator)
+        let h = try TranscribeHelper(model: model, language: language, locator: locator)
         startedCount.withLock { $0 += 1 }
         return h
     }

@@ -11,16 +11,17 @@ package struct TranscriptChunking: Sendable, Equatable {
     /// recording's stream has ended (at most 2 min 20 s; 5-minute chunks left 72 s of a 20-minute
     /// run's 368 s to the helper alone). 7.7 MB at 16 kHz float.
     static package let standard = TranscriptChunking(seconds: 120, lookBackSeconds: 20, tailSeconds: 20)
-    /// Chunks a split recording's tap lets its helper hold, ended and not yet answered, before it
-    /// waits for the oldest: the helper's pace varies with the speech (a window it decodes badly
-    /// is decoded again), and the stream should not stop for it.
+    /// Chunks a split recording's tap lets each lane's helper hold, ended and not yet answered,
+    /// before it waits for the oldest: the helper's pace varies with the speech (a window it
+    /// decodes badly is decoded again), and the stream should not stop for it.
     static package let queued = 2
-    /// The threads Whisper computes on for a split recording (CTranslate2's `intra_threads`;
-    /// one otherwise). Whisper is the slowest stage of a spoken-word chain: on one thread beside
-    /// the chain's it fell behind, and after the stream ended it was left alone with its backlog
-    /// while the other core idled. On two threads it finishes that backlog sooner, for about 19 %
-    /// more CPU; the words were the same in every run compared (decision 0098, tested).
-    static package let splitThreads = 2
+    /// Helpers a recording's chunks take turns on: chunk k goes to lane k mod `lanes`, split or
+    /// not, so a transcript does not depend on the cores (each helper's sampler carries from
+    /// chunk to chunk). Split, the lanes transcribe side by side, each on one thread: Whisper is
+    /// the slowest stage of a spoken-word chain, and on two threads of one helper it cost about
+    /// 19 % more CPU for the same words (decision 0098). Not split, they take turns: the second
+    /// lane's helper costs its memory and its model's load, once a second chunk begins.
+    static package let lanes = 2
     /// The length of the window whose energy finds the quiet point (0.2 s): a pause between words.
     static package let quietSeconds = 0.2
     /// The step between the windows tried (10 ms).

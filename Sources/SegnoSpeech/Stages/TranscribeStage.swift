@@ -126,7 +126,12 @@ public struct TranscribeConfig: TapConfig, SourceObservingStage {
 final package class TranscribeTap: Tap, TimelineUsing, FindingTap, FindingsUsingTap, OverlappingStage {
     package let config: TranscribeConfig
     package let paths: [String]
-    private var helper: TranscribeHelper?
+    /// The helpers, one per lane (`TranscriptChunking.lanes`): chunk k goes to lane k mod lanes.
+    /// Lane 0's is taken when the recording streams to a helper of its own, the others' when
+    /// their first chunk begins; nil once given back or ended.
+    private var lanes: [TranscribeHelper?] = Array(repeating: nil, count: TranscriptChunking.lanes)
+    /// Whether a lane's helper was taken (a recording of one chunk uses lane 0 only).
+    private var taken = false
     private let input = SpeechInput()
     /// The run's worker pool when this recording may join a batch (decision 0088); nil: alone.
     private let parking: WorkerParking?
@@ -139,11 +144,15 @@ final package class TranscribeTap: Tap, TimelineUsing, FindingTap, FindingsUsing
     private var chunker: TranscriptChunker?
     /// The transcripts of the chunks answered so far, in order.
     private var pieces: [Transcript] = []
+    /// Chunks ended (sent to their lane's helper whole); the next chunk's number.
+    private var ended = 0
+    /// Chunks answered, in order (a failed answer counts).
+    private var answered = 0
     /// Chunks ended and not yet answered.
-    private var unanswered = 0
+    private var unanswered: Int { ended - answered }
     /// Whether samples were sent since the last chunk ended.
     private var open = false
-    /// Set in a split recording (`overlap`): the helper transcribes a chunk while the next
+    /// Set in a split recording (`overlap`): the lanes' helpers transcribe chunks while the next
     /// arrives, instead of the tap waiting at each cut.
     private var overlapping = false
 
@@ -188,10 +197,22 @@ final package class TranscribeTap: Tap, TimelineUsing, FindingTap, FindingsUsing
         }
     }
 
+    /// Takes lane 0's helper and starts cutting chunks. Called once, when the recording streams
+    /// to helpers of its own.
     private func takeHelper() throws {
-        let threads = overlapping ? TranscriptChunking.splitThreads : 1
-        helper = try naming { try config.helpers.take(model: config.modelFolder, language: config.language, threads: threads, locator: config.locator) }
+        lanes[0] = try naming { try config.helpers.take(model: config.modelFolder, language: config.language, locator: config.locator) }
+        taken = true
         chunker = config.chunks.map { TranscriptChunker($0) }
+    }
+
+    /// The helper of the lane chunk `k` goes to, taken from the pool when its lane has none yet;
+    /// nil when the lane's helper was ended (the recording is failing).
+    private func helper(forChunk k: Int) throws -> TranscribeHelper? {
+        let lane = k % lanes.count
+        if lanes[lane] == nil && k == lane && taken {
+            lanes[lane] = try naming { try config.helpers.take(model: config.modelFolder, language: config.language, locator: config.locator) }
+        }
+        return lanes[lane]
     }
 
     package func overlap() { overlapping = true }
@@ -220,60 +241,63 @@ final package class TranscribeTap: Tap, TimelineUsing, FindingTap, FindingsUsing
             if kept!.count > Int(TranscribeConfig.batchSeconds * 16000) || s.contains(where: { !$0.isFinite }) { try goAlone() }
             return
         }
-        guard let helper else { return }
-        guard let chunker else { return try toHelper(helper, s) }
-        try chunker.feed(s, send: { s in try toHelper(helper, s) }, cut: { try endChunk() })
+        guard taken else { return }
+        guard let chunker else { return try toHelper(s) }
+        try chunker.feed(s, send: { s in try toHelper(s) }, cut: { try endChunk() })
     }
 
-    /// Sends samples of the chunk being sent.
-    private func toHelper(_ helper: TranscribeHelper, _ s: UnsafeBufferPointer<Float>) throws {
-        guard !s.isEmpty else { return }
+    /// Sends samples of the chunk being sent to its lane's helper.
+    private func toHelper(_ s: UnsafeBufferPointer<Float>) throws {
+        guard !s.isEmpty, let helper = try helper(forChunk: ended) else { return }
         open = true
         try naming { try helper.send(s) }
     }
 
     /// Ends the chunk sent so far. Overlapping, it first waits for the oldest chunk when
-    /// `TranscriptChunking.queued` are unanswered (so the helper holds at most that many and the
-    /// one it receives); otherwise it waits for this chunk's answer before more is sent.
+    /// `TranscriptChunking.queued` per lane are unanswered (so each helper holds at most that many
+    /// and the one it receives); otherwise it waits for this chunk's answer before more is sent,
+    /// so the lanes take turns.
     private func endChunk() throws {
-        guard let helper else { return }
-        if overlapping && unanswered >= TranscriptChunking.queued { try collect() }
+        guard let helper = try helper(forChunk: ended) else { return }
+        if overlapping && unanswered >= TranscriptChunking.queued * lanes.count { try collect() }
         do { try helper.end() } catch {
-            drop(helper)
+            drop(lane: ended % lanes.count)
             throw error.naming(file)
         }
         open = false
-        unanswered += 1
+        ended += 1
         if !overlapping { try collect() }
     }
 
-    /// Reads the oldest unanswered chunk's transcript. A helper that died is ended; one that
-    /// refused the chunk goes back to the pool when nothing else is queued in it, neither a chunk
-    /// ended nor one being sent (the recording fails).
+    /// Reads the oldest unanswered chunk's transcript from its lane. A helper that died is ended;
+    /// one that refused the chunk goes back to the pool when nothing else is queued in it,
+    /// neither a chunk ended nor one being sent (the recording fails).
     private func collect() throws {
-        guard let helper else { return }
+        let lane = answered % lanes.count
+        guard let helper = lanes[lane] else { return }
         let answer: Result<Transcript, SpeechError>
         do { answer = try helper.answer() } catch {
-            drop(helper)
+            drop(lane: lane)
             throw error.naming(file)
         }
-        unanswered -= 1
+        answered += 1
         switch answer {
         case .success(let t): pieces.append(t)
         case .failure(let e):
-            if unanswered == 0 && !open {
-                self.helper = nil
-                config.helpers.checkIn(helper)
+            let queued = (answered..<ended).contains { $0 % lanes.count == lane } || (open && ended % lanes.count == lane)
+            if queued {
+                drop(lane: lane)
             } else {
-                drop(helper)
+                lanes[lane] = nil
+                config.helpers.checkIn(helper)
             }
             throw e.naming(file)
         }
     }
 
-    private func drop(_ helper: TranscribeHelper) {
-        helper.terminate()
-        self.helper = nil
+    private func drop(lane: Int) {
+        lanes[lane]?.terminate()
+        lanes[lane] = nil
     }
 
     package func finish() throws -> [ProducedFile] {
@@ -295,13 +319,13 @@ final package class TranscribeTap: Tap, TimelineUsing, FindingTap, FindingsUsing
         if let batched {
             heard = batched
         } else {
-            guard let helper else { return [] }
-            try chunker?.finish(send: { s in try toHelper(helper, s) })
+            guard lanes[0] != nil else { return [] }
+            try chunker?.finish(send: { s in try toHelper(s) })
             try endChunk()
             while unanswered > 0 { try collect() }
-            // The helper goes back to the pool once it answered everything; one that died is gone.
-            self.helper = nil
-            config.helpers.checkIn(helper)
+            // The helpers go back to the pool once they answered everything; one that died is gone.
+            for case let helper? in lanes { config.helpers.checkIn(helper) }
+            lanes = lanes.map { _ in nil }
             let rate = Double(VoiceActivityEngine.rate)
             heard = pieces.count == 1 ? pieces[0] : Transcript.joined(pieces, starts: (chunker?.starts ?? [0]).map { Double($0) / rate })
         }
@@ -331,7 +355,7 @@ final package class TranscribeTap: Tap, TimelineUsing, FindingTap, FindingsUsing
 
     package func abandon() {
         kept = nil
-        helper?.terminate()
+        for lane in lanes.indices { drop(lane: lane) }
     }
 }
 
