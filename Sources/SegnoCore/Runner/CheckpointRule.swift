@@ -24,7 +24,7 @@ public struct CheckpointRule: Sendable {
     /// The folder under the output root's `.segno` that holds one folder per recording.
     public static let folderName = "checkpoints"
     /// Bumped whenever a stage's saved state changes layout: older checkpoints are then discarded.
-    public static let formatVersion = 2
+    public static let formatVersion = 3
 
     /// The spec's `checkpoints:`.
     public var mode: CheckpointMode

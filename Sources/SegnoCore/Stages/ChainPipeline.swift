@@ -159,7 +159,7 @@ final class PrefetchingDecoder: ExactSeeking, TransformingDecoder, @unchecked Se
             frame += n
             produced += 1
             do {
-                if let grid, checkpointEvery > 0 {
+                if let grid, checkpointEvery > 0, keepingStates.load(ordering: .relaxed) {
                     // Decision 0100: the states at the restart frame of the next checkpoint.
                     let next = (produced + checkpointEvery - 1) / checkpointEvery * checkpointEvery
                     let p = grid.start(before: next * blockFrames)
@@ -176,7 +176,7 @@ final class PrefetchingDecoder: ExactSeeking, TransformingDecoder, @unchecked Se
                 finishProducing(error)
                 return
             }
-            if grid == nil && checkpointEvery > 0 && produced % checkpointEvery == 0 {
+            if grid == nil && checkpointEvery > 0 && produced % checkpointEvery == 0 && keepingStates.load(ordering: .relaxed) {
                 let states = savedStates(ahead)
                 savedAhead.withLock { $0[produced] = states }
             }
@@ -242,6 +242,15 @@ final class PrefetchingDecoder: ExactSeeking, TransformingDecoder, @unchecked Se
     /// each checkpoint's restart frame instead of after its block.
     private var grid: RestartGrid?
     private let savedAhead = Mutex<[Int: [[UInt8]]?]>([:])
+    /// Cleared by `stopKeepingStates`: the thread then saves no more states.
+    private let keepingStates = Atomic<Bool>(true)
+
+    /// Ends the saving of states (checkpoints stopped for this pass: nobody will ask for them) and
+    /// drops those saved. Called on the reader's thread.
+    func stopKeepingStates() {
+        keepingStates.store(false, ordering: .relaxed)
+        savedAhead.withLock { $0.removeAll() }
+    }
 
     /// Saves `ahead`'s states for every `every`-th block, counting from `blocks` (a resumed
     /// checkpoint's, or the blocks before its restart frame): after that block, or with a

@@ -148,12 +148,16 @@ struct SavedCheckpoint {
         w.int(states.count)
         for s in states { w.data(s) }
         w.data(arrival)
-        return w.bytes
+        // A digest of all that: a record damaged on the disk is refused, not restored (a state
+        // read back wrong could otherwise stop every later run at the same recording).
+        return w.bytes + Array(SHA256.hash(data: w.bytes))
     }
 
     /// The record in `bytes` when it was written for `key` with `transforms` states; nil otherwise.
     static func decode(_ bytes: [UInt8], key: String, transforms: Int) -> SavedCheckpoint? {
-        var r = StateBytes.Reader(bytes)
+        let digestSize = SHA256.byteCount
+        guard bytes.count > digestSize, Array(SHA256.hash(data: bytes.dropLast(digestSize))) == Array(bytes.suffix(digestSize)) else { return nil }
+        var r = StateBytes.Reader(Array(bytes.dropLast(digestSize)))
         guard (try? r.data("magic")) == magic, (try? r.data("key")) == Array(key.utf8),
               let sourceFrames = try? r.int(), let restartFrames = try? r.int(), let blocks = try? r.int(),
               let stream = try? r.int(), let channels = try? r.int(), let count = try? r.int(), count == transforms,
@@ -418,6 +422,7 @@ final class CheckpointingDecoder: AudioDecoder, TransformingDecoder {
     /// Ends checkpoints for this pass, which goes on without them: the folder is cleared and `note`
     /// is said once.
     private func stopCheckpoints(_ note: String) {
+        (inner as? PrefetchingDecoder)?.stopKeepingStates()
         stopped = true
         stream = nil
         plan.discard()

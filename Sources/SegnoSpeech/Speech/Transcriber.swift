@@ -287,9 +287,10 @@ final package class TranscribeHelper: @unchecked Sendable {
 }
 
 /// The idle transcription helpers of one `transcribe` stage (one per spec load, so per run):
-/// a tap takes one when its recording starts, or starts a new one when none is idle, and gives
-/// it back when the transcript came back whole, so a run has about as many helpers as workers,
-/// each loading the model once. Idle helpers are stopped when the stage's config goes (the end
+/// a tap takes one when its recording starts (and a second when a long recording's second chunk
+/// begins, `TranscriptChunking.lanes`), or starts a new one when none is idle, and gives them
+/// back when the transcript came back whole, so a run has about as many helpers as workers (two
+/// for a worker on a long recording), each loading the model once. Idle helpers are stopped when the stage's config goes (the end
 /// of the run) or by `shutdown()`.
 public final class TranscribeHelperPool: Sendable {
     private let idle = Mutex<[TranscribeHelper]>([])

@@ -274,7 +274,9 @@ final package class TranscribeTap: Tap, TimelineUsing, FindingTap, FindingsUsing
     /// neither a chunk ended nor one being sent (the recording fails).
     private func collect() throws {
         let lane = answered % lanes.count
-        guard let helper = lanes[lane] else { return }
+        guard let helper = lanes[lane] else {
+            throw SpeechError.failed(engine: "transcribe", message: "the helper of chunk \(answered + 1) is gone").naming(file)
+        }
         let answer: Result<Transcript, SpeechError>
         do { answer = try helper.answer() } catch {
             drop(lane: lane)
@@ -284,15 +286,22 @@ final package class TranscribeTap: Tap, TimelineUsing, FindingTap, FindingsUsing
         switch answer {
         case .success(let t): pieces.append(t)
         case .failure(let e):
-            let queued = (answered..<ended).contains { $0 % lanes.count == lane } || (open && ended % lanes.count == lane)
-            if queued {
-                drop(lane: lane)
-            } else {
-                lanes[lane] = nil
-                config.helpers.checkIn(helper)
-            }
+            release(lane: lane)
             throw e.naming(file)
         }
+    }
+
+    /// Whether a lane's helper has nothing of this recording left: no chunk ended and unanswered,
+    /// none being sent.
+    private func isIdle(lane: Int) -> Bool {
+        !(answered..<ended).contains { $0 % lanes.count == lane } && !(open && ended % lanes.count == lane)
+    }
+
+    /// Gives a lane's helper back to the pool when it is idle, else ends it.
+    private func release(lane: Int) {
+        guard let helper = lanes[lane] else { return }
+        lanes[lane] = nil
+        if isIdle(lane: lane) { config.helpers.checkIn(helper) } else { helper.terminate() }
     }
 
     private func drop(lane: Int) {
@@ -353,9 +362,11 @@ final package class TranscribeTap: Tap, TimelineUsing, FindingTap, FindingsUsing
         return produced
     }
 
+    /// The recording failed or was interrupted: an idle helper goes back to the pool, one that
+    /// still holds some of it is ended.
     package func abandon() {
         kept = nil
-        for lane in lanes.indices { drop(lane: lane) }
+        for lane in lanes.indices { release(lane: lane) }
     }
 }
 

@@ -234,12 +234,12 @@ import Testing
         #expect(checkpointFolders(dir).isEmpty)
     }
 
-    @Test func aChangedSourceOrAShortenedStreamIsNotResumed() throws {
+    @Test func aChangedSourceAShortenedStreamOrADamagedRecordIsNotResumed() throws {
         let clean = try TempDir()
         source.put("long.wav", seconds: 30, version: 2)
         #expect(try run(Self.chain, in: clean, state: try MemoryStateLocation()).done == 1)
 
-        for damage in ["changed source", "shortened stream"] {
+        for damage in ["changed source", "shortened stream", "damaged record"] {
             let dir = try TempDir()
             let state = try MemoryStateLocation()
             let stop = StopFlag()
@@ -248,6 +248,12 @@ import Testing
             let folder = dir.path + "/out/.segno/" + CheckpointRule.folderName + "/" + checkpointFolders(dir)[0]
             if damage == "shortened stream" {
                 #expect(truncate(folder + "/stream", 1000) == 0)
+            }
+            if damage == "damaged record" {
+                // One bit flipped in the last state saved (a disk's damage): its digest no longer fits.
+                var record = try #require(FileManager.default.contents(atPath: folder + "/checkpoint"))
+                record[record.count - 100] ^= 0x10
+                try record.write(to: URL(fileURLWithPath: folder + "/checkpoint"))
             }
             source.put("long.wav", seconds: 30, version: damage == "changed source" ? 2 : 1)
             let notes = Notes()
