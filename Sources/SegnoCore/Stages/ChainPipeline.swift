@@ -3,8 +3,8 @@ import SegnoDSP
 import Synchronization
 
 /// One recording's pass on three threads (decision 0085): the decoder reads ahead on its own
-/// thread (`PrefetchingDecoder`), together with the chain's first transform when `elements`
-/// moves it there; the other transforms run on the worker's thread (`StageChain` as ever), and
+/// thread (`PrefetchingDecoder`), together with the chain's first transforms when `elements`
+/// moves them there; the other transforms run on the worker's thread (`StageChain` as ever), and
 /// the taps observe on a third (`TapLane`). Between them, bounded queues of
 /// `queueBlocks` blocks whose buffers are reused, so memory stays flat with the recording's
 /// length and the steady state allocates nothing. Every stage sees the same blocks in the same
@@ -22,36 +22,46 @@ package final class ChainPipeline {
     /// Blocks a waiting thread waits for (to read, or free to write): half a queue.
     static let handOff = queueBlocks / 2
 
-    private let lane = TapLane(capacity: ChainPipeline.queueBlocks)
+    /// Which of the pipeline's threads give way to the busiest (`ThreadShares`).
+    let shares = ThreadShares()
+    private let lane: TapLane
     private var prefetchers: [PrefetchingDecoder] = []
-    /// The transforms `elements` gave the decoder's thread (at most the chain's first).
+    /// The transforms `elements` gave the decoder's thread (the first half of the chain's, at most).
     private var ahead: [any Transform] = []
 
-    package init() {}
+    package init() {
+        let lane = TapLane(capacity: Self.queueBlocks, shares: shares)
+        self.lane = lane
+        shares.queued = { [weak lane] in lane?.given ?? 0 }
+    }
 
     /// The decoder read ahead on a thread of its own, in blocks of `blockFrames`
     /// (`StageChain.blockFrames`, which every read of the chain asks for), each block already
     /// through the transforms `elements` moved to that thread. Called after `elements`.
     package func decoder(_ decoder: any AudioDecoder, blockFrames: Int) -> any AudioDecoder {
-        let p = PrefetchingDecoder(decoder, blockFrames: blockFrames, queueBlocks: Self.queueBlocks, ahead: ahead)
+        let p = PrefetchingDecoder(decoder, blockFrames: blockFrames, queueBlocks: Self.queueBlocks, ahead: ahead,
+                                   shares: prefetchers.isEmpty ? shares : nil)
         prefetchers.append(p)
         return p
     }
 
     /// The elements with every tap moved onto the taps' thread (`LaneTap`); transforms unchanged.
     /// Every `OverlappingStage` is told it may put another core to work.
-    /// When the chain begins with a transform that does not analyse and another transform follows
-    /// it, that first transform will run on the decoder's thread (`decoder`): with the decoder
-    /// alone that thread would idle beside the worker's (a 48 kHz FLAC decodes in a fraction of a
-    /// filter's time in a debug build), and the worker keeps the transforms after it. `firstAhead`
-    /// false keeps it on the worker's thread (a restarting transform that leads a checkpoint,
-    /// decision 0100, runs in the `CheckpointingDecoder`). Called once,
-    /// while the chain is being made.
-    package func elements(_ elements: [ChainElement], firstAhead: Bool = true) -> [ChainElement] {
-        let transforms = elements.compactMap { e -> (any Transform)? in if case .transform(let t) = e { t } else { nil } }
-        if case .transform(let first) = elements.first, !(first is any AnalysingTransform), transforms.count > 1, firstAhead {
-            ahead = [first]
+    /// The first half of the chain's transforms (rounded up: 2 of 3) will run on the decoder's
+    /// thread (`decoder`), as far as the chain begins with transforms that do not analyse, and at
+    /// most `aheadAtMost` of them (a restarting transform in a checkpoint's lead, decision 0100,
+    /// runs in the `CheckpointingDecoder`, after those ahead); the worker's thread keeps the rest.
+    /// Decoding costs about what a transform or two cost (a 48 kHz FLAC: 36 % of a split 2-hour
+    /// pass through two filters and libsoxr, each filter 7 %), so with the decoder alone its thread
+    /// would wait on the worker's. Called once, while the chain is being made.
+    package func elements(_ elements: [ChainElement], aheadAtMost: Int = .max) -> [ChainElement] {
+        let transforms = elements.reduce(0) { if case .transform = $1 { return $0 + 1 }; return $0 }
+        var leading: [any Transform] = []
+        for case .transform(let t) in elements.prefix(while: { if case .transform = $0 { true } else { false } }) {
+            if t is any AnalysingTransform { break }
+            leading.append(t)
         }
+        if transforms > 1 { ahead = Array(leading.prefix(min((transforms + 1) / 2, aheadAtMost))) }
         for case .transform(let t) in elements {
             if let m = t as? any MeteringTransform { m.measure(on: MeterLane(m, lane: lane)) }
             (t as? any OverlappingStage)?.overlap()
@@ -100,12 +110,15 @@ final class PrefetchingDecoder: ExactSeeking, TransformingDecoder, @unchecked Se
     private var readerWaits = false    // `read` sleeps until `handOff` blocks are queued (or the end)
     private var producerWaits = false  // the thread sleeps until `handOff` slots are free (or `stop`)
     private let handOff: Int
+    /// Told of every block read and made, to weigh this thread against the others (`ThreadShares`).
+    private let shares: ThreadShares?
 
     /// The transforms run on this decoder's thread: its own and those its inner decoder runs.
     var aheadCount: Int { ahead.count + ((inner as? any TransformingDecoder)?.aheadCount ?? 0) }
 
-    init(_ inner: any AudioDecoder, blockFrames: Int, queueBlocks: Int, ahead: [any Transform] = []) {
+    init(_ inner: any AudioDecoder, blockFrames: Int, queueBlocks: Int, ahead: [any Transform] = [], shares: ThreadShares? = nil) {
         self.inner = inner
+        self.shares = shares
         self.ahead = ahead
         self.info = inner.info
         self.blockFrames = blockFrames
@@ -117,6 +130,7 @@ final class PrefetchingDecoder: ExactSeeking, TransformingDecoder, @unchecked Se
     /// Swaps the next decoded block into `block`; 0 at the end. `maxFrames` is the chain's block
     /// size, the same for every call (the thread reads blocks of `blockFrames`).
     func read(into block: inout AudioBlock, maxFrames: Int) throws -> Int {
+        shares?.read()
         condition.lock()
         defer { condition.unlock() }
         if !started {
@@ -144,7 +158,9 @@ final class PrefetchingDecoder: ExactSeeking, TransformingDecoder, @unchecked Se
     private func produce() {
         var block = AudioBlock(channels: max(1, info.channels), capacity: blockFrames)
         var scratch = AudioBlock(channels: 1)
+        var settled = shares == nil
         while true {
+            if !settled { settled = shares!.step(.decoder) }
             let n: Int
             let want = firstRead ?? blockFrames
             firstRead = nil
@@ -180,6 +196,7 @@ final class PrefetchingDecoder: ExactSeeking, TransformingDecoder, @unchecked Se
                 let states = savedStates(ahead)
                 savedAhead.withLock { $0[produced] = states }
             }
+            shares?.madeBlock()
             condition.lock()
             if count == slots.count && !stopping {
                 producerWaits = true
@@ -312,8 +329,14 @@ final class TapLane: @unchecked Sendable {
     private var submitterWaits = false // `submit` sleeps until `handOff` slots are free
     private var draining = 0           // `drain` calls waiting for the lane to catch up
     private let handOff: Int
+    private let shares: ThreadShares?
 
-    init(capacity: Int) {
+    /// Blocks queued so far (`submit`) and taken by the lane's thread.
+    private var queuedCount = 0
+    private var taken = 0
+
+    init(capacity: Int, shares: ThreadShares? = nil) {
+        self.shares = shares
         slots = Array(repeating: AudioBlock(channels: 1, capacity: 0), count: capacity)
         owners = Array(repeating: 0, count: capacity)
         handOff = max(1, min(capacity, ChainPipeline.handOff))
@@ -357,6 +380,7 @@ final class TapLane: @unchecked Sendable {
         slots[i].frames = block.frames
         owners[i] = id
         count += 1
+        queuedCount += 1
         if laneWaits && count >= handOff { condition.broadcast() }
     }
 
@@ -394,8 +418,10 @@ final class TapLane: @unchecked Sendable {
     /// The lane thread: observes queued blocks in order until `shutdown`.
     private func consume() {
         var block = AudioBlock(channels: 1, capacity: 0)
+        var settled = shares == nil
         condition.lock()
         while true {
+            if !settled { settled = shares!.step(.taps) }
             if count == 0 && !stopping {
                 laneWaits = true
                 while !stopping && count < handOff && !(count > 0 && draining > 0) { condition.wait() }
@@ -406,6 +432,8 @@ final class TapLane: @unchecked Sendable {
             let id = owners[head]
             head = (head + 1) % slots.count
             count -= 1
+            taken += 1
+            shares?.consumed(taken)
             let tap = taps[id]
             let run = !skipped[id] && failures[id] == nil
             busy = run
@@ -422,6 +450,13 @@ final class TapLane: @unchecked Sendable {
         exited = true
         condition.broadcast()
         condition.unlock()
+    }
+
+    /// The blocks queued so far, for `ThreadShares`. Called on the worker's thread.
+    var given: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return queuedCount
     }
 
     /// Wakes the worker's thread when what it waits for is there: room in the ring for `submit`,

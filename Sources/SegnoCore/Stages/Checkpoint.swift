@@ -258,7 +258,7 @@ final class CheckpointingDecoder: AudioDecoder, TransformingDecoder {
 
     /// The whole lead: the first `innerAhead` of them run in the read-ahead under it (split).
     var aheadCount: Int { transforms.count }
-    /// How many of `transforms` the decoder under it runs (the split's first transform).
+    /// How many of `transforms` the decoder under it runs (the split's first transforms).
     private var innerAhead: Int { (inner as? any TransformingDecoder)?.aheadCount ?? 0 }
     var notes: [String] { ownNotes + inner.notes }
     var salvage: SalvageReport? { inner.salvage }

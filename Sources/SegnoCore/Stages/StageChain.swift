@@ -419,11 +419,13 @@ public struct ChainRecipe {
         // Split (decision 0085): the same chain, its decoder read ahead and its taps on threads of their own.
         // Checkpoints (decision 0095): the chain's leading checkpointing transforms run in the
         // decoder, which keeps what they make and their states.
-        // Split, the first of them may ride with the decoder (`ChainPipeline`), which saves its state for the record.
+        // Split, the first of them (up to a restarting one) may ride with the decoder (`ChainPipeline`),
+        // which saves their states for the record.
         let leading = checkpoints != nil && (decoder as? any ExactSeeking)?.seeksExactly == true ? Self.checkpointLead(instances) : []
         let pipeline = pipelined && instances.contains(where: { if case .transform = $0 { true } else { false } }) ? ChainPipeline() : nil
         defer { pipeline?.shutdown() }
-        let chain = StageChain(elements: pipeline?.elements(instances, firstAhead: !(leading.first is any RestartingTransform)) ?? instances)
+        let restartsAt = leading.firstIndex { $0 is any RestartingTransform } ?? leading.count
+        let chain = StageChain(elements: pipeline?.elements(instances, aheadAtMost: leading.isEmpty ? .max : restartsAt) ?? instances)
         var source: any AudioDecoder = pipeline?.decoder(decoder, blockFrames: chain.blockFrames) ?? decoder
         var checkpointing: CheckpointingDecoder? = nil
         if let plan = checkpoints, !leading.isEmpty, let seekable = source as? any ExactSeeking {

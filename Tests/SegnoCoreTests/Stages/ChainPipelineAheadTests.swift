@@ -5,8 +5,9 @@ import SegnoDSP
 import Synchronization
 import Testing
 
-/// A split pass whose chain begins with transforms (decision 0085, amended): the first transform
-/// runs on the decoder's thread, the others on the worker's, the taps on their own; every tap
+/// A split pass whose chain begins with transforms (decision 0085, amended): the first half of
+/// them (as far as no tap or analysing transform comes between) run on the decoder's thread, the
+/// others on the worker's, the taps on their own; every tap
 /// still sees the samples and blocks of the one-thread pass, tails and measuring passes included,
 /// and a failure of that transform fails the recording as on one thread.
 @Suite struct ChainPipelineAheadTests {
@@ -87,6 +88,39 @@ import Testing
         #expect(last.threads == [here], "the transforms after it stay on the worker's thread")
         #expect(first.threads.isDisjoint(with: split.taps[0].threads), "not on the taps' thread")
         #expect((one.transforms[0] as! Smooth).threads == [here])
+    }
+
+    /// Three transforms then a tap, split (with at most `aheadAtMost` of them on the decoder's
+    /// thread) or not: the tap and the transforms.
+    func leadingRun(split: Bool, aheadAtMost: Int = .max) throws -> (tap: Recorder, transforms: [Smooth]) {
+        let transforms = [Smooth(), Smooth(), Smooth()]
+        let tap = Recorder()
+        let elements: [ChainElement] = transforms.map { .transform($0) } + [.tap(tap)]
+        let decoder = MemoryDecoder(ChainPipelineTests.signal(frames: 100_003, channels: 2), channels: 2, rate: 48000)
+        let pipeline = split ? ChainPipeline() : nil
+        defer { pipeline?.shutdown() }
+        let chain = StageChain(elements: pipeline?.elements(elements, aheadAtMost: aheadAtMost) ?? elements)
+        _ = try chain.runEach(decoder: pipeline?.decoder(decoder, blockFrames: chain.blockFrames) ?? decoder, isolatingTaps: true,
+                              measuring: nil, isCancelled: { false }, progress: { _ in })
+        return (tap, transforms)
+    }
+
+    @Test func theFirstHalfOfALeadingRunOfTransformsRunsOnTheDecodersThread() throws {
+        let one = try leadingRun(split: false)
+        let split = try leadingRun(split: true)
+        expectSame([one.tap], [split.tap])
+        let here = Self.thread()
+        let t = split.transforms
+        #expect(t[0].threads.count == 1 && !t[0].threads.contains(here), "\(t[0].threads)")
+        // 2 of 3 ride with the decoder; the first one's tail reaches the second on the worker's thread.
+        #expect(t[1].threads == t[0].threads.union([here]), "\(t[1].threads)")
+        #expect(t[0].tailThread == here && t[1].tailThread == here, "their tails are drained on the worker's thread")
+        #expect(t[2].threads == [here], "the last stays on the worker's thread")
+        // A checkpoint's restarting transform second in the lead (decision 0100): only the first rides.
+        let limited = try leadingRun(split: true, aheadAtMost: 1)
+        expectSame([one.tap], [limited.tap])
+        #expect(!limited.transforms[0].threads.contains(here), "\(limited.transforms[0].threads)")
+        #expect(limited.transforms[1].threads == [here] && limited.transforms[2].threads == [here])
     }
 
     @Test func aFirstTransformWithATailThatChangesTheFrameCountGivesTheSameBlocks() throws {
