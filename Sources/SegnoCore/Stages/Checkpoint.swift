@@ -281,7 +281,10 @@ final class CheckpointingDecoder: AudioDecoder, TransformingDecoder {
         }
     }
 
-    func close() { inner.close() }
+    func close() {
+        settle()
+        inner.close()
+    }
     /// Stops the read-ahead under it, when split.
     func stop() { (inner as? any TransformingDecoder)?.stop() }
 
@@ -424,6 +427,7 @@ final class CheckpointingDecoder: AudioDecoder, TransformingDecoder {
     private func stopCheckpoints(_ note: String) {
         (inner as? PrefetchingDecoder)?.stopKeepingStates()
         stopped = true
+        _ = syncer.wait()
         stream = nil
         plan.discard()
         ownNotes.append(note)
@@ -460,16 +464,35 @@ final class CheckpointingDecoder: AudioDecoder, TransformingDecoder {
                 } else {
                     states = first + savedStates(transforms.dropFirst(ahead))
                 }
-                try stream.sync()
+                // The last checkpoint is on the disk before this one is written (its failure stops them).
+                if let failure = syncer.wait() { throw failure }
                 let record = SavedCheckpoint(sourceFrames: sourceFrames, restartFrames: restartFrames, blocks: blocks,
                                              streamBytes: stream.offset, channels: stream.channels, states: states, arrival: arrival)
-                try Self.writeRecord(record.encoded(key: plan.key), folder: plan.folder)
+                let bytes = record.encoded(key: plan.key), folder = plan.folder
+                let kept = Kept(stream: stream)  // open until the syncer is done with it
+                syncer.start {
+                    try kept.stream.sync()
+                    try Self.writeRecord(bytes, folder: folder)
+                }
             }
         } catch {
             stopCheckpoints("checkpoints stopped, the pass goes on without them: \(error)")
         }
     }
     private var stopped = false
+    private let syncer = CheckpointSyncer()
+    /// The kept stream, handed to the syncer's thread (which only syncs it while the worker appends).
+    private struct Kept: @unchecked Sendable { let stream: BlockSpool }
+
+    /// Waits until the last checkpoint is on the disk (or failed: the next run then resumes from
+    /// the one before). Called once the pass is over, before the checkpoint folder is kept or
+    /// removed, whether the pass ended, failed or was interrupted.
+    func settle() {
+        if let failure = syncer.wait(), !stopped {
+            stopped = true
+            ownNotes.append("checkpoints stopped, the pass goes on without them: \(failure)")
+        }
+    }
 
     /// Writes the record under a temporary name, puts it on the disk, then renames it over the last.
     private static func writeRecord(_ bytes: [UInt8], folder: String) throws {

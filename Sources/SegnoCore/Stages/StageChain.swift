@@ -432,8 +432,11 @@ public struct ChainRecipe {
             checkpointing = CheckpointingDecoder(seekable, transforms: leading, plan: plan, recording: context.relativePath, blockFrames: chain.blockFrames)
             source = checkpointing!
         }
+        // Its last checkpoint is on the disk (or failed) before the folder is kept or removed.
+        defer { checkpointing?.settle() }
         var made = try chain.runEach(decoder: source, isolatingTaps: isolatingTaps,
                                      measuring: measuring, isCancelled: isCancelled, progress: progress)[...]
+        checkpointing?.settle()  // before its notes are read
         pipeline?.shutdown()
         source.notes.forEach { notes?($0) }
         for case .tap(let tap) in instances { tap.notes.forEach { notes?($0) } }

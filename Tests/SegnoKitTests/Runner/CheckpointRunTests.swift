@@ -361,4 +361,22 @@ extension CheckpointRunTests {
         var isDir: ObjCBool = false
         #expect(FileManager.default.fileExists(atPath: folder + "/stream", isDirectory: &isDir) && isDir.boolValue, "a folder segno did not write is left alone")
     }
+
+    /// The record cannot be written (its temporary name taken by a folder): the syncer's thread
+    /// fails (decision 0095 amended: records are written off the worker's thread), checkpoints stop
+    /// with a note at the next one, the pass goes on, and the outputs are the uninterrupted run's.
+    @Test func aRecordThatCannotBeWrittenStopsCheckpointsNotThePass() throws {
+        let clean = try TempDir()
+        source.put("long.wav", seconds: 30)
+        #expect(try run(Self.chain, in: clean, state: try MemoryStateLocation()).done == 1)
+        let dir = try TempDir()
+        let folder = CheckpointPlan.folder(outputRoot: dir.path + "/out", relativePath: "long.wav")
+        try FileManager.default.createDirectory(atPath: folder + "/checkpoint.new", withIntermediateDirectories: true)
+        let notes = Notes()
+        #expect(try run(Self.chain, in: dir, state: try MemoryStateLocation(), notes: notes).done == 1)
+        #expect(notes.lines.contains { $0.contains("long.wav") && $0.contains("checkpoints stopped, the pass goes on without them")
+                                       && $0.contains("cannot write a checkpoint") }, "\(notes.lines)")
+        #expect(try outputs(dir) == outputs(clean))
+        #expect(!FileManager.default.fileExists(atPath: folder + "/checkpoint"), "no record was written")
+    }
 }
