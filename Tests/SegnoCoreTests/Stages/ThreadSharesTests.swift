@@ -23,6 +23,9 @@ import Testing
         #expect(S.givingWay(worker: 1.0, others: [.decoder: 3.0]) == [])
         #expect(S.givingWay(worker: 3.0, others: [.decoder: 1.0]) == [.decoder])
         #expect(S.givingWay(worker: 0, others: [:]) == [])
+        // At the limit (exactly `below` of the busiest) a thread keeps its priority; just under, it gives way.
+        #expect(S.givingWay(worker: 1.0, others: [.decoder: 2.0, .taps: 2.0 * S.below]) == [])
+        #expect(S.givingWay(worker: 1.0, others: [.decoder: 2.0, .taps: 2.0 * S.below - 0.001]) == [.taps])
     }
 
     /// The calling thread's CPU time in seconds.
@@ -84,10 +87,10 @@ import Testing
 
     /// One split pass of two transforms that do nothing and a tap, enough blocks for the clocks to be compared; returns
     /// the pipeline (its `shares`), the tap, and the nice value the pass started at.
-    func pass(decoderCost: Double, tapCost: Double) throws -> (ChainPipeline, Counted, Int32) {
-        // Past the stretch by more than the two queues, so that the decoder's thread still runs
-        // when the taps' thread, two queues behind it, ends the stretch.
-        let blocks = ThreadShares.fromBlock + ThreadShares.overBlocks + 3 * ChainPipeline.queueBlocks
+    /// `blocks` by default: past the stretch by more than the two queues, so that the decoder's
+    /// thread still runs when the taps' thread, two queues behind it, ends the stretch.
+    func pass(decoderCost: Double, tapCost: Double,
+              blocks: Int = ThreadShares.fromBlock + ThreadShares.overBlocks + 3 * ChainPipeline.queueBlocks) throws -> (ChainPipeline, Counted, Int32) {
         let decoder = Heavy(frames: blocks * StageChain.standardBlockFrames, cost: decoderCost)
         let tap = Counted(cost: tapCost)
         let pipeline = ChainPipeline()
@@ -110,6 +113,13 @@ import Testing
         #expect(reached[.decoder] == nil, "the busiest thread keeps its priority: \(reached)")
         #expect(reached[.taps] == min(19, started + ThreadShares.niceness), "\(reached), started at \(started)")
         #expect(tap.nice == reached[.taps], "the taps' thread itself runs at that priority")
+    }
+
+    @Test func aRecordingTooShortToEndTheStretchChangesNoPriority() throws {
+        // The stream ends one block before the stretch does: the clocks are never compared.
+        let (pipeline, tap, started) = try pass(decoderCost: 0.0008, tapCost: 0, blocks: ThreadShares.fromBlock + ThreadShares.overBlocks - 1)
+        #expect(pipeline.shares.measured == nil)
+        #expect(pipeline.shares.reached.withLock { $0 }.isEmpty && tap.nice == started)
     }
 
     @Test func theDecodersThreadGivesWayToDearTaps() throws {
