@@ -98,6 +98,10 @@ import tempfile
 with tempfile.TemporaryDirectory(prefix="segno-layers-") as scratch:
     manifest = json.loads(subprocess.run(["swift", "package", "--scratch-path", scratch, "dump-package"], cwd=package,
                                          capture_output=True, text=True, check=True, timeout=300).stdout)
+# SwiftPM leaves a lock named after the scratch path in the temporary folder.
+lock = os.path.join(tempfile.gettempdir(), scratch.replace(os.sep, "_") + ".lock")
+if os.path.isfile(lock) and os.path.getsize(lock) == 0:
+    os.unlink(lock)
 declared = {}
 for t in manifest["targets"]:
     deps = set()

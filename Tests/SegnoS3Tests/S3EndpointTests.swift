@@ -4,8 +4,8 @@ import Testing
 
 @Suite struct S3EndpointTests {
     @Test func pathAndVirtualHostedAddressing() throws {
-        let path = try S3Endpoint(url: URL(string: "http://127.0.0.1:47480")!)
-        #expect(path.hostHeader(bucket: "rec") == "127.0.0.1:47480")
+        let path = try S3Endpoint(url: URL(string: "http://127.0.0.1:17480")!)
+        #expect(path.hostHeader(bucket: "rec") == "127.0.0.1:17480")
         #expect(path.rawPath(bucket: "rec", key: "a/b.flac") == "/rec/a/b.flac")
         let virtual = try S3Endpoint(url: URL(string: "https://s3.eu-west-1.amazonaws.com:443/")!, region: "eu-west-1",
                                      addressing: .virtual)

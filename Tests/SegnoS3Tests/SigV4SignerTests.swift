@@ -111,7 +111,7 @@ import Testing
     @Test func matchesBotocoreForTrickyKeysQueriesAndHeaders() throws {
         let amzDate = "20260102T030405Z"
         let date = Date(timeIntervalSince1970: 1_767_323_045)  // 2026-01-02T03:04:05Z
-        let hostHeader = "127.0.0.1:47480"
+        let hostHeader = "127.0.0.1:17480"
         let json: [[String: Any]] = Self.botocoreCases.map { c in
             var item: [String: Any] = [
                 "access_key": "SEGNOTESTACCESSKEY01", "secret_key": "segno/Secret+Key", "region": c.region,

@@ -10,14 +10,17 @@
 # HLS_TEST_URL is the master playlist, HLS_TEST_ROOT the served folder (tests may drop playlists
 # there), HLS_TEST_SOURCE the WAV that is streamed in a loop (for cross-correlation). Both processes
 # are bounded: ffmpeg stops after SEGNO_HLS_SECONDS (3600) and the server after that plus 60 s.
-# Everything listens on 127.0.0.1 only. Overridable: SEGNO_HLS_DIR (/tmp/segno-hls), SEGNO_HLS_PORT (47880).
+# Everything listens on 127.0.0.1 only. Overridable: SEGNO_HLS_DIR (/tmp/segno-hls), SEGNO_HLS_PORT (17880, outside
+# the kernel's ephemeral range: Tests/support/ports.sh).
 set -euo pipefail
 
 DIR="${SEGNO_HLS_DIR:-/tmp/segno-hls}"
-PORT="${SEGNO_HLS_PORT:-47880}"
+PORT="${SEGNO_HLS_PORT:-17880}"
 SECONDS_LIVE="${SEGNO_HLS_SECONDS:-3600}"
 URL="http://127.0.0.1:${PORT}"
 MARK="$DIR/.segno-hls"
+# shellcheck source=ports.sh
+source "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
 
 log() { printf 'hls.sh: %s\n' "$*" >&2; }
 
@@ -60,6 +63,7 @@ start() {
     for tool in ffmpeg python3 curl timeout; do
         command -v "$tool" >/dev/null || { log "missing $tool"; return 1; }
     done
+    need_free_port hls.sh "$PORT" SEGNO_HLS_PORT || return 1
     mkdir -p "$DIR/www/live"
     : >"$MARK"
     # A fixed pink noise (seeded): every block of it is unlike every other, so cross-correlation

@@ -12,16 +12,19 @@
 # only. Sources (ffmpeg … icecast://source:PASSWORD@HOST:PORT/MOUNT) are started by the tests; every
 # mount sends ICY metadata every 4000 bytes (0.25 s at 128 kb/s, so title offsets are exact to a
 # quarter second) and no burst on connect (a capture starts at the live edge, as the wall clock).
-# Overridable: SEGNO_ICECAST_DIR (/tmp/segno-icecast), SEGNO_ICECAST_PORT (47800).
+# Overridable: SEGNO_ICECAST_DIR (/tmp/segno-icecast), SEGNO_ICECAST_PORT (17800, outside the
+# kernel's ephemeral range: Tests/support/ports.sh).
 set -euo pipefail
 
 DIR="${SEGNO_ICECAST_DIR:-/tmp/segno-icecast}"
-PORT="${SEGNO_ICECAST_PORT:-47800}"
+PORT="${SEGNO_ICECAST_PORT:-17800}"
 # Fixed test passwords: they protect nothing but this local server.
 SOURCE_PASSWORD="segno-source"
 ADMIN_PASSWORD="segno-admin"
 URL="http://127.0.0.1:${PORT}"
 CONF="$DIR/icecast.xml"
+# shellcheck source=ports.sh
+source "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
 
 log() { printf 'icecast.sh: %s\n' "$*" >&2; }
 
@@ -121,6 +124,7 @@ start() {
     for tool in icecast2 curl; do
         command -v "$tool" >/dev/null || { log "missing $tool (apt-get install --no-install-recommends icecast2 curl)"; return 1; }
     done
+    need_free_port icecast.sh "$PORT" SEGNO_ICECAST_PORT || return 1
     local t0=$SECONDS user group
     mkdir -p "$DIR/log"
     # Icecast refuses to run as root unless it can change to another user.

@@ -10,19 +10,22 @@
 #
 # Needs the Debian packages radosgw, ceph-mon and ceph-osd (installed by `make deps` / .ci/run, not here).
 # Everything listens on 127.0.0.1 only; data lives in memory (memstore) and under $SEGNO_RGW_DIR.
-# Overridable: SEGNO_RGW_DIR (/tmp/segno-rgw), SEGNO_RGW_PORT (47480), SEGNO_RGW_MON_PORT (47300),
+# Overridable: SEGNO_RGW_DIR (/tmp/segno-rgw), SEGNO_RGW_PORT (17480), SEGNO_RGW_MON_PORT (17300;
+# the OSD binds within +10..+40 of it), all outside the kernel's ephemeral range (Tests/support/ports.sh),
 # SEGNO_RGW_MEMSTORE_BYTES (4 GiB: the most the OSD stores before it reports itself full).
 set -euo pipefail
 
 DIR="${SEGNO_RGW_DIR:-/tmp/segno-rgw}"
-PORT="${SEGNO_RGW_PORT:-47480}"
-MON_PORT="${SEGNO_RGW_MON_PORT:-47300}"
+PORT="${SEGNO_RGW_PORT:-17480}"
+MON_PORT="${SEGNO_RGW_MON_PORT:-17300}"
 MEMSTORE_BYTES="${SEGNO_RGW_MEMSTORE_BYTES:-4294967296}"
 # Fixed test credentials: they protect nothing but this local, in-memory gateway.
 ACCESS_KEY="SEGNOTESTACCESSKEY01"
 SECRET_KEY="segnoTestSecretKey/0123456789+abcdefghijk"
 ENDPOINT="http://127.0.0.1:${PORT}"
 CONF="$DIR/ceph.conf"
+# shellcheck source=ports.sh
+source "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
 
 log() { printf 'rgw.sh: %s\n' "$*" >&2; }
 
@@ -156,6 +159,8 @@ start() {
     for tool in ceph-mon ceph-osd radosgw radosgw-admin ceph curl; do
         command -v "$tool" >/dev/null || { log "missing $tool (apt-get install --no-install-recommends radosgw ceph-mon ceph-osd)"; return 1; }
     done
+    need_free_port rgw.sh "$PORT" SEGNO_RGW_PORT || return 1
+    need_free_port rgw.sh "$MON_PORT" SEGNO_RGW_MON_PORT || return 1
     local t0=$SECONDS fsid
     mkdir -p "$DIR"/{pids,log,run,mon,osd}
     fsid="$(cat /proc/sys/kernel/random/uuid)"
