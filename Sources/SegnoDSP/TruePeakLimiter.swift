@@ -115,31 +115,7 @@ public struct TruePeakLimiter {
         guard n > 0 else { return }
         if n > capacity { grow(to: n) }
         block.samples.withUnsafeBufferPointer { findPeaks(in: $0.baseAddress!, frames: n) }
-        peaks.withUnsafeBufferPointer { p in
-            block.samples.withUnsafeMutableBufferPointer { applyGain(to: $0.baseAddress!, frames: n, peaks: p.baseAddress!) }
-        }
-    }
-
-    /// The first half of `process`, for a limiter split over two threads (decision 0101): writes
-    /// the peak of each of the block's valid frames to `peaks` and leaves the block as it is. An
-    /// instance used for this is used for nothing else; another one limits the block with
-    /// `limit(_:peaks:)`, and the two give what one `process` gives, bit for bit.
-    public mutating func findPeaks(of block: AudioBlock, into peaks: UnsafeMutablePointer<Float>) {
-        precondition(block.channels == channels)
-        let n = block.frames
-        guard n > 0 else { return }
-        if n > capacity { grow(to: n) }
-        block.samples.withUnsafeBufferPointer { findPeaks(in: $0.baseAddress!, frames: n) }
-        self.peaks.withUnsafeBufferPointer { peaks.update(from: $0.baseAddress!, count: n) }
-    }
-
-    /// The second half of `process`: limits the block in place with the peaks another instance's
-    /// `findPeaks(of:into:)` found for it (one per valid frame). Called once per block, in order.
-    public mutating func limit(_ block: inout AudioBlock, peaks: UnsafePointer<Float>) {
-        precondition(block.channels == channels)
-        let n = block.frames
-        guard n > 0 else { return }
-        block.samples.withUnsafeMutableBufferPointer { applyGain(to: $0.baseAddress!, frames: n, peaks: peaks) }
+        block.samples.withUnsafeMutableBufferPointer { applyGain(to: $0.baseAddress!, frames: n) }
     }
 
     /// Makes room for blocks of `frames` frames, keeping each channel's history.
@@ -211,13 +187,13 @@ public struct TruePeakLimiter {
 
     /// 2–4. Per frame, the gain its peak needs, held, released, averaged, applied to the frame
     /// `latency` frames back.
-    private mutating func applyGain(to frames: UnsafeMutablePointer<Float>, frames n: Int, peaks p: UnsafePointer<Float>) {
+    private mutating func applyGain(to frames: UnsafeMutablePointer<Float>, frames n: Int) {
         let channels = channels, window = window, latency = latency, threshold = threshold
         let capacity = window + 1
         var minHead = minHead, minCount = minCount, released = released, averagePosition = averagePosition
         var averageSum = averageSum, frameNumber = frameNumber, delayPosition = delayPosition, deepest = deepestGain
         var onesInARow = onesInARow, idle = idle
-        do {
+        peaks.withUnsafeBufferPointer { p in
             minFrames.withUnsafeMutableBufferPointer { mf in
                 minGains.withUnsafeMutableBufferPointer { mg in
                     averageRing.withUnsafeMutableBufferPointer { ring in

@@ -25,9 +25,6 @@ package final class ChainPipeline {
     /// Which of the pipeline's threads give way to the busiest (`ThreadShares`).
     let shares = ThreadShares()
     private let lane: TapLane
-    /// The thread a `MeteringTransform` hands its `work` to (decision 0101); it starts only when a
-    /// block is given to it.
-    private let workLane = TapLane(capacity: ChainPipeline.queueBlocks)
     private var prefetchers: [PrefetchingDecoder] = []
     /// The transforms `elements` gave the decoder's thread (the first half of the chain's, at most).
     private var ahead: [any Transform] = []
@@ -66,7 +63,7 @@ package final class ChainPipeline {
         }
         if transforms > 1 { ahead = Array(leading.prefix(min((transforms + 1) / 2, aheadAtMost))) }
         for case .transform(let t) in elements {
-            if let m = t as? any MeteringTransform { m.measure(on: MeterLane(m, lane: lane, workLane: workLane)) }
+            if let m = t as? any MeteringTransform { m.measure(on: MeterLane(m, lane: lane)) }
             (t as? any OverlappingStage)?.overlap()
         }
         return elements.map { e in
@@ -80,7 +77,6 @@ package final class ChainPipeline {
     /// the wrapped decoder and taps are touched by the calling thread only.
     package func shutdown() {
         for p in prefetchers { p.stop() }
-        workLane.shutdown()
         lane.shutdown()
     }
 }
@@ -525,49 +521,30 @@ final class LaneTap: Tap, TimelineUsing, GatheringTap, FindingTap, FindingsUsing
 /// The taps' thread lent to a `MeteringTransform` (decision 0097): `submit` queues a copy of a
 /// block for the transform's `meter` on the lane, after whatever the lane holds already; `drain`
 /// waits until it has measured everything queued and throws the meter's failure, if any.
-/// `submitWork` and `drainWork` do the same for the transform's `work`, on a thread of its own
-/// (decision 0101), so a pass can run on three threads: `analyse`, `work` and `meter`.
 public final class MeterLane {
     private let lane: TapLane
     private let id: Int
-    private let workLane: TapLane
-    private let workID: Int
 
-    init(_ transform: any MeteringTransform, lane: TapLane, workLane: TapLane) {
+    init(_ transform: any MeteringTransform, lane: TapLane) {
         self.lane = lane
-        id = lane.add(MeterTap(transform, work: false))
-        self.workLane = workLane
-        workID = workLane.add(MeterTap(transform, work: true))
+        id = lane.add(MeterTap(transform))
     }
 
     /// Queues a copy of `block` (the caller may reuse its buffer at once); waits while the lane is
-    /// full. Called by `analyse` on the worker's thread, or by `work` on the work lane's: by one
-    /// of the two in a pass.
+    /// full. Called by `analyse` on the worker's thread.
     public func submit(_ block: AudioBlock) throws { try lane.submit(id, block) }
 
     /// Waits until every block submitted has been measured; throws the meter's failure. Called by
-    /// `endAnalysis` before it reads what the meter found (after `drainWork`, when it gave work).
+    /// `endAnalysis` before it reads what the meter found.
     public func drain() throws { if let e = lane.drain(id) { throw e } }
-
-    /// Queues a copy of `block` for the transform's `work` on the work lane's thread; waits while
-    /// that lane is full. Called by `analyse` on the worker's thread.
-    public func submitWork(_ block: AudioBlock) throws { try workLane.submit(workID, block) }
-
-    /// Waits until `work` has run for every block given to `submitWork`; throws its failure. After
-    /// it, the work lane does not touch the transform until the next `submitWork`.
-    public func drainWork() throws { if let e = workLane.drain(workID) { throw e } }
 }
 
-/// A `MeteringTransform` as a lane sees it: a tap that observes by metering, or by its `work`.
+/// A `MeteringTransform`'s meter as the lane sees it: a tap that observes by metering.
 private final class MeterTap: Tap {
     let transform: any MeteringTransform
-    let work: Bool
-    init(_ transform: any MeteringTransform, work: Bool) {
-        self.transform = transform
-        self.work = work
-    }
+    init(_ transform: any MeteringTransform) { self.transform = transform }
     func start(_ format: AudioFormat) throws {}
-    func observe(_ block: AudioBlock) throws { if work { try transform.work(block) } else { try transform.meter(block) } }
+    func observe(_ block: AudioBlock) throws { try transform.meter(block) }
     func finish() throws -> [ProducedFile] { [] }
     func abandon() {}
 }

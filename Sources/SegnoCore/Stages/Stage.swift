@@ -203,17 +203,11 @@ public struct ProducedFile: Sendable, Equatable, Codable {
 /// calls `meter` with them in order while `analyse` goes on with the next block; `endAnalysis`
 /// waits for the lane (`MeterLane.drain`) before it reads the result. The meter sees the very
 /// blocks, in the very order, of one thread, so the result is the same (decision 0097).
-/// A transform whose measuring costs more than one thread can carry (normalize's limiter trials)
-/// also splits what comes before the meter: `analyse` hands a block to `MeterLane.submitWork`,
-/// `work` runs on a thread of its own and hands its result to `MeterLane.submit` (decision 0101).
 public protocol MeteringTransform: AnalysingTransform, AnyObject {
     /// Called once while the chain is made, when the recording is split; never otherwise.
     func measure(on lane: MeterLane)
     /// Measures one block: on the lane's thread when there is a lane, else within `analyse`.
     func meter(_ block: AudioBlock) throws
-    /// The work between `analyse` and `meter` for one block given to `MeterLane.submitWork`, on
-    /// the work lane's thread, in order. Called only for blocks given there.
-    func work(_ block: AudioBlock) throws
 }
 
 /// A streaming observer, owned by one worker for one recording.

@@ -70,8 +70,6 @@ import Testing
 
     /// `PeakNormalize` with its measuring half on the meter's lane when split (decision 0097):
     /// records the threads `meter` ran on, and fails there at its `failAt`th block when set.
-    /// With `working`, each block goes through `work` on the work lane first (decision 0101),
-    /// which records its threads and fails at its `failWorkAt`th block when set.
     final class MeteredPeak: MeteringTransform {
         var peak: Float = 0
         var gain: Float = 1
@@ -79,21 +77,11 @@ import Testing
         var failAt: Int?
         var metered = 0
         var threads = Set<String>()
-        var working = false
-        var failWorkAt: Int?
-        var worked = 0
-        var workThreads = Set<String>()
         func start(_ input: AudioFormat) throws -> AudioFormat { input }
         func measure(on lane: MeterLane) { self.lane = lane }
         func startAnalysis(_ format: AudioFormat) throws { peak = 0 }
         func analyse(_ block: AudioBlock) throws {
-            if let lane { try working ? lane.submitWork(block) : lane.submit(block) } else { try meter(block) }
-        }
-        func work(_ block: AudioBlock) throws {
-            worked += 1
-            workThreads.insert(ChainPipelineTests.thread())
-            if let failWorkAt, worked >= failWorkAt { throw AudioError.io(path: "work", detail: "work broke (injected)", code: 5) }
-            try lane!.submit(block)
+            if let lane { try lane.submit(block) } else { try meter(block) }
         }
         func meter(_ block: AudioBlock) throws {
             metered += 1
@@ -102,7 +90,6 @@ import Testing
             for i in 0..<(block.frames * block.channels) { peak = max(peak, abs(block.samples[i])) }
         }
         func endAnalysis() throws {
-            if working { try lane?.drainWork() }
             try lane?.drain()
             gain = peak > 0 ? 0.5 / peak : 1
         }
@@ -251,27 +238,6 @@ import Testing
         failing.failAt = 3
         let error = #expect(throws: AudioError.self) { _ = try pass(split: true, measuring: true, transforms: { [failing] }) }
         #expect(error.map { "\($0)".contains("meter broke (injected)") } == true, "\(String(describing: error))")
-    }
-
-    /// Work given to the work lane (decision 0101) runs there, on one thread that is neither the
-    /// worker's nor the meter's, in order: the result is the one-thread result. A failure in
-    /// `work` fails the pass with its own message.
-    @Test func workGivenToTheWorkLaneRunsOnAThirdThreadWithTheSameResult() throws {
-        let m = MeteredPeak()
-        m.working = true
-        let split = try pass(split: true, measuring: true, transforms: { [Smooth(), m, Smooth()] })
-        let one = try pass(split: false, measuring: true, transforms: { [Smooth(), MeteredPeak(), Smooth()] })
-        #expect(m.worked > 10 && m.worked == m.metered)
-        #expect(m.workThreads.count == 1 && m.threads.count == 1 && m.workThreads.isDisjoint(with: m.threads))
-        #expect(!m.workThreads.contains(Self.thread()))
-        for (a, b) in zip(one.taps, split.taps) {
-            #expect(a.samples.map(\.bitPattern) == b.samples.map(\.bitPattern))
-        }
-        let failing = MeteredPeak()
-        failing.working = true
-        failing.failWorkAt = 3
-        let error = #expect(throws: AudioError.self) { _ = try pass(split: true, measuring: true, transforms: { [failing] }) }
-        #expect(error.map { "\($0)".contains("work broke (injected)") } == true, "\(String(describing: error))")
     }
 
     @Test func aDecoderFailureOnItsThreadFailsThePassWithItsMessageAndAbandonsEveryTap() throws {

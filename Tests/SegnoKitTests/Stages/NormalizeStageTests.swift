@@ -3,7 +3,6 @@ import SegnoAudio
 import SegnoAudioTestSupport
 import SegnoCore
 import SegnoCoreTestSupport
-import SegnoDSP
 import SegnoKit
 import SegnoTestSupport
 import Testing
@@ -167,35 +166,6 @@ import Testing
         let split = try run(b, channels: 2, rate: 48000, .loudness(lufs: -14, truePeak: -1), passes: 4...(2 + NormalizeConfig.maxTrials), split: true)
         #expect(one.count == b.count && split.count == b.count)
         #expect(one.map(\.bitPattern) == split.map(\.bitPattern))
-    }
-
-    /// Split, each limiter trial runs on three threads (decision 0101): the gain and the peak
-    /// search on the worker's, the limiter on the work lane, the meter on the taps' lane. The
-    /// trials try the very gains and measure the very loudness of one thread.
-    @Test func splitTrialsLimitOnTheWorkLaneAndMeasureWhatOneThreadMeasures() throws {
-        let b = Self.toneBursts(seconds: 6)
-        func trials(split: Bool) throws -> (trials: [UInt64], gain: Double, onLane: Int) {
-            let t = try #require(NormalizeConfig(target: .loudness(lufs: -14, truePeak: -1)).makeTransform() as? NormalizeTransform)
-            let pipeline = ChainPipeline()
-            defer { pipeline.shutdown() }
-            if split { _ = pipeline.elements([.transform(t)]) }
-            let format = AudioFormat(sampleRate: 48000, channels: 2)
-            _ = try t.start(format)
-            repeat {
-                try t.startAnalysis(format)
-                for at in stride(from: 0, to: b.count, by: 2 * 4096) {
-                    try t.analyse(AudioBlock(interleaved: Array(b[at..<min(b.count, at + 2 * 4096)]), channels: 2))
-                }
-                try t.endAnalysis()
-            } while t.wantsAnotherPass
-            return (t.trials.flatMap { [$0.gain.bitPattern, $0.lufs.bitPattern] }, t.gain.decibels, t.limitedOnLane)
-        }
-        let one = try trials(split: false), split = try trials(split: true)
-        #expect(one.trials.count >= 4, "two trials at least: \(one.trials.count / 2)")
-        #expect(split.trials == one.trials && split.gain == one.gain)
-        #expect(one.onLane == 0)
-        let blocks = (b.count / 2 + 4095) / 4096
-        #expect(split.onLane == blocks * one.trials.count / 2, "every block of every trial limited on the lane")
     }
 
     /// `segno convert` splits a recording the length `SplitRule` asks for (lowered here to 1 s),

@@ -70,14 +70,11 @@ public struct NormalizeConfig: TransformConfig {
 
 /// Gain, then the limiter, with its latency taken out: the first `latency` output frames are
 /// dropped and `flush` emits the held-back tail. Used by the trials and the real pass alike, so
-/// a trial measures exactly what the real pass will write. A split trial runs it in two halves
-/// (decision 0101): `GainAndPeaks` on one thread, then `limit(_:peaks:)` on another.
+/// a trial measures exactly what the real pass will write.
 package struct LimitedGain {
     package let gain: Gain
     package var limiter: TruePeakLimiter
     private var toSkip: Int
-    /// The tail's peaks when `flush` is given a `GainAndPeaks` (one flush per trial).
-    private var tailPeaks: [Float] = []
 
     package init(decibels: Double, ceiling: Double, format: AudioFormat) {
         gain = Gain(decibels: decibels)
@@ -88,48 +85,6 @@ package struct LimitedGain {
     mutating package func process(_ block: inout AudioBlock) {
         gain.apply(to: &block)
         limiter.process(&block)
-        dropLatency(&block)
-    }
-
-    /// The second half of `process`: the limiter, with the peaks `GainAndPeaks` found for this
-    /// block (after its gain). Called on the work lane's thread, once per block, in order.
-    mutating package func limit(_ block: inout AudioBlock, peaks: UnsafePointer<Float>) {
-        limiter.limit(&block, peaks: peaks)
-        dropLatency(&block)
-    }
-
-    /// Puts the held-back tail into `block` (empty, in the stream's format). Called once, after
-    /// the last block.
-    mutating package func flush(_ block: inout AudioBlock) {
-        var none: GainAndPeaks? = nil
-        flush(&block, halves: &none)
-    }
-
-    /// Puts the held-back tail into `block` (empty, in the stream's format). `halves` is the first
-    /// half when the blocks went through `limit(_:peaks:)`: its limiter holds the peak search's
-    /// history. Called once, after the last block.
-    mutating package func flush(_ block: inout AudioBlock, halves: inout GainAndPeaks?) {
-        let n = limiter.latency
-        block.reserve(frames: n)
-        block.samples.withUnsafeMutableBufferPointer { b in
-            for i in 0..<(n * block.channels) { b[i] = 0 }
-        }
-        block.frames = n
-        // Zeros through the gain stay zeros; only the limiter's delay line matters here.
-        if halves != nil {
-            if tailPeaks.count < n { tailPeaks = [Float](repeating: 0, count: n) }
-            tailPeaks.withUnsafeMutableBufferPointer { p in
-                halves!.finder.findPeaks(of: block, into: p.baseAddress!)
-                limiter.limit(&block, peaks: p.baseAddress!)
-            }
-        } else {
-            limiter.process(&block)
-        }
-        dropLatency(&block)
-    }
-
-    /// Drops what is left of the limiter's first `latency` output frames from the front of `block`.
-    private mutating func dropLatency(_ block: inout AudioBlock) {
         guard toSkip > 0 else { return }
         let skip = min(toSkip, block.frames)
         toSkip -= skip
@@ -143,24 +98,28 @@ package struct LimitedGain {
         }
         block.frames = keep
     }
-}
 
-/// The first half of a `LimitedGain` split over two threads (decision 0101): the gain, and the
-/// peak each frame has after it, found by a limiter of its own that does nothing else.
-package struct GainAndPeaks {
-    package let gain: Gain
-    package var finder: TruePeakLimiter
-
-    package init(decibels: Double, ceiling: Double, format: AudioFormat) {
-        gain = Gain(decibels: decibels)
-        finder = TruePeakLimiter(ceiling: ceiling, channels: format.channels, sampleRate: format.sampleRate)
-    }
-
-    /// Applies the gain to `block` and writes its frames' peaks to `peaks`. Called on the worker's
-    /// thread, once per block, in order.
-    mutating package func process(_ block: inout AudioBlock, peaks: UnsafeMutablePointer<Float>) {
-        gain.apply(to: &block)
-        finder.findPeaks(of: block, into: peaks)
+    /// Puts the held-back tail into `block` (empty, in the stream's format).
+    mutating package func flush(_ block: inout AudioBlock) {
+        let n = limiter.latency
+        block.reserve(frames: n)
+        block.samples.withUnsafeMutableBufferPointer { b in
+            for i in 0..<(n * block.channels) { b[i] = 0 }
+        }
+        block.frames = n
+        // Zeros through the gain stay zeros; only the limiter's delay line matters here.
+        limiter.process(&block)
+        let skip = min(toSkip, n)
+        toSkip -= skip
+        let keep = n - skip
+        if skip > 0 && keep > 0 {
+            let ch = block.channels
+            block.samples.withUnsafeMutableBufferPointer { b in
+                let base = b.baseAddress!
+                base.update(from: base + skip * ch, count: keep * ch)
+            }
+        }
+        block.frames = keep
     }
 }
 
@@ -174,17 +133,9 @@ final package class NormalizeTransform: MeteringTransform {
     private(set) package var gain = Gain(decibels: 0)
     /// Set when the limiter runs in the real pass.
     private var limited: LimitedGain?
-    /// The trial running in this pass (nil in the first, measuring pass). In a split recording
-    /// its first half is `halves` (the worker's) and this one runs on the work lane (decision 0101).
+    /// The trial running in this pass (nil in the first, measuring pass).
     private var trial: LimitedGain?
-    private var halves: GainAndPeaks?
     private var scratch = AudioBlock(channels: 1)
-    /// A split trial's block for the work lane: the block after the gain, then its frames' peaks
-    /// (`channels` + 1 values a frame, the audio first); and the lane's own block to limit.
-    private var packed = AudioBlock(channels: 2)
-    private var laneBlock = AudioBlock(channels: 1)
-    /// Blocks a split trial limited on the work lane (tests).
-    private(set) package var limitedOnLane = 0
     /// (gain dB, measured output LUFS) of each finished trial.
     private(set) package var trials: [(gain: Double, lufs: Double)] = []
     /// Input loudness from the first pass, and the gain that would reach the target without limiting.
@@ -209,35 +160,13 @@ final package class NormalizeTransform: MeteringTransform {
             let mode = nextGain == nil ? EBUR128_MODE_I.rawValue | EBUR128_MODE_TRUE_PEAK.rawValue : EBUR128_MODE_I.rawValue
             meter = ebur128_init(UInt32(format.channels), UInt(format.sampleRate), Int32(mode))
             if meter == nil { throw StageStartError(stage: "normalize", "libebur128 cannot measure \(format.channels) channels at \(format.sampleRate) Hz") }
-            if let g = nextGain {
-                trial = LimitedGain(decibels: g, ceiling: ceiling, format: format)
-                halves = lane == nil ? nil : GainAndPeaks(decibels: g, ceiling: ceiling, format: format)
-            }
+            if let g = nextGain { trial = LimitedGain(decibels: g, ceiling: ceiling, format: format) }
         }
     }
 
     package func analyse(_ block: AudioBlock) throws {
         frames += block.frames
-        if halves != nil, let lane {
-            // Three threads: the gain and the peak search here, the limiter on the work lane,
-            // the meter on the taps' lane (decision 0101).
-            let n = block.frames, ch = block.channels
-            guard n > 0 else { return }
-            scratch.reset(channels: ch, capacity: n)
-            packed.reset(channels: ch + 1, capacity: n)
-            block.samples.withUnsafeBufferPointer { src in
-                scratch.samples.withUnsafeMutableBufferPointer { dst in
-                    dst.baseAddress!.update(from: src.baseAddress!, count: n * ch)
-                }
-            }
-            scratch.frames = n
-            packed.samples.withUnsafeMutableBufferPointer { p in
-                halves!.process(&scratch, peaks: p.baseAddress! + n * ch)
-                scratch.samples.withUnsafeBufferPointer { p.baseAddress!.update(from: $0.baseAddress!, count: n * ch) }
-            }
-            packed.frames = n
-            try lane.submitWork(packed)
-        } else if trial != nil {
+        if trial != nil {
             scratch.reset(channels: block.channels, capacity: block.frames)
             block.samples.withUnsafeBufferPointer { src in
                 scratch.samples.withUnsafeMutableBufferPointer { dst in
@@ -261,22 +190,6 @@ final package class NormalizeTransform: MeteringTransform {
 
     package func measure(on lane: MeterLane) { self.lane = lane }
 
-    /// Limits one block of a split trial (`packed` by `analyse`) and hands it to the meter. On the
-    /// work lane's thread.
-    package func work(_ block: AudioBlock) throws {
-        let n = block.frames, ch = block.channels - 1
-        laneBlock.reset(channels: ch, capacity: n)
-        block.samples.withUnsafeBufferPointer { src in
-            laneBlock.samples.withUnsafeMutableBufferPointer { dst in
-                dst.baseAddress!.update(from: src.baseAddress!, count: n * ch)
-            }
-            laneBlock.frames = n
-            trial!.limit(&laneBlock, peaks: src.baseAddress! + n * ch)
-        }
-        limitedOnLane += 1
-        try measure(laneBlock)
-    }
-
     /// Hands `block` to the meter: on the lane when there is one (it copies the block), else now.
     private func measure(_ block: AudioBlock) throws {
         guard block.frames > 0 else { return }
@@ -299,16 +212,13 @@ final package class NormalizeTransform: MeteringTransform {
         case .peak(let dbfs):
             gain = Gain(decibels: samplePeak > 0 ? dbfs - Gain.decibels(fromLinear: Double(samplePeak)) : 0)
         case .loudness(let lufs, let ceiling, let limit):
-            if trial != nil {
+            if var t = trial {
                 // A trial ends: measure its tail too, then keep it or try again.
-                if halves != nil { try lane?.drainWork() }
-                var t = trial!
                 scratch.reset(channels: format.channels, capacity: 0)
-                t.flush(&scratch, halves: &halves)
+                t.flush(&scratch)
                 try measure(scratch)
                 try lane?.drain()
                 trial = nil
-                halves = nil
                 var measured = -Double.infinity
                 ebur128_loudness_global(meter, &measured)
                 let g = nextGain!
