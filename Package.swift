@@ -153,7 +153,7 @@ let package = Package(
         // uses, and the test support of its level (decision 0062).
         .testTarget(name: "SegnoCoreTests", dependencies: ["SegnoCore", "SegnoCoreTestSupport", "SegnoDSP"], swiftSettings: ownSettings),
         .testTarget(name: "SegnoAudioTests", dependencies: [
-            "SegnoAudio", "CSegnoTags", "SegnoCore", "SegnoDSP", "SegnoWaveform", "SegnoCoreTestSupport", "SegnoAudioTestSupport",
+            "SegnoAudio", "CSegnoTags", "CEbur128", "SegnoCore", "SegnoDSP", "SegnoWaveform", "SegnoCoreTestSupport", "SegnoAudioTestSupport",
         ], swiftSettings: ownSettings),
         .testTarget(name: "SegnoSpeechTests", dependencies: [
             "SegnoSpeech", "SegnoAudio", "SegnoCore", "SegnoDSP", "SegnoCoreTestSupport", "SegnoAudioTestSupport",

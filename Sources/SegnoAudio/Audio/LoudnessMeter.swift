@@ -4,19 +4,20 @@ import SegnoDSP
 
 /// libebur128 (EBU R128 / ITU-R BS.1770) behind a small face, for stages outside this module
 /// that measure loudness (`level`): integrated loudness, the loudness of the last few hundred
-/// milliseconds, and the true peak. Owned by one recording; frees libebur128's state when released.
+/// milliseconds, and the true peak (`TruePeakMeter`: libebur128's, measured in SIMD lanes,
+/// decision 0101). Owned by one recording; frees libebur128's state when released.
 final package class LoudnessMeter {
     private var state: UnsafeMutablePointer<ebur128_state>?
+    private var truePeaks: TruePeakMeter?
     /// The frames per second it was made for, in Hz.
     package let sampleRate: Int
 
     /// A meter for `format`; `truePeak` adds the 4× oversampled true-peak measurement (costly).
     /// `stage` names the stage in the error when libebur128 refuses the format.
     package init(format: AudioFormat, truePeak: Bool, stage: String) throws {
-        var mode = EBUR128_MODE_I.rawValue
-        if truePeak { mode |= EBUR128_MODE_TRUE_PEAK.rawValue }
         sampleRate = format.sampleRate
-        state = ebur128_init(UInt32(format.channels), UInt(format.sampleRate), Int32(mode))
+        state = ebur128_init(UInt32(format.channels), UInt(format.sampleRate), Int32(EBUR128_MODE_I.rawValue))
+        if truePeak { truePeaks = TruePeakMeter(channels: format.channels, sampleRate: format.sampleRate) }
         if state == nil { throw StageStartError(stage: stage, "libebur128 cannot measure \(format.channels) channels at \(format.sampleRate) Hz") }
     }
 
@@ -27,6 +28,7 @@ final package class LoudnessMeter {
         guard frames > 0 else { return }
         let rc = ebur128_add_frames_float(state, samples, frames)
         if rc != 0 { throw StageStartError(stage: "loudness", "libebur128 failed (\(rc))") }
+        truePeaks?.add(samples, frames: frames)
     }
 
     /// Adds the valid frames of `block`.
@@ -48,14 +50,6 @@ final package class LoudnessMeter {
         return v
     }
 
-    /// The highest true peak of any channel so far, linear (needs `truePeak`).
-    package func truePeak(channels: Int) -> Double {
-        var peak = 0.0
-        for ch in 0..<channels {
-            var v = 0.0
-            ebur128_true_peak(state, UInt32(ch), &v)
-            peak = max(peak, v)
-        }
-        return peak
-    }
+    /// The highest true peak of any channel so far, linear (needs `truePeak`; 0 without).
+    package func truePeak(channels: Int) -> Double { truePeaks?.truePeak ?? 0 }
 }

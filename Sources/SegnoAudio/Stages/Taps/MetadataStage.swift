@@ -41,6 +41,8 @@ final package class MetadataTap: GatheringTap {
     /// EBU R128 integrated loudness and true peak, for the sidecar and the state's values (the
     /// report); nil when libebur128 cannot measure this format.
     package var meter: UnsafeMutablePointer<ebur128_state>?
+    /// The true peak beside `meter` (libebur128's, decision 0101); nil when `meter` is.
+    private var truePeaks: TruePeakMeter?
     /// What salvage recovered of a damaged source (`damaged: salvage`), in the source's rate.
     package var salvaged: (report: SalvageReport, sampleRate: Int)?
     /// The figures of measuring taps before this one (`GatheringTap`), for the sidecar's `measures`.
@@ -59,7 +61,8 @@ final package class MetadataTap: GatheringTap {
         axisMin = Array(repeating: .infinity, count: format.channels)
         axisMax = Array(repeating: -.infinity, count: format.channels)
         axisSquares = Array(repeating: 0, count: format.channels)
-        meter = ebur128_init(UInt32(format.channels), UInt(format.sampleRate), Int32(EBUR128_MODE_I.rawValue | EBUR128_MODE_TRUE_PEAK.rawValue))
+        meter = ebur128_init(UInt32(format.channels), UInt(format.sampleRate), Int32(EBUR128_MODE_I.rawValue))
+        truePeaks = meter == nil ? nil : TruePeakMeter(channels: format.channels, sampleRate: format.sampleRate)
         if levels > 0 {
             let expected = context.source.map { s in s.sampleRate == format.sampleRate ? s.frames : Int(Double(s.frames) * Double(format.sampleRate) / Double(s.sampleRate)) }
             // Ten points per level keeps every level the peak of whole stretches of audio.
@@ -98,6 +101,7 @@ final package class MetadataTap: GatheringTap {
         }
         if let meter {
             _ = block.samples.withUnsafeBufferPointer { ebur128_add_frames_float(meter, $0.baseAddress, block.frames) }
+            truePeaks?.add(block)
         }
         try? peaks?.process(block)
     }
@@ -126,10 +130,7 @@ final package class MetadataTap: GatheringTap {
         var truePeak = 0.0
         if let meter {
             if ebur128_loudness_global(meter, &lufs) != 0 { lufs = -.infinity }
-            for c in 0..<format.channels {
-                var v = 0.0
-                if ebur128_true_peak(meter, UInt32(c), &v) == 0 { truePeak = max(truePeak, v) }
-            }
+            truePeak = truePeaks?.truePeak ?? 0
         }
         let hasLoudness = lufs.isFinite && lufs > -70
         if !isSeries {

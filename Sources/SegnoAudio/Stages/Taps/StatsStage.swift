@@ -42,8 +42,10 @@ final package class StatsTap: Tap {
     package var sum = 0.0
     package var sumSquares = 0.0
     package var clipped = 0
-    /// True peak and loudness range; nil when libebur128 cannot measure this format.
+    /// Loudness range; nil when libebur128 cannot measure this format.
     package var meter: UnsafeMutablePointer<ebur128_state>?
+    /// True peak, as libebur128 measures it (decision 0101); nil when `meter` is.
+    package var truePeaks: TruePeakMeter?
 
     package init(path: String, clipAmplitude: Float) {
         self.path = path
@@ -54,8 +56,9 @@ final package class StatsTap: Tap {
 
     package func start(_ format: AudioFormat) throws {
         self.format = format
-        let mode = EBUR128_MODE_LRA.rawValue | EBUR128_MODE_TRUE_PEAK.rawValue | EBUR128_MODE_HISTOGRAM.rawValue
+        let mode = EBUR128_MODE_LRA.rawValue | EBUR128_MODE_HISTOGRAM.rawValue
         meter = ebur128_init(UInt32(format.channels), UInt(format.sampleRate), Int32(mode))
+        truePeaks = meter == nil ? nil : TruePeakMeter(channels: format.channels, sampleRate: format.sampleRate)
     }
 
     package func observe(_ block: AudioBlock) throws {
@@ -71,7 +74,10 @@ final package class StatsTap: Tap {
                 q += Double(v) * Double(v)
                 if a >= clip { c += 1 }
             }
-            if let meter, block.frames > 0 { _ = ebur128_add_frames_float(meter, b.baseAddress, block.frames) }
+            if let meter, block.frames > 0 {
+                _ = ebur128_add_frames_float(meter, b.baseAddress, block.frames)
+                truePeaks?.add(b.baseAddress!, frames: block.frames)
+            }
         }
         frames += block.frames
         peak = p
@@ -88,11 +94,7 @@ final package class StatsTap: Tap {
         if peak > 0 { v["peak_dbfs"] = String(format: "%.2f", 20 * log10(Double(peak))) }
         if sumSquares > 0 { v["rms_dbfs"] = String(format: "%.2f", 10 * log10(sumSquares / n)) }
         if let meter {
-            var truePeak = 0.0
-            for ch in 0..<format.channels {
-                var x = 0.0
-                if ebur128_true_peak(meter, UInt32(ch), &x) == 0 { truePeak = max(truePeak, x) }
-            }
+            let truePeak = truePeaks?.truePeak ?? 0
             if truePeak > 0 { v["true_peak_dbtp"] = String(format: "%.2f", 20 * log10(truePeak)) }
             var range = 0.0
             if ebur128_loudness_range(meter, &range) == 0, range.isFinite { v["loudness_range_lu"] = String(format: "%.2f", range) }

@@ -126,6 +126,8 @@ package struct LimitedGain {
 final package class NormalizeTransform: MeteringTransform {
     package let target: NormalizeConfig.Target
     private var meter: UnsafeMutablePointer<ebur128_state>?
+    /// The measuring pass's true peak (libebur128's, decision 0101), beside `meter`.
+    private var truePeaks: TruePeakMeter?
     private var format = AudioFormat(sampleRate: 48000, channels: 1)
     private var frames = 0
     private var samplePeak: Float = 0
@@ -157,8 +159,8 @@ final package class NormalizeTransform: MeteringTransform {
         if meter != nil { ebur128_destroy(&meter) }
         if case .loudness(_, let ceiling, _) = target {
             // The first pass measures the input's loudness and true peak; a trial, its output's loudness.
-            let mode = nextGain == nil ? EBUR128_MODE_I.rawValue | EBUR128_MODE_TRUE_PEAK.rawValue : EBUR128_MODE_I.rawValue
-            meter = ebur128_init(UInt32(format.channels), UInt(format.sampleRate), Int32(mode))
+            meter = ebur128_init(UInt32(format.channels), UInt(format.sampleRate), Int32(EBUR128_MODE_I.rawValue))
+            truePeaks = nextGain == nil ? TruePeakMeter(channels: format.channels, sampleRate: format.sampleRate) : nil
             if meter == nil { throw StageStartError(stage: "normalize", "libebur128 cannot measure \(format.channels) channels at \(format.sampleRate) Hz") }
             if let g = nextGain { trial = LimitedGain(decibels: g, ceiling: ceiling, format: format) }
         }
@@ -200,6 +202,7 @@ final package class NormalizeTransform: MeteringTransform {
     package func meter(_ block: AudioBlock) throws {
         let rc = block.samples.withUnsafeBufferPointer { ebur128_add_frames_float(meter, $0.baseAddress, block.frames) }
         if rc != 0 { throw StageStartError(stage: "normalize", "libebur128 failed (\(rc))") }
+        truePeaks?.add(block)
     }
 
     package func endAnalysis() throws {
@@ -247,12 +250,7 @@ final package class NormalizeTransform: MeteringTransform {
             var measured = 0.0
             ebur128_loudness_global(meter, &measured)
             guard measured.isFinite, measured > -70 else { return }  // silence: leave as is
-            var tp = 0.0
-            for ch in 0..<format.channels {
-                var v = 0.0
-                ebur128_true_peak(meter, UInt32(ch), &v)
-                tp = max(tp, v)
-            }
+            let tp = truePeaks?.truePeak ?? 0
             inputLoudness = measured
             let db = lufs - measured
             let peakAfter = tp > 0 ? Gain.decibels(fromLinear: tp) + db : -Double.infinity
