@@ -12,7 +12,7 @@ final package class LoudnessMeter {
     /// The frames per second it was made for, in Hz.
     package let sampleRate: Int
 
-    /// A meter for `format`; `truePeak` adds the 4× oversampled true-peak measurement (costly).
+    /// A meter for `format`; `truePeak` adds the 4× oversampled true-peak measurement.
     /// `stage` names the stage in the error when libebur128 refuses the format.
     package init(format: AudioFormat, truePeak: Bool, stage: String) throws {
         sampleRate = format.sampleRate

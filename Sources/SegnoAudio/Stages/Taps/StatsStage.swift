@@ -5,11 +5,12 @@ import SegnoDSP
 
 /// `stats: { path: "{dir}/{stem}.stats.json" }` measures the stream at its place in the chain,
 /// once per recording, and writes the figures as a JSON sidecar: sample peak (dBFS), RMS (dBFS,
-/// over every sample of every channel), true peak (dBTP, libebur128's 4× oversampling), loudness
-/// range (LU, EBU Tech 3342), DC offset (the mean of every sample, full scale = 1) and the count of
-/// clipped samples (magnitude at or above `clip_level`). The same figures are the step's values,
-/// which the report shows (its declaration's `measures`), and its offered measures, which a
-/// `metadata` tap after it writes in its sidecar (`measures.stats`).
+/// over every sample of every channel), true peak (dBTP, libebur128's 4× oversampling, as
+/// `TruePeakMeter` computes it), loudness range (LU, EBU Tech 3342), DC offset (the mean of every
+/// sample, full scale = 1) and the count of clipped samples (magnitude at or above `clip_level`).
+/// The same figures are the step's values, which the report shows (its declaration's `measures`),
+/// and its offered measures, which a `metadata` tap after it writes in its sidecar
+/// (`measures.stats`).
 ///
 /// Memory is flat in the recording's length: a few accumulators and libebur128 in histogram mode
 /// (fixed bins, not a list of blocks); nothing is allocated per block.
