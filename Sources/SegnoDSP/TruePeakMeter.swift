@@ -97,7 +97,9 @@ public struct TruePeakMeter {
         }
         let stride = history + capacity + 8
         let phases = phases
-        var peaks = interpolatedPeak
+        // Swapped out, not copied: the array stays unique, so no block allocates.
+        var peaks: [Float] = []
+        swap(&peaks, &interpolatedPeak)
         runs.withUnsafeMutableBufferPointer { r in
             for c in 0..<channels {
                 let run = r.baseAddress! + c * stride
@@ -107,7 +109,7 @@ public struct TruePeakMeter {
                 run.update(from: run + n, count: history)
             }
         }
-        interpolatedPeak = peaks
+        swap(&peaks, &interpolatedPeak)
     }
 
     /// The largest interpolated magnitude of `n` frames after `history` samples in `run`, and `start`.
