@@ -17,8 +17,8 @@ import Darwin
 ///
 /// The peak search runs eight frames at a time in SIMD lanes, each lane summing its taps in the
 /// order one frame alone would, so the output is the same bit for bit whatever the block size.
-/// Memory is fixed by the window and the largest block; `process` allocates only when a block is
-/// larger than every block before it.
+/// Memory is fixed by the window and `step`; `process` allocates only when a block is larger than
+/// every block before it, up to `step` frames.
 public struct TruePeakLimiter {
     /// Frames by which the output lags the input.
     public let latency: Int
@@ -45,11 +45,14 @@ public struct TruePeakLimiter {
     private var lanes: [Float]
     /// Frames a block may have before `lanes` and `peaks` grow (they grow only for a larger block).
     private var capacity = 0
-    /// The peak found for each frame of the block (the largest over the channels).
+    /// Per frame of the block: its peak (the largest over the channels), then the gain that peak
+    /// needs, then the gain applied (see `applyGain`).
     private var peaks: [Float] = []
-    /// The audio delay line: `latency` frames, interleaved, a ring at `delayPosition`.
+    /// Per frame of the block, the running sum of the last `window` released gains.
+    private var sums: [Double] = []
+    /// The audio delay line, interleaved: the last `latency` frames in, oldest first, then room
+    /// for a block behind them.
     private var delay: [Float]
-    private var delayPosition = 0
     /// Sliding minimum over `window` gains: a monotonic queue of (frame number, gain).
     private var minFrames: [Int]
     private var minGains: [Float]
@@ -63,10 +66,6 @@ public struct TruePeakLimiter {
     private var frameNumber = 0
     /// Gains of exactly 1 stored in a row: at `window` or more, the averaging ring holds only 1s.
     private var onesInARow = 0
-    /// At rest: the held and released gains are 1, the queue holds one entry and the average is
-    /// exactly 1. A frame whose peak needs no limiting then leaves every state as it was, so
-    /// `applyGain` only delays it.
-    private var idle = false
 
     /// Samples before a frame that its peak search reads (the interpolator's length less one).
     private static let reach = 2 * half - 1
@@ -107,16 +106,27 @@ public struct TruePeakLimiter {
     }
 
     /// Limits the valid frames of `block` in place; each output frame is the input from `latency`
-    /// frames earlier (zeros at first). Called once per block; allocates only when a block is
-    /// larger than every block before it.
+    /// frames earlier (zeros at first). Called once per block; a block longer than `step` frames
+    /// is limited `step` frames at a time, so the buffers stay small (and in cache) whatever the
+    /// block, and they are allocated only while no block has yet reached `step` frames.
     public mutating func process(_ block: inout AudioBlock) {
         precondition(block.channels == channels)
         let n = block.frames
         guard n > 0 else { return }
-        if n > capacity { grow(to: n) }
-        block.samples.withUnsafeBufferPointer { findPeaks(in: $0.baseAddress!, frames: n) }
-        block.samples.withUnsafeMutableBufferPointer { applyGain(to: $0.baseAddress!, frames: n) }
+        if min(n, Self.step) > capacity { grow(to: min(n, Self.step)) }
+        block.samples.withUnsafeMutableBufferPointer { b in
+            var start = 0
+            while start < n {
+                let m = min(Self.step, n - start), at = b.baseAddress! + start * channels
+                findPeaks(in: at, frames: m)
+                applyGain(to: at, frames: m)
+                start += m
+            }
+        }
     }
+
+    /// The most frames limited in one go: the buffers hold this many frames at most.
+    static let step = 4096
 
     /// Makes room for blocks of `frames` frames, keeping each channel's history.
     private mutating func grow(to frames: Int) {
@@ -131,6 +141,8 @@ public struct TruePeakLimiter {
             }
         }
         peaks = [Float](repeating: 0, count: capacity + 8)
+        sums = [Double](repeating: 0, count: capacity + 8)
+        delay = Array(delay[0..<(latency * channels)]) + [Float](repeating: 0, count: capacity * channels)
     }
 
     /// 1. The peak between samples m and m+1 (m being `half` frames back) for every frame, eight
@@ -186,94 +198,147 @@ public struct TruePeakLimiter {
     }
 
     /// 2–4. Per frame, the gain its peak needs, held, released, averaged, applied to the frame
-    /// `latency` frames back.
+    /// `latency` frames back. Three loops over the block: the first and last run eight or four
+    /// frames at a time; the middle one carries the state from frame to frame (the release is a
+    /// chain of Float64 operations, each waiting on the last), kept short so the processor can
+    /// overlap its frames. Together they compute what one loop per frame did (`ReferenceLimiter`
+    /// in the tests), bit for bit.
     private mutating func applyGain(to frames: UnsafeMutablePointer<Float>, frames n: Int) {
-        let channels = channels, window = window, latency = latency, threshold = threshold
-        let capacity = window + 1
-        var minHead = minHead, minCount = minCount, released = released, averagePosition = averagePosition
-        var averageSum = averageSum, frameNumber = frameNumber, delayPosition = delayPosition, deepest = deepestGain
-        var onesInARow = onesInARow, idle = idle
-        peaks.withUnsafeBufferPointer { p in
-            minFrames.withUnsafeMutableBufferPointer { mf in
-                minGains.withUnsafeMutableBufferPointer { mg in
-                    averageRing.withUnsafeMutableBufferPointer { ring in
-                        delay.withUnsafeMutableBufferPointer { d in
-                            for f in 0..<n {
-                                let peak = p[f]
-                                if idle && !(peak > threshold) {
-                                    // Resting: every step below would leave its state as it is and
-                                    // the gain at 1, so only the queue's one entry, the positions and
-                                    // the delay line move.
-                                    mf[minHead] = frameNumber
-                                    frameNumber += 1
-                                    averagePosition += 1
-                                    if averagePosition == window { averagePosition = 0 }
-                                    let frame = frames + f * channels, at = delayPosition * channels
-                                    for c in 0..<channels {
-                                        let incoming = frame[c]
-                                        frame[c] = d[at + c] * 1
-                                        d[at + c] = incoming
-                                    }
-                                    delayPosition += 1
-                                    if delayPosition == latency { delayPosition = 0 }
-                                    continue
-                                }
-                                // 2. The gain that peak needs, and the least such gain over the last `window` frames.
-                                let needed: Float = peak > threshold ? threshold / peak : 1
-                                while minCount > 0 {
-                                    var last = minHead + minCount - 1
-                                    if last >= capacity { last -= capacity }
-                                    if mg[last] < needed { break }
-                                    minCount -= 1
-                                }
-                                var slot = minHead + minCount
-                                if slot >= capacity { slot -= capacity }
-                                mf[slot] = frameNumber
-                                mg[slot] = needed
-                                minCount += 1
-                                while mf[minHead] <= frameNumber - window {
-                                    minHead += 1
-                                    if minHead == capacity { minHead = 0 }
-                                    minCount -= 1
-                                }
-                                let held = mg[minHead]
-                                // 3. Down at once, up with the release time constant; then averaged over `window`.
-                                let target = Double(held)
-                                released = target < released ? target : released + (target - released) * releaseCoefficient
-                                // Close enough to 1 to be 1: the gain then leaves the audio bit for bit as it came.
-                                if held == 1 && released > 1 - 1e-6 { released = 1 }
-                                let stored = Float(released)
-                                averageSum += Double(stored) - Double(ring[averagePosition])
-                                ring[averagePosition] = stored
-                                averagePosition += 1
-                                if averagePosition == window {
-                                    averagePosition = 0
-                                    // Recompute now and then so rounding in the running sum cannot drift.
-                                    averageSum = ring.reduce(0) { $0 + Double($1) }
-                                }
-                                let gain = min(1, Float(averageSum / Double(window)))
-                                deepest = min(deepest, gain)
-                                onesInARow = stored == 1 ? onesInARow + 1 : 0
-                                idle = held == 1 && released == 1 && minCount == 1 && onesInARow >= window && averageSum == Double(window)
-                                frameNumber += 1
-                                // 4. Out goes the frame from `latency` frames back, times the gain; in goes this one.
-                                let frame = frames + f * channels, at = delayPosition * channels
-                                for c in 0..<channels {
-                                    let incoming = frame[c]
-                                    frame[c] = d[at + c] * gain
-                                    d[at + c] = incoming
-                                }
-                                delayPosition += 1
-                                if delayPosition == latency { delayPosition = 0 }
+        // Out of `self` while the steps (which change `self`) write them: swapped, not copied.
+        var gains: [Float] = [], gainSums: [Double] = []
+        swap(&gains, &peaks)
+        swap(&gainSums, &sums)
+        gains.withUnsafeMutableBufferPointer { g in
+            gainSums.withUnsafeMutableBufferPointer { s in
+                neededGains(g.baseAddress!, n)
+                holdReleaseAverage(g.baseAddress!, into: s.baseAddress!, n)
+                delayAndApply(frames, sums: s.baseAddress!, gains: g.baseAddress!, n)
+            }
+        }
+        swap(&gains, &peaks)
+        swap(&gainSums, &sums)
+    }
+
+    /// 2a. In place of each peak, the gain it needs: threshold ÷ peak (below 1) over the
+    /// threshold, else 1 (NaN included). Eight frames at a time; `p` has room for `n` + 8.
+    private func neededGains(_ p: UnsafeMutablePointer<Float>, _ n: Int) {
+        let raw = UnsafeMutableRawPointer(p)
+        let t = SIMD8<Float>(repeating: threshold), one = SIMD8<Float>(repeating: 1)
+        var f = 0
+        while f < n {
+            let v = raw.loadUnaligned(fromByteOffset: f * 4, as: SIMD8<Float>.self)
+            raw.storeBytes(of: (t / v).replacing(with: one, where: .!(v .> t)), toByteOffset: f * 4, as: SIMD8<Float>.self)
+            f += 8
+        }
+    }
+
+    /// 2b–3. Per frame: the least needed gain over the last `window` frames (a monotonic queue
+    /// of (frame number, gain)); released (down at once, up with the release time constant, in
+    /// Float64, stored as Float); the running sum of the last `window` of those, into `sums`.
+    private mutating func holdReleaseAverage(_ p: UnsafeMutablePointer<Float>, into sums: UnsafeMutablePointer<Double>, _ n: Int) {
+        let window = window, capacity = window + 1, coefficient = releaseCoefficient
+        var minHead = minHead, minCount = minCount, frameNumber = frameNumber, released = released
+        var averageSum = averageSum, averagePosition = averagePosition, onesInARow = onesInARow
+        minFrames.withUnsafeMutableBufferPointer { mfb in
+            minGains.withUnsafeMutableBufferPointer { mgb in
+                averageRing.withUnsafeMutableBufferPointer { rb in
+                    let mf = mfb.baseAddress!, mg = mgb.baseAddress!, ring = rb.baseAddress!
+                    for f in 0..<n {
+                        let needed = p[f]
+                        let held: Float
+                        if needed == 1 && minCount == 1 && mg[minHead] == 1 {
+                            // At rest: the queue's one entry, a 1, gives way to this frame's 1.
+                            mf[minHead] = frameNumber
+                            held = 1
+                        } else {
+                            while minCount > 0 {
+                                var last = minHead + minCount - 1
+                                if last >= capacity { last -= capacity }
+                                if mg[last] < needed { break }
+                                minCount -= 1
+                            }
+                            var slot = minHead + minCount
+                            if slot >= capacity { slot -= capacity }
+                            mf[slot] = frameNumber
+                            mg[slot] = needed
+                            minCount += 1
+                            while mf[minHead] <= frameNumber - window {
+                                minHead += 1
+                                if minHead == capacity { minHead = 0 }
+                                minCount -= 1
+                            }
+                            held = mg[minHead]
+                        }
+                        frameNumber += 1
+                        let stored: Float
+                        if held == 1 && released == 1 {
+                            stored = 1  // what the step below leaves a gain at rest at
+                        } else {
+                            let target = Double(held)
+                            released = target < released ? target : released + (target - released) * coefficient
+                            // Close enough to 1 to be 1: the gain then leaves the audio bit for bit as it came.
+                            if held == 1 && released > 1 - 1e-6 { released = 1 }
+                            stored = Float(released)
+                        }
+                        averageSum += Double(stored) - Double(ring[averagePosition])
+                        ring[averagePosition] = stored
+                        onesInARow = stored == 1 ? onesInARow + 1 : 0
+                        averagePosition += 1
+                        if averagePosition == window {
+                            averagePosition = 0
+                            // Recompute now and then so rounding in the running sum cannot drift
+                            // (a ring of 1s sums to `window` exactly).
+                            if onesInARow >= window {
+                                averageSum = Double(window)
+                            } else {
+                                var sum = 0.0
+                                for i in 0..<window { sum += Double(ring[i]) }
+                                averageSum = sum
                             }
                         }
+                        sums[f] = averageSum
                     }
                 }
             }
         }
-        self.minHead = minHead; self.minCount = minCount; self.released = released
-        self.averagePosition = averagePosition; self.averageSum = averageSum
-        self.frameNumber = frameNumber; self.delayPosition = delayPosition; deepestGain = deepest
-        self.onesInARow = onesInARow; self.idle = idle
+        self.minHead = minHead; self.minCount = minCount; self.frameNumber = frameNumber; self.released = released
+        self.averageSum = averageSum; self.averagePosition = averagePosition; self.onesInARow = onesInARow
+    }
+
+    /// 4. Each frame's gain, min(1, sum ÷ `window`), into `g` (four frames at a time); then out
+    /// goes the frame from `latency` frames back times its gain, and in goes this one.
+    private mutating func delayAndApply(_ frames: UnsafeMutablePointer<Float>, sums s: UnsafePointer<Double>, gains g: UnsafeMutablePointer<Float>, _ n: Int) {
+        let channels = channels, held = latency * channels, w = Double(window)
+        let w4 = SIMD4<Double>(repeating: w), one = SIMD4<Float>(repeating: 1)
+        var least = SIMD4<Float>(repeating: 1)
+        var f = 0
+        while f + 4 <= n {
+            let q = SIMD4<Float>(UnsafeRawPointer(s + f).loadUnaligned(as: SIMD4<Double>.self) / w4)
+            let gain = q.replacing(with: one, where: .!(q .< one))  // min(1, q), as `min` picks
+            least = least.replacing(with: gain, where: gain .< least)
+            UnsafeMutableRawPointer(g + f).storeBytes(of: gain, as: SIMD4<Float>.self)
+            f += 4
+        }
+        var deepest = deepestGain
+        for i in 0..<4 { deepest = min(deepest, least[i]) }
+        while f < n {
+            let gain = min(1, Float(s[f] / w))
+            deepest = min(deepest, gain)
+            g[f] = gain
+            f += 1
+        }
+        deepestGain = deepest
+        delay.withUnsafeMutableBufferPointer { d in
+            let line = d.baseAddress!
+            (line + held).update(from: frames, count: n * channels)
+            if channels == 1 {
+                for i in 0..<n { frames[i] = line[i] * g[i] }
+            } else {
+                for f in 0..<n {
+                    for c in 0..<channels { frames[f * channels + c] = line[f * channels + c] * g[f] }
+                }
+            }
+            line.update(from: line + n * channels, count: held)
+        }
     }
 }
