@@ -59,12 +59,12 @@ protocol Int16Converter {
 /// 1.5 · 2²³: adding it to a float of magnitude below 2²² rounds that float to the nearest
 /// integer (ties to even) and leaves the integer in the low mantissa bits. This is a float→int
 /// conversion that cannot trap and vectorises on plain SSE2 (no `roundps`).
-let roundingMagic: Float = 12_582_912
-let roundingMagicBits: Int32 = 0x4B40_0000
+@usableFromInline package let roundingMagic: Float = 12_582_912
+@usableFromInline package let roundingMagicBits: Int32 = 0x4B40_0000
 
 /// Replaces NaN by 0 and clamps to [lo, hi].
-@inline(__always)
-func clampedNoNaN(_ y: Float, _ lo: Float, _ hi: Float) -> Float {
+@inlinable @inline(__always)
+package func clampedNoNaN(_ y: Float, _ lo: Float, _ hi: Float) -> Float {
     var c = y == y ? y : 0
     c = c < lo ? lo : c
     c = c > hi ? hi : c
@@ -72,8 +72,8 @@ func clampedNoNaN(_ y: Float, _ lo: Float, _ hi: Float) -> Float {
 }
 
 /// Rounds `c` (|c| < 2²²) to the nearest integer, ties to even: the value as a float and as an Int32.
-@inline(__always)
-func roundNearest(_ c: Float) -> (Float, Int32) {
+@inlinable @inline(__always)
+package func roundNearest(_ c: Float) -> (Float, Int32) {
     let m = c + roundingMagic
     return (m - roundingMagic, Int32(bitPattern: m.bitPattern) &- roundingMagicBits)
 }

@@ -1,4 +1,5 @@
 import SegnoCore
+import SegnoWaveform
 /// Float samples to integer PCM, for the encoders that write integers (libsndfile's PCM and FLAC,
 /// ffmpeg's ALAC). A float `x` becomes `round(x · 2^(bits−1))` clipped to the depth's range, the
 /// exact inverse of how libsndfile and ffmpeg decode integer PCM to float, so a 16-bit source
@@ -6,13 +7,19 @@ import SegnoCore
 package enum IntegerPCM {
     /// Fills `dst[0..<src.count]` with 16-bit values; with `bits8`, values rounded at 8 bits and
     /// shifted into the high byte (libsndfile keeps them exactly with its `>> 8`).
+    /// Rounds half away from zero as `Float.rounded()` does, but without a call to libm's `roundf`
+    /// per sample, so the loop runs several samples at a time: ties to even (the waveform's
+    /// rounding), then one up where that took a tie down. Clamping first gives the same values,
+    /// the bounds being integers.
     static package func int16(_ src: UnsafeBufferPointer<Float>, into dst: UnsafeMutableBufferPointer<Int16>, bits8: Bool = false) {
         let scale: Float = bits8 ? 128 : 32768
-        let hi: Float = scale - 1
         let shift: Int16 = bits8 ? 8 : 0
         for i in 0..<src.count {
-            let v = (src[i] * scale).rounded()
-            dst[i] = Int16(max(-scale, min(hi, v.isNaN ? 0 : v))) << shift
+            let c = clampedNoNaN(src[i] * scale, -scale, scale - 1)
+            let a = abs(c)
+            let (r, n) = roundNearest(a)
+            let away = n &+ (r - a == -0.5 ? 1 : 0)
+            dst[i] = Int16(truncatingIfNeeded: c < 0 ? 0 &- away : away) << shift
         }
     }
 
