@@ -43,7 +43,7 @@ public struct TruePeakLimiter {
     /// Per channel, a run of `reach` + `capacity` + 8 samples: the `reach` samples before the
     /// block (the peak search's history), the block's samples, and eight zeros the last lanes read.
     private var lanes: [Float]
-    /// Frames a block may have before `lanes` and `peaks` grow (they grow only for a larger block).
+    /// Frames a block may have before the buffers grow (they grow only for a larger block, up to `step`).
     private var capacity = 0
     /// Per frame of the block: its peak (the largest over the channels), then the gain that peak
     /// needs, then the gain applied (see `applyGain`).
@@ -308,7 +308,7 @@ public struct TruePeakLimiter {
     /// 4. Each frame's gain, min(1, sum ÷ `window`), into `g` (four frames at a time); then out
     /// goes the frame from `latency` frames back times its gain, and in goes this one.
     private mutating func delayAndApply(_ frames: UnsafeMutablePointer<Float>, sums s: UnsafePointer<Double>, gains g: UnsafeMutablePointer<Float>, _ n: Int) {
-        let channels = channels, held = latency * channels, w = Double(window)
+        let channels = channels, delayed = latency * channels, w = Double(window)
         let w4 = SIMD4<Double>(repeating: w), one = SIMD4<Float>(repeating: 1)
         var least = SIMD4<Float>(repeating: 1)
         var f = 0
@@ -330,7 +330,7 @@ public struct TruePeakLimiter {
         deepestGain = deepest
         delay.withUnsafeMutableBufferPointer { d in
             let line = d.baseAddress!
-            (line + held).update(from: frames, count: n * channels)
+            (line + delayed).update(from: frames, count: n * channels)
             if channels == 1 {
                 for i in 0..<n { frames[i] = line[i] * g[i] }
             } else {
@@ -338,7 +338,7 @@ public struct TruePeakLimiter {
                     for c in 0..<channels { frames[f * channels + c] = line[f * channels + c] * g[f] }
                 }
             }
-            line.update(from: line + n * channels, count: held)
+            line.update(from: line + n * channels, count: delayed)
         }
     }
 }

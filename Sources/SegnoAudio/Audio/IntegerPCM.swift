@@ -7,6 +7,7 @@ import SegnoWaveform
 package enum IntegerPCM {
     /// Fills `dst[0..<src.count]` with 16-bit values; with `bits8`, values rounded at 8 bits and
     /// shifted into the high byte (libsndfile keeps them exactly with its `>> 8`).
+    ///
     /// Rounds half away from zero as `Float.rounded()` does, but without a call to libm's `roundf`
     /// per sample, so the loop runs several samples at a time: ties to even (the waveform's
     /// rounding), then one up where that took a tie down. Clamping first gives the same values,
