@@ -126,7 +126,7 @@ public struct TruePeakLimiter {
     }
 
     /// The most frames limited in one go: the buffers hold this many frames at most.
-    static let step = 4096
+    public static let step = 4096
 
     /// Makes room for blocks of `frames` frames, keeping each channel's history.
     private mutating func grow(to frames: Int) {

@@ -79,7 +79,10 @@ import Testing
         }
     }
 
-    @Test(arguments: [(1, 48000, 1), (2, 48000, 7), (2, 44100, 480), (3, 16000, 1000), (6, 96000, 4096), (1, 8000, 13)])
+    /// The blocks alternate between the size given and three times it plus one; `TruePeakLimiter.step`
+    /// (the most frames it limits in one go) is among the sizes, and past it.
+    @Test(arguments: [(1, 48000, 1), (2, 48000, 7), (2, 44100, 480), (3, 16000, 1000), (6, 96000, 4096), (1, 8000, 13),
+                      (1, 16000, TruePeakLimiter.step), (2, 48000, TruePeakLimiter.step + 1)])
     func equalsTheScalarLimiterBitForBit(channels: Int, rate: Int, blockFrames: Int) {
         let x = Self.noise(seconds: 4.5, rate: rate, channels: channels, seed: UInt64(channels * 7919 + rate))
         var fast = TruePeakLimiter(ceiling: -1, channels: channels, sampleRate: rate)
