@@ -171,7 +171,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: ownSettings),
         .testTarget(name: "SegnoCLITests", dependencies: [
-            "SegnoCore", "SegnoAudio", "SegnoState", "SegnoS3", "SegnoWaveform", "SegnoDSP",
+            "SegnoCore", "SegnoAudio", "SegnoState", "SegnoS3", "SegnoWaveform", "SegnoDSP", "SegnoSources",
             "SegnoCoreTestSupport", "SegnoAudioTestSupport", "SegnoTestSupport",
         ], swiftSettings: ownSettings),
     ]

@@ -18,7 +18,8 @@ import SegnoCore
 /// a jump in the media sequence is a gap.
 ///
 /// A station that cannot be reached when the window starts fails at once (one line); one that
-/// drops later is reconnected with back-off (0.5 s doubling to 10 s) until the window ends.
+/// drops later is reconnected with back-off (`firstBackoff` doubling to `maxBackoff`) until the
+/// window ends.
 final package class StationRecorder {
     package let station: JobSpec.StreamInput.Station
     package let input: JobSpec.StreamInput
@@ -33,7 +34,12 @@ final package class StationRecorder {
     /// Seconds past the window's wall-clock end a capture may run to fill its last unit (the first
     /// connection takes a moment; the timeline starts at the first audio).
     static package let latencyAllowance = 2.0
-    static package let maxBackoff = 10.0
+    /// Seconds before the first reconnect after a drop; doubled after each failed attempt.
+    static package let firstBackoff = 0.5
+    /// The longest wait between reconnect attempts, in seconds. It is also the most audio a
+    /// capture loses after the station is back: short, because a live stream's lost seconds are
+    /// gone, and an attempt every 2 s is one HTTP request (decision 0103).
+    static package let maxBackoff = 2.0
 
     package init(station: JobSpec.StreamInput.Station, input: JobSpec.StreamInput, ffmpeg: String, hardEnd: Date, logger: Logger,
          shouldStop: @escaping () -> Bool, onSegment: @escaping (String) -> Void) {
@@ -58,7 +64,7 @@ final package class StationRecorder {
     package func run() throws(StreamError) {
         var timeline: SegmentTimeline?
         defer { try? timeline?.close() }
-        var backoff = 0.5
+        var backoff = Self.firstBackoff
         var lastFailure: StreamError?
         while !over && !(timeline?.isFull ?? false) {
             do {
@@ -68,7 +74,7 @@ final package class StationRecorder {
                 case .hls(let media, let codecs):
                     try recordHLS(media, codecs: codecs, timeline: &timeline)
                 }
-                backoff = 0.5
+                backoff = Self.firstBackoff
                 if timeline?.isFull ?? false { break }
                 lastFailure = .connection(station.url, "the server ended the stream")
             } catch {
