@@ -41,6 +41,9 @@ final package class StationRecorder {
     /// gone, and an attempt every 2 s is one HTTP request (decision 0103).
     static package let maxBackoff = 2.0
 
+    /// The wait, in seconds, before the attempt after one that waited `wait` and failed.
+    static package func backoff(after wait: Double) -> Double { min(maxBackoff, wait * 2) }
+
     package init(station: JobSpec.StreamInput.Station, input: JobSpec.StreamInput, ffmpeg: String, hardEnd: Date, logger: Logger,
          shouldStop: @escaping () -> Bool, onSegment: @escaping (String) -> Void) {
         self.station = station
@@ -87,7 +90,7 @@ final package class StationRecorder {
             if over || (timeline?.isFull ?? false) { break }
             logger.info("stream dropped; reconnecting", metadata: ["stream": "\(station.name)", "error": "\(lastFailure.map { "\($0)" } ?? "")"])
             sleep(backoff)
-            backoff = min(Self.maxBackoff, backoff * 2)
+            backoff = Self.backoff(after: backoff)
         }
     }
 
