@@ -37,8 +37,8 @@ final package class StationRecorder {
     /// Seconds before the first reconnect after a drop; doubled after each failed attempt.
     static package let firstBackoff = 0.5
     /// The longest wait between reconnect attempts, in seconds. It is also the most audio a
-    /// capture loses after the station is back: short, because a live stream's lost seconds are
-    /// gone, and an attempt every 2 s is one HTTP request (decision 0103).
+    /// capture loses after the station is back, beside the connection's latency: short, because
+    /// a live stream's lost seconds are gone and an attempt is one HTTP request (decision 0103).
     static package let maxBackoff = 2.0
 
     /// The wait, in seconds, before the attempt after one that waited `wait` and failed.
