@@ -158,6 +158,8 @@ import Testing
             }
         }
         #expect(Set(renamed.values).count == renamed.count, "two voices took one label: \(renamed)")
+        // The same numbers, only in another order: the kill gave away none.
+        #expect(Set(renamed.keys) == Set(renamed.values), "the resumed run gave other numbers: \(renamed)")
         for (k, v) in b where [".json", ".srt", ".vtt", ".rttm"].contains(where: k.hasSuffix) {
             b[k] = Data(Self.renaming(String(decoding: v, as: UTF8.self), renamed).utf8)
         }
